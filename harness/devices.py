@@ -1,0 +1,137 @@
+"""The run device: which one, its name and clocks, and the cache flush between calls."""
+
+from __future__ import annotations
+
+import platform
+import re
+import subprocess
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+
+class DeviceError(ValueError):
+    """A device that was asked for but is not there."""
+
+
+@dataclass
+class DeviceInfo:
+    """What the results say about the run device."""
+
+    kind: str  # "cuda" or "cpu"
+    name: str
+    chosen_by: str  # "flag" or "default"
+    capability: str = ""
+    sm_count: int = 0
+    l2_bytes: int = 0
+    memory_bytes: int = 0
+    clocks: dict[str, Any] = field(default_factory=dict)
+    software: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ranking_kind(self) -> str:
+        """Results rank only against results of the same device kind."""
+        if self.kind == "cpu":
+            return "CPU"
+        return re.sub(r"^NVIDIA\s+|^AMD\s+", "", self.name).strip()
+
+    def describe(self) -> str:
+        """One plain line for people."""
+        why = "chosen with --device" if self.chosen_by == "flag" else (
+            "the default: a GPU was found" if self.kind == "cuda" else "the default: no GPU found"
+        )
+        if self.kind == "cpu":
+            return f"CPU ({self.name}), {why}; timings use the host clock"
+        clock = self.clocks.get("sm_mhz")
+        extra = f", SM clock {clock} MHz (max {self.clocks.get('sm_max_mhz')})" if clock else ""
+        return f"{self.name} (sm_{self.capability}){extra}, {why}; timings use CUDA events"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind, "name": self.name, "ranking_kind": self.ranking_kind,
+            "chosen_by": self.chosen_by, "capability": self.capability,
+            "sm_count": self.sm_count, "l2_bytes": self.l2_bytes,
+            "memory_bytes": self.memory_bytes, "clocks": self.clocks, "software": self.software,
+        }
+
+
+def pick_device(requested: str | None) -> DeviceInfo:
+    """The device asked for, else the GPU when there is one, else the CPU."""
+    if requested not in (None, "cpu", "cuda"):
+        raise DeviceError(f"unknown device {requested!r}: use cpu or cuda")
+    has_gpu = torch.cuda.is_available()
+    if requested == "cuda" and not has_gpu:
+        raise DeviceError("--device cuda was asked for, but no CUDA GPU is visible here")
+    kind = requested or ("cuda" if has_gpu else "cpu")
+    software = {"torch": torch.__version__, "python": platform.python_version()}
+    try:
+        import triton
+
+        software["triton"] = triton.__version__
+    except Exception:  # noqa: BLE001 - triton is optional on the CPU
+        pass
+    chosen = "flag" if requested else "default"
+    if kind == "cpu":
+        return DeviceInfo("cpu", _cpu_name(), chosen, software=software)
+    props = torch.cuda.get_device_properties(0)
+    software["cuda"] = str(torch.version.cuda)
+    return DeviceInfo(
+        kind="cuda",
+        name=props.name,
+        chosen_by=chosen,
+        capability=f"{props.major}{props.minor}",
+        sm_count=props.multi_processor_count,
+        l2_bytes=int(getattr(props, "L2_cache_size", 0) or 0),
+        memory_bytes=int(props.total_memory),
+        clocks=read_clocks(),
+        software=software,
+    )
+
+
+def _cpu_name() -> str:
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def read_clocks() -> dict[str, Any]:
+    """SM and memory clocks of GPU 0 in MHz, when nvidia-smi can say."""
+    query = "clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw"
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits", "-i", "0"],
+            capture_output=True, text=True, timeout=10, check=True,
+        ).stdout.strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError, IndexError):
+        return {}
+    keys = ("sm_mhz", "sm_max_mhz", "mem_mhz", "temp_c", "power_w")
+    values = {}
+    for key, raw in zip(keys, out.split(",")):
+        try:
+            values[key] = float(raw.strip())
+        except ValueError:
+            continue
+    return values
+
+
+class Flusher:
+    """Evicts caches between calls: writes a buffer larger than L2 (or the CPU's caches)."""
+
+    def __init__(self, device: DeviceInfo, l2_factor: float, cpu_bytes: int) -> None:
+        if device.kind == "cuda":
+            size = int(max(device.l2_bytes, 50 << 20) * l2_factor)
+            self.buffer = torch.empty(size // 4, dtype=torch.int32, device="cuda")
+        else:
+            self.buffer = torch.empty(cpu_bytes // 4, dtype=torch.int32)
+        self.cuda = device.kind == "cuda"
+
+    def flush(self) -> None:
+        """Write the buffer and wait until the device is idle."""
+        self.buffer.zero_()
+        if self.cuda:
+            torch.cuda.synchronize()

@@ -1,0 +1,180 @@
+"""One evaluation of one submission: read it, screen it, stage the task, run the judge.
+
+No database and no printing here: `submit.py` records and `report.py` prints.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import platform
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from . import results as R
+from .cases import parse_case
+from .devices import DeviceInfo, pick_device
+from .directives import Directives, parse_directives
+from .judge import Judge, PhaseSpec, Progress, load_error_verdict
+from .screen import screen
+from .settings import Settings
+from .tasks import Task, import_reference, load_task
+
+MODES = ("test", "benchmark", "leaderboard")
+
+
+class UsageError(ValueError):
+    """A mistake in how the harness was called: a message and exit code 2."""
+
+
+@dataclass
+class Request:
+    """What to evaluate and how."""
+
+    file: Path
+    task: str | None = None
+    mode: str = "test"
+    cases: list[str] = field(default_factory=list)
+    device: str | None = None
+    timeout: float | None = None
+    secret: bytes | None = None
+
+
+@dataclass
+class Prepared:
+    """A request checked and resolved: the task, the source, the device."""
+
+    request: Request
+    task: Task
+    source: str
+    directives: Directives
+    device: DeviceInfo
+    warnings: list[str]
+
+
+def prepare(request: Request) -> Prepared:
+    """Resolve the task (flag or directive) and device; raise UsageError on mistakes."""
+    path = Path(request.file)
+    if not path.is_file():
+        raise UsageError(f"no such submission file: {path}")
+    try:
+        source = path.read_text()
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path} is not a text file: {exc}") from exc
+    directives = parse_directives(source)
+    name = request.task or directives.leaderboard
+    if name is None:
+        raise UsageError(
+            f"which task? pass --task NAME, or start {path.name} with "
+            "'#!POPCORN leaderboard NAME'"
+        )
+    task = load_task(name)
+    if request.task and directives.leaderboard and directives.leaderboard != task.name:
+        raise UsageError(
+            f"{path.name} says '#!POPCORN leaderboard {directives.leaderboard}' but --task "
+            f"is {request.task!r}: remove one of them"
+        )
+    if request.mode not in MODES:
+        raise UsageError(f"unknown mode {request.mode!r}: use one of {', '.join(MODES)}")
+    device = pick_device(request.device)
+    warnings = []
+    if directives.gpus and device.kind == "cuda" and not any(
+        g.upper() in device.name.upper() for g in directives.gpus
+    ):
+        warnings.append(f"the submission targets {', '.join(directives.gpus)}; "
+                        f"this run is on {device.name}")
+    return Prepared(request, task, source, directives, device, warnings)
+
+
+def phase_specs(prepared: Prepared, settings: Settings) -> list[PhaseSpec]:
+    """The phases a mode runs, with the task's (or the overridden) timeouts."""
+    task, request = prepared.task, prepared.request
+    override = [parse_case(c) for c in request.cases]
+
+    def timeout(phase: str) -> float:
+        return request.timeout or task.timeout(phase, settings.default_timeout)
+
+    tests = override if override and request.mode == "test" else task.tests
+    benchmarks = override if override and request.mode != "test" else task.benchmarks
+    if request.mode in ("benchmark", "leaderboard") and not benchmarks:
+        raise UsageError(f"task {task.name} has no benchmarks to time")
+    check_all = settings.timing.check_timed_calls == "all"
+    if request.mode == "test":
+        return [PhaseSpec("test", "public", tests, False, False, timeout("test"))]
+    if request.mode == "benchmark":
+        return [PhaseSpec("benchmark", "public", benchmarks, True, check_all, timeout("benchmark"))]
+    specs = []
+    for seeds in ("public", "secret"):
+        specs.append(PhaseSpec("test", seeds, tests, False, False, timeout("test")))
+        specs.append(PhaseSpec("benchmark", seeds, benchmarks, True, True, timeout("ranked")))
+    return specs
+
+
+def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None = None) -> R.Evaluation:
+    """Run every phase of the request's mode and return what was learned."""
+    request, task, device = prepared.request, prepared.task, prepared.device
+    settings = settings.for_device(device.kind)
+    started = time.monotonic()
+    evaluation = R.Evaluation(
+        task={"name": task.name, "path": str(task.root), "content_hash": task.content_hash,
+              "ranking_by": task.ranking_by},
+        submission={"file": str(request.file), "name": Path(request.file).name,
+                    "sha256": hashlib.sha256(prepared.source.encode()).hexdigest(),
+                    "directives": {"leaderboard": prepared.directives.leaderboard,
+                                   "gpus": prepared.directives.gpus}},
+        device=device.to_dict(),
+        mode=request.mode,
+        started=_now(),
+        screen=[f.to_dict() for f in screen(prepared.source)],
+        warnings=list(prepared.warnings),
+        harness={"version": __version__, "python": platform.python_version(),
+                 "platform": platform.platform()},
+    )
+    specs = phase_specs(prepared, settings)
+    try:
+        ast.parse(prepared.source, filename=Path(request.file).name)
+    except SyntaxError as exc:
+        where = f"line {exc.lineno}" + (f", column {exc.offset}" if exc.offset else "")
+        text = f"\n    {exc.text.rstrip()}" if exc.text else ""
+        evaluation.load_error = load_error_verdict("syntax_error", f"{exc.msg} ({where}){text}")
+        return _finish(evaluation, started)
+    work = Path(tempfile.mkdtemp(prefix="harness-run-"))
+    try:
+        judge_dir = task.stage(work / "judge")
+        worker_dir = task.stage(work / "worker", Path(request.file), for_worker=True)
+        reference = import_reference(task, judge_dir)
+        judge = Judge(task, reference, device, settings, Path(request.file), worker_dir,
+                      secret=request.secret, progress=progress)
+        try:
+            if judge.start(specs[0].timeout):
+                for spec in specs:
+                    evaluation.phases.append(judge.run_phase(spec))
+            evaluation.load_error = judge.load_error if not evaluation.phases else None
+        finally:
+            judge.close()
+        evaluation.worker_output = judge.worker_output
+        evaluation.warnings += judge.warnings
+        if judge.stray_pids:
+            evaluation.warnings.append(
+                f"killed {len(judge.stray_pids)} process(es) the submission left running")
+        if judge.base_calibration is not None:
+            evaluation.calibration = vars(judge.base_calibration)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return _finish(evaluation, started)
+
+
+def _finish(evaluation: R.Evaluation, started: float) -> R.Evaluation:
+    evaluation.ended = _now()
+    evaluation.wall_seconds = time.monotonic() - started
+    return evaluation
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,141 @@
+"""Results of an evaluation, and the versioned JSON document written by `--json`."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCHEMA = "kernel-harness/result"
+SCHEMA_VERSION = 1
+
+# Case and run statuses, from best to worst for the exit code.
+PASSED = "passed"
+FAILED = "failed"  # wrong output
+ERROR = "error"  # an exception in the submission (load or call)
+COMPILE_ERROR = "compile error"
+NEEDS_GPU = "needs a GPU"
+REJECTED = "rejected"
+CRASHED = "crashed"
+TIMED_OUT = "timed out"
+CUDA_ERROR = "CUDA error"
+SKIPPED = "skipped"
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CRASHED, EXIT_REJECTED, EXIT_INTERNAL = 0, 1, 2, 3, 4, 5
+_EXIT_BY_STATUS = {
+    PASSED: EXIT_OK, SKIPPED: EXIT_FAILED, FAILED: EXIT_FAILED, ERROR: EXIT_FAILED,
+    COMPILE_ERROR: EXIT_FAILED, NEEDS_GPU: EXIT_FAILED, REJECTED: EXIT_REJECTED,
+    CRASHED: EXIT_CRASHED, TIMED_OUT: EXIT_CRASHED, CUDA_ERROR: EXIT_CRASHED,
+}
+
+
+@dataclass
+class CaseResult:
+    """One case of one phase."""
+
+    index: int
+    case: dict[str, Any]
+    status: str
+    message: str = ""
+    stats: dict[str, float] | None = None
+    score_ns: float | None = None
+    checked_calls: int = 0
+    integrity: dict[str, Any] = field(default_factory=dict)
+    flags: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.status == PASSED
+
+
+@dataclass
+class PhaseResult:
+    """The cases of `tests` or `benchmarks`, run with public or secret seeds."""
+
+    name: str  # "test" or "benchmark"
+    seeds: str  # "public" or "secret"
+    cases: list[CaseResult] = field(default_factory=list)
+    score_ns: float | None = None
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.cases) and all(c.passed for c in self.cases)
+
+
+@dataclass
+class Evaluation:
+    """Everything one `submit` learned about one submission."""
+
+    task: dict[str, Any]
+    submission: dict[str, Any]
+    device: dict[str, Any]
+    mode: str
+    started: str
+    ended: str = ""
+    phases: list[PhaseResult] = field(default_factory=list)
+    load_error: dict[str, Any] | None = None
+    screen: list[dict[str, Any]] = field(default_factory=list)
+    worker_output: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    harness: dict[str, Any] = field(default_factory=dict)
+    calibration: dict[str, Any] = field(default_factory=dict)
+    wall_seconds: float = 0.0
+    record: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def status(self) -> str:
+        """The worst status seen, or `passed`."""
+        if self.load_error is not None:
+            return self.load_error["status"]
+        statuses = [c.status for p in self.phases for c in p.cases]
+        if not statuses:
+            return SKIPPED
+        return max(statuses, key=_severity)
+
+    @property
+    def passed(self) -> bool:
+        return self.status == PASSED
+
+    @property
+    def exit_code(self) -> int:
+        return _EXIT_BY_STATUS.get(self.status, EXIT_FAILED)
+
+    def phase(self, name: str, seeds: str = "public") -> PhaseResult | None:
+        return next((p for p in self.phases if p.name == name and p.seeds == seeds), None)
+
+    @property
+    def score_ns(self) -> float | None:
+        """The ranked score: the secret benchmark run's, else the public one's."""
+        for seeds in ("secret", "public"):
+            phase = self.phase("benchmark", seeds)
+            if phase is not None and phase.score_ns is not None:
+                return phase.score_ns
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        doc = {"schema": SCHEMA, "version": SCHEMA_VERSION}
+        doc.update(asdict(self))
+        doc.update(status=self.status, passed=self.passed, exit_code=self.exit_code,
+                   score_ns=self.score_ns)
+        return doc
+
+
+_ORDER = [PASSED, SKIPPED, FAILED, ERROR, COMPILE_ERROR, NEEDS_GPU, REJECTED, CUDA_ERROR,
+          TIMED_OUT, CRASHED]
+
+
+def _severity(status: str) -> int:
+    return _ORDER.index(status) if status in _ORDER else len(_ORDER)
+
+
+def write_json(path: Path, doc: dict[str, Any]) -> None:
+    """Write atomically: a reader never sees half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w") as fh:
+        json.dump(doc, fh, indent=2, default=str)
+    os.replace(tmp, path)

@@ -1,0 +1,202 @@
+"""The static screen: named rules read from a submission's source before it runs.
+
+Cheap and advisory: a `hard` match marks the submission suspicious (and, by default,
+refuses it a rank); a `flag` is shown in every report; `info` only informs. Each rule
+explains itself, so a contestant knows what was seen and why it matters.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import asdict, dataclass
+from typing import Callable, Iterator
+
+HARD, FLAG, INFO = "hard", "flag", "info"
+
+
+@dataclass
+class Finding:
+    rule: str
+    severity: str
+    line: int
+    excerpt: str
+    explanation: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Rule:
+    name: str
+    severity: str
+    explanation: str
+    match: Callable[[ast.AST], bool]
+
+
+def _dotted(node: ast.AST) -> str:
+    """`a.b.c` for attribute chains and names, else ''."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    if isinstance(node, ast.Call):
+        inner = _dotted(node.func)
+        return ".".join([inner + "()"] + list(reversed(parts))) if inner else ""
+    return ""
+
+
+def _call_to(*names: str) -> Callable[[ast.AST], bool]:
+    def match(node: ast.AST) -> bool:
+        return isinstance(node, ast.Call) and any(
+            _dotted(node.func) == n or _dotted(node.func).endswith("." + n) for n in names
+        )
+    return match
+
+
+def _imports(*modules: str) -> Callable[[ast.AST], bool]:
+    def match(node: ast.AST) -> bool:
+        if isinstance(node, ast.Import):
+            return any(a.name.split(".")[0] in modules for a in node.names)
+        if isinstance(node, ast.ImportFrom):
+            return (node.module or "").split(".")[0] in modules and node.level == 0
+        return False
+    return match
+
+
+def _assigns_to(*prefixes: str) -> Callable[[ast.AST], bool]:
+    """Assignment to an attribute of a module or class (monkey-patching)."""
+    def match(node: ast.AST) -> bool:
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Call) and _dotted(node.func) == "setattr" and node.args:
+            targets = [node.args[0]]
+            return any(_dotted(t).startswith(prefixes) for t in targets)
+        return any(isinstance(t, ast.Attribute) and _dotted(t).startswith(prefixes)
+                   for t in targets)
+    return match
+
+
+def _sys_modules(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and _dotted(node) == "sys.modules"
+
+
+def _subclasses_tensor(node: ast.AST) -> bool:
+    return isinstance(node, ast.ClassDef) and any(
+        _dotted(b) in ("torch.Tensor", "Tensor") for b in node.bases
+    )
+
+
+def _torch_function(node: ast.AST) -> bool:
+    return isinstance(node, ast.FunctionDef) and node.name in (
+        "__torch_function__", "__torch_dispatch__")
+
+
+def _keyed_cache(attr: str) -> Callable[[ast.AST], bool]:
+    """`id(x)` / `x.data_ptr()` used as a dict key or in a membership test."""
+    def is_key(node: ast.AST) -> bool:
+        if attr == "id":
+            return isinstance(node, ast.Call) and _dotted(node.func) == "id"
+        return isinstance(node, ast.Call) and _dotted(node.func).endswith("." + attr)
+
+    def contains_key(node: ast.AST) -> bool:
+        return any(is_key(n) for n in ast.walk(node))
+
+    def match(node: ast.AST) -> bool:
+        if isinstance(node, ast.Subscript):
+            return contains_key(node.slice)
+        if isinstance(node, ast.Compare) and any(isinstance(o, (ast.In, ast.NotIn)) for o in node.ops):
+            return contains_key(node.left)
+        if isinstance(node, ast.Call) and _dotted(node.func).endswith((".get", ".setdefault")):
+            return bool(node.args) and contains_key(node.args[0])
+        return False
+    return match
+
+
+RULES: list[Rule] = [
+    Rule("patches-timing", HARD,
+         "assigns to a timing or synchronization function (torch.cuda.Event, synchronize, "
+         "time.*): the reported time could be forged", _assigns_to(
+             "torch.cuda", "torch.Tensor", "time.", "torch.backends", "triton.testing")),
+    Rule("patches-checker", HARD,
+         "assigns to torch comparison functions (allclose, isclose, equal...): an attempt to "
+         "sway the check", _assigns_to("torch.allclose", "torch.isclose", "torch.equal",
+                                       "torch.testing")),
+    Rule("touches-harness", HARD,
+         "imports the harness, the task's reference or its evaluator", _imports(
+             "harness", "reference", "eval", "runner")),
+    Rule("sys-modules", HARD,
+         "reads or edits sys.modules: module surgery can replace the code that judges", _sys_modules),
+    Rule("tensor-subclass", HARD,
+         "defines a torch.Tensor subclass or __torch_function__: a lazy output could compute "
+         "when read, outside the timed region", lambda n: _subclasses_tensor(n) or _torch_function(n)),
+    Rule("gc-walk", HARD, "walks the garbage collector's objects, where references and inputs "
+         "of other calls live", _call_to("gc.get_objects", "gc.get_referrers", "gc.get_referents")),
+    Rule("frame-walk", HARD, "inspects call frames: a way to reach the caller's variables",
+         _call_to("sys._getframe", "inspect.currentframe", "inspect.stack",
+                  "inspect.getouterframes", "traceback.extract_stack")),
+    Rule("installs-packages", HARD, "installs packages at run time",
+         lambda n: isinstance(n, ast.Constant) and isinstance(n.value, str)
+         and "pip install" in n.value),
+    Rule("cache-by-id", FLAG, "uses id() as a cache key: outputs reused across calls are wrong "
+         "here (inputs are fresh every call)", _keyed_cache("id")),
+    Rule("cache-by-pointer", FLAG, "uses data_ptr() as a cache key: buffers are reused with new "
+         "contents, so such a cache returns stale outputs", _keyed_cache("data_ptr")),
+    Rule("spawns-processes", FLAG, "starts processes or forks: work could continue after the "
+         "timed call", lambda n: _imports("subprocess", "multiprocessing")(n) or _call_to(
+             "os.fork", "os.system", "os.popen", "os.spawnv", "os.execv", "pty.spawn")(n)),
+    Rule("threads", FLAG, "starts threads: work could continue after custom_kernel returns",
+         lambda n: _imports("threading", "concurrent")(n)),
+    Rule("side-streams", FLAG, "creates CUDA streams: work on a stream the timer does not wait "
+         "for is caught by the judge's clock", _call_to("torch.cuda.Stream", "cuda.Stream")),
+    Rule("writes-fds", FLAG, "writes to raw file descriptors or /proc: output the judge ignores",
+         lambda n: _call_to("os.write", "os.dup2", "os.fdopen")(n) or (
+             isinstance(n, ast.Constant) and isinstance(n.value, str)
+             and n.value.startswith(("/proc/", "/dev/fd")))),
+    Rule("reads-environment", FLAG, "reads environment variables (no secret is there)",
+         lambda n: isinstance(n, ast.Attribute) and _dotted(n) in ("os.environ",)
+         or _call_to("os.getenv")(n)),
+    Rule("exits-process", FLAG, "ends the process directly", _call_to("os._exit", "os.kill",
+                                                                      "os.abort")),
+    Rule("signals", FLAG, "installs signal handlers", _imports("signal")),
+    Rule("ctypes", INFO, "loads native code with ctypes", _imports("ctypes", "cffi")),
+]
+
+
+def screen(source: str) -> list[Finding]:
+    """Every rule's matches in `source` (empty when the source does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    lines = source.splitlines()
+    findings: list[Finding] = []
+    seen: set[tuple[str, int]] = set()
+    for node in _walk(tree):
+        for rule in RULES:
+            line = getattr(node, "lineno", 0)
+            if (rule.name, line) in seen or not rule.match(node):
+                continue
+            seen.add((rule.name, line))
+            excerpt = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+            findings.append(Finding(rule.name, rule.severity, line, excerpt[:160], rule.explanation))
+    findings.sort(key=lambda f: ([HARD, FLAG, INFO].index(f.severity), f.line))
+    return findings
+
+
+def _walk(tree: ast.AST) -> Iterator[ast.AST]:
+    yield from ast.walk(tree)
+
+
+def worst(findings: list[Finding]) -> str | None:
+    """The most severe severity among findings, or None."""
+    for severity in (HARD, FLAG, INFO):
+        if any(f.severity == severity for f in findings):
+            return severity
+    return None

@@ -1,0 +1,222 @@
+"""Nested inputs and outputs (tuples, lists, tensors, numbers): describe, share, fill, copy.
+
+Judge and worker both use this module: the judge allocates shared buffers shaped like a
+case's input and reference output; the worker checks its output against the expected
+description and copies it into the judge's buffers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import torch
+
+_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+def describe(obj: Any) -> dict[str, Any]:
+    """A JSON-able description of a nested value (kinds, shapes, dtypes)."""
+    if isinstance(obj, torch.Tensor):
+        return {
+            "kind": "tensor",
+            "shape": list(obj.shape),
+            "dtype": str(obj.dtype).replace("torch.", ""),
+            "device": obj.device.type,
+        }
+    if isinstance(obj, (list, tuple)):
+        return {"kind": type(obj).__name__, "items": [describe(x) for x in obj]}
+    if isinstance(obj, (int, float, bool, str)) or obj is None:
+        return {"kind": "value", "type": type(obj).__name__}
+    return {"kind": "other", "type": type(obj).__name__}
+
+
+def tensors(obj: Any) -> Iterator[torch.Tensor]:
+    """The tensors of a nested value, depth first."""
+    if isinstance(obj, torch.Tensor):
+        yield obj
+    elif isinstance(obj, (list, tuple)):
+        for item in obj:
+            yield from tensors(item)
+    elif isinstance(obj, dict):
+        for item in obj.values():
+            yield from tensors(item)
+
+
+def map_tensors(obj: Any, fn: Callable[[torch.Tensor], torch.Tensor]) -> Any:
+    """The same nested value with `fn` applied to each tensor."""
+    if isinstance(obj, torch.Tensor):
+        return fn(obj)
+    if isinstance(obj, list):
+        return [map_tensors(x, fn) for x in obj]
+    if isinstance(obj, tuple):
+        return tuple(map_tensors(x, fn) for x in obj)
+    if isinstance(obj, dict):
+        return {k: map_tensors(v, fn) for k, v in obj.items()}
+    return obj
+
+
+def clone(obj: Any) -> Any:
+    """A deep copy of the tensors of a nested value, keeping strides."""
+    return map_tensors(obj, _clone_strided)
+
+
+def _clone_strided(t: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device)
+    out.copy_(t)
+    return out
+
+
+def nbytes(obj: Any) -> int:
+    """Bytes held by the tensors of a nested value."""
+    return sum(t.numel() * t.element_size() for t in tensors(obj))
+
+
+@dataclass(frozen=True)
+class SharedCpuTensor:
+    """How a worker maps a CPU tensor the judge placed in a shared-memory file."""
+
+    path: str
+    nbytes: int
+    dtype: str
+    shape: tuple[int, ...]
+    stride: tuple[int, ...]
+
+    def open(self) -> torch.Tensor:
+        flat = torch.from_file(self.path, shared=True, size=self.nbytes, dtype=torch.uint8)
+        dtype = getattr(torch, self.dtype)
+        return flat.view(dtype).as_strided(self.shape, self.stride)
+
+
+class SharedAllocator:
+    """Allocates tensors another process can map: CUDA IPC or CPU shared-memory files.
+
+    CUDA buffers come from a private memory pool so that the pages a worker maps hold
+    nothing of the judge's own (pristine inputs, reference outputs).
+    """
+
+    def __init__(self, shm_dir: Path) -> None:
+        self.shm_dir = shm_dir
+        self._pool = None
+        self._cpu: dict[int, tuple[torch.Tensor, SharedCpuTensor]] = {}
+        if torch.cuda.is_available() and hasattr(torch.cuda, "MemPool"):
+            with contextlib.suppress(Exception):
+                self._pool = torch.cuda.MemPool()
+
+    def empty_like_strided(self, t: torch.Tensor, contiguous: bool = False) -> torch.Tensor:
+        stride = _contiguous_strides(t.shape) if contiguous else tuple(t.stride())
+        if t.device.type == "cuda":
+            ctx = torch.cuda.use_mem_pool(self._pool) if self._pool else contextlib.nullcontext()
+            with ctx:
+                return torch.empty_strided(t.shape, stride, dtype=t.dtype, device=t.device)
+        extent = 1 + sum((n - 1) * s for n, s in zip(t.shape, stride)) if t.numel() else 1
+        nbytes = extent * t.element_size()
+        path = self.shm_dir / f"buf{len(self._cpu)}"
+        path.write_bytes(b"")
+        os.truncate(path, nbytes)
+        desc = SharedCpuTensor(
+            str(path), nbytes, str(t.dtype).replace("torch.", ""), tuple(t.shape), stride
+        )
+        out = desc.open()
+        self._cpu[id(out)] = (out, desc)
+        return out
+
+    def to_wire(self, obj: Any) -> Any:
+        """The form in which a nested value of shared buffers is sent to the worker."""
+        return map_tensors(obj, lambda t: self._cpu[id(t)][1] if id(t) in self._cpu else t)
+
+
+def from_wire(obj: Any) -> Any:
+    """In the worker: open the shared CPU buffers of a received nested value."""
+    if isinstance(obj, SharedCpuTensor):
+        return obj.open()
+    if isinstance(obj, list):
+        return [from_wire(x) for x in obj]
+    if isinstance(obj, tuple):
+        return tuple(from_wire(x) for x in obj)
+    return obj
+
+
+def _contiguous_strides(shape: torch.Size) -> tuple[int, ...]:
+    strides, acc = [], 1
+    for dim in reversed(shape):
+        strides.append(acc)
+        acc *= max(int(dim), 1)
+    return tuple(reversed(strides))
+
+
+def make_slot(template: Any, alloc: SharedAllocator) -> Any:
+    """Shared buffers with the layout of `template` (strides kept: views stay views)."""
+    return map_tensors(template, alloc.empty_like_strided)
+
+
+def make_outputs(template: Any, alloc: SharedAllocator) -> Any:
+    """Contiguous shared buffers shaped like the reference output."""
+    return map_tensors(template, lambda t: alloc.empty_like_strided(t, contiguous=True))
+
+
+def fill_slot(slot: Any, data: Any) -> None:
+    """Copy the tensors of `data` into `slot`; everything else must already match."""
+    if isinstance(slot, torch.Tensor):
+        slot.copy_(data)
+    elif isinstance(slot, (list, tuple)):
+        if len(slot) != len(data):
+            raise ValueError("the input changed structure between calls")
+        for s, d in zip(slot, data):
+            fill_slot(s, d)
+    elif slot != data:
+        raise ValueError(f"the input's non-tensor part changed between calls: {slot!r} != {data!r}")
+
+
+def poison(obj: Any) -> None:
+    """Fill buffers with NaN (or all-ones bytes) so that unwritten outputs fail."""
+    for t in tensors(obj):
+        if t.dtype in _FLOATS:
+            t.fill_(float("nan"))
+        elif t.numel():
+            t.view(torch.uint8).fill_(0xFF) if t.element_size() == 1 else t.fill_(-1)
+
+
+def structure_error(expected: dict[str, Any], got: Any, where: str = "output") -> str | None:
+    """Why `got` does not match the `expected` description, or None when it does."""
+    kind = expected["kind"]
+    if kind == "tensor":
+        if not isinstance(got, torch.Tensor):
+            return f"{where}: expected a tensor, got {type(got).__name__}"
+        if type(got) is not torch.Tensor and not isinstance(got, torch.nn.Parameter):
+            return (
+                f"{where}: a {type(got).__name__} (tensor subclass) is not accepted; "
+                "return a plain torch.Tensor"
+            )
+        shape = list(got.shape)
+        if shape != expected["shape"]:
+            return f"{where}: shape {shape}, expected {expected['shape']}"
+        dtype = str(got.dtype).replace("torch.", "")
+        if dtype != expected["dtype"]:
+            return f"{where}: dtype {dtype}, expected {expected['dtype']}"
+        return None
+    if kind in ("list", "tuple"):
+        if not isinstance(got, (list, tuple)):
+            n = len(expected["items"])
+            return f"{where}: expected a {kind} of {n} items, got {type(got).__name__}"
+        if len(got) != len(expected["items"]):
+            return f"{where}: expected {len(expected['items'])} items, got {len(got)}"
+        for i, (e, g) in enumerate(zip(expected["items"], got)):
+            err = structure_error(e, g, f"{where}[{i}]")
+            if err:
+                return err
+        return None
+    return None
+
+
+def copy_into(buffers: Any, got: Any) -> None:
+    """Copy a checked output into the judge's buffers."""
+    if isinstance(buffers, torch.Tensor):
+        buffers.copy_(got)
+        return
+    if isinstance(buffers, (list, tuple)):
+        for b, g in zip(buffers, got):
+            copy_into(b, g)

@@ -1,0 +1,230 @@
+"""The worker: a fresh process that imports the submission and calls `custom_kernel`.
+
+It runs untrusted code, so it decides nothing: it times calls with device events (or
+the host clock on the CPU), copies outputs into the judge's shared buffers and reports.
+The judge checks every claim against its own clock and its own reference.
+
+Usage (by the judge only): python -m harness.worker FD
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import time
+import traceback
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any, Callable
+
+from .protocol import ACK, DONE, ERROR, LOADED, READY, encode
+
+_TRACE_LIMIT = 12000
+_NEEDS_GPU_SIGNS = (
+    "Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "active drivers",
+    "cannot be accessed from Triton", "No CUDA GPUs are available", "CUDA driver",
+    "libcuda", "no GPU", "cuda is not available",
+)
+_COMPILE_SIGNS = ("PassManager::run failed", "CompilationError", "ptxas", "LLVM ERROR")
+_CUDA_SIGNS = (
+    "CUDA error", "illegal memory access", "device-side assert", "misaligned address",
+    "unspecified launch failure", "an illegal instruction",
+)
+
+
+class Worker:
+    """State of one worker: the submission, the current case's buffers, the timers."""
+
+    def __init__(self, conn: Connection, init: dict[str, Any]) -> None:
+        import torch
+
+        self.torch = torch
+        self.conn = conn
+        self.device = init["device"]
+        self.staging = Path(init["staging"])
+        self.shown_name = init.get("shown_name", "submission.py")
+        self.submission_path = self.staging / init["submission"]
+        self.kernel: Callable[[Any], Any] | None = None
+        self.slots: list[Any] = []
+        self.outputs: Any = None
+        self.expected: dict | None = None
+        self.noop_output: Any = None
+        self.cuda = self.device == "cuda"
+        if self.cuda:
+            torch.cuda.set_device(0)
+            torch.cuda.init()
+            fraction = init.get("gpu_memory_fraction")
+            if fraction:
+                torch.cuda.set_per_process_memory_fraction(float(fraction))
+            self.start_event = torch.cuda.Event(enable_timing=True)
+            self.end_event = torch.cuda.Event(enable_timing=True)
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.conn.send_bytes(encode(message))
+
+    def serve(self) -> None:
+        info = {"event": READY, "torch": self.torch.__version__, "python": sys.version.split()[0]}
+        if self.cuda:
+            info["device_name"] = self.torch.cuda.get_device_name(0)
+        self.send(info)
+        handlers = {
+            "load": self.load, "case": self.set_case, "call": self.call,
+            "noop": self.noop, "release": self.release,
+        }
+        while True:
+            try:
+                message = self.conn.recv()
+            except EOFError:
+                return
+            op = message.get("op")
+            if op == "exit":
+                return
+            handlers[op](message)
+
+    # -- loading ---------------------------------------------------------------------
+    def load(self, message: dict[str, Any]) -> None:
+        sys.path.insert(0, str(self.staging))
+        try:
+            compile(self.submission_path.read_text(), str(self.submission_path), "exec")
+        except SyntaxError as exc:
+            self.send({"event": ERROR, "kind": "syntax_error", "message": _syntax(exc)})
+            return
+        # A real file on disk, so that tools reading their own source (Triton's @jit) work.
+        spec = importlib.util.spec_from_file_location("submission", self.submission_path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["submission"] = module
+        try:
+            spec.loader.exec_module(module)
+        except ModuleNotFoundError as exc:
+            self.send({
+                "event": ERROR, "kind": "import_error", "module": exc.name or "",
+                "message": self._trace(exc),
+            })
+            return
+        except BaseException as exc:  # noqa: BLE001 - any failure is the submission's
+            self.send({"event": ERROR, "kind": self._classify(exc, "load_error"),
+                       "message": self._trace(exc)})
+            return
+        kernel = getattr(module, "custom_kernel", None)
+        if not callable(kernel):
+            names = sorted(n for n in vars(module) if not n.startswith("_"))[:20]
+            self.send({"event": ERROR, "kind": "missing_entry",
+                       "message": f"no callable custom_kernel; the module defines {names}"})
+            return
+        self.kernel = kernel
+        self.send({"event": LOADED})
+
+    # -- cases and calls -------------------------------------------------------------
+    def set_case(self, message: dict[str, Any]) -> None:
+        from .structure import clone, from_wire
+
+        self.slots = [from_wire(s) for s in message["slots"]]
+        self.outputs = from_wire(message["outputs"])
+        self.expected = message["expected"]
+        self.noop_output = clone(self.outputs)
+        self.send({"event": ACK})
+
+    def release(self, message: dict[str, Any]) -> None:
+        self.slots, self.outputs, self.noop_output = [], None, None
+        if self.cuda:
+            self.torch.cuda.synchronize()
+        self.send({"event": ACK})
+
+    def noop(self, message: dict[str, Any]) -> None:
+        """The same protocol as a call, around a function that returns at once."""
+        output = self.noop_output
+        self._run(lambda data: output, message, check=output is not None)
+
+    def call(self, message: dict[str, Any]) -> None:
+        self._run(self.kernel, message, check=True)
+
+    def _run(self, fn: Callable[[Any], Any], message: dict[str, Any], check: bool) -> None:
+        from .structure import copy_into, structure_error
+
+        data = self.slots[message["slot"]] if self.slots else None
+        torch = self.torch
+        try:
+            if self.cuda:
+                torch.cuda.synchronize()
+                self.start_event.record()
+                out = fn(data)
+                self.end_event.record()
+                torch.cuda.synchronize()
+                ns = self.start_event.elapsed_time(self.end_event) * 1e6
+            else:
+                t0 = time.perf_counter_ns()
+                out = fn(data)
+                ns = time.perf_counter_ns() - t0
+        except BaseException as exc:  # noqa: BLE001
+            self.send({"event": ERROR, "kind": self._classify(exc, "exception"),
+                       "message": self._trace(exc)})
+            return
+        if check:
+            problem = structure_error(self.expected, out)
+            if problem:
+                self.send({"event": ERROR, "kind": "wrong_output", "message": problem})
+                return
+            try:
+                copy_into(self.outputs, out)
+                if self.cuda:
+                    torch.cuda.synchronize()
+            except BaseException as exc:  # noqa: BLE001
+                self.send({"event": ERROR, "kind": self._classify(exc, "exception"),
+                           "message": self._trace(exc)})
+                return
+        self.send({"event": DONE, "ns": ns})
+
+    # -- errors ----------------------------------------------------------------------
+    def _classify(self, exc: BaseException, default: str) -> str:
+        text = f"{type(exc).__module__}.{type(exc).__name__}: {exc}"
+        if not self.cuda and any(s in text for s in _NEEDS_GPU_SIGNS):
+            return "needs_gpu"
+        if isinstance(exc, MemoryError) or "OutOfMemoryError" in text:
+            return "out_of_memory"
+        if any(s in text for s in _COMPILE_SIGNS) or type(exc).__module__.startswith(
+            "triton.compiler"
+        ):
+            return "compile_error"
+        if any(s in text for s in _CUDA_SIGNS) or type(exc).__name__ == "AcceleratorError":
+            return "cuda_error"
+        return default
+
+    def _trace(self, exc: BaseException) -> str:
+        return trim_traceback(exc, str(self.submission_path), self.shown_name)[-_TRACE_LIMIT:]
+
+
+def trim_traceback(exc: BaseException, path: str, shown: str) -> str:
+    """The traceback of `exc` cut to the frames of the submission's own file."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename in (path, shown)]
+    lines = []
+    if frames:
+        lines.append("Traceback (the submission's frames):")
+        for f in frames:
+            lines.append(f'  File "{shown}", line {f.lineno}, in {f.name}')
+            if f.line:
+                lines.append(f"    {f.line.strip()}")
+    lines.extend(traceback.format_exception_only(type(exc), exc))
+    return "\n".join(line.rstrip("\n") for line in lines)
+
+
+def _syntax(exc: SyntaxError) -> str:
+    where = f"line {exc.lineno}" + (f", column {exc.offset}" if exc.offset else "")
+    text = (exc.text or "").rstrip()
+    pointer = f"\n    {text}" if text else ""
+    return f"{exc.msg} ({where}){pointer}"
+
+
+def main() -> None:
+    conn = Connection(int(sys.argv[1]))
+    init = conn.recv()
+    try:
+        worker = Worker(conn, init)
+    except BaseException as exc:  # noqa: BLE001 - e.g. no usable GPU
+        conn.send_bytes(encode({"event": ERROR, "kind": "protocol",
+                                "message": f"the worker could not start: {exc!r}"}))
+        return
+    worker.serve()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Command line of the kernel-competition harness. Parses arguments; the work is in harness/."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# The judge's CPU threads must sleep, not spin, while the worker runs (set before torch loads).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+console = Console(highlight=False)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def cli() -> None:
+    """Load, check, time and rank GPU kernel submissions."""
+
+
+@cli.command()
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--task", "task", help="Task name (a folder under tasks/) or a task folder's path.")
+@click.option("--mode", type=click.Choice(["test", "benchmark", "leaderboard"]),
+              default="leaderboard", show_default=True)
+@click.option("--case", "cases", multiple=True, metavar='"k: v; k: v"',
+              help="Run this case instead of the task's (repeatable).")
+@click.option("--device", type=click.Choice(["cpu", "cuda"]),
+              help="Default: the GPU when there is one, else the CPU.")
+@click.option("--timeout", type=float, help="Seconds per phase, instead of the task's.")
+@click.option("--json", "json_path", type=click.Path(path_type=Path),
+              help="Write the versioned result document here.")
+@click.option("--summary-md", type=click.Path(path_type=Path),
+              help="Write a markdown summary (also to $GITHUB_STEP_SUMMARY when set).")
+@click.option("--config", type=click.Path(exists=True, path_type=Path),
+              help="YAML settings on top of configs/defaults.yaml.")
+@click.option("--db", help="Results database: a SQLite path or postgresql:// URL.")
+@click.option("--user", help="Who submits (default: $HARNESS_USER, git user.name, login).")
+@click.option("--record/--no-record", default=None,
+              help="Record the run (default: only in leaderboard mode).")
+def submit(file: Path, **kwargs) -> None:
+    """Evaluate FILE: check it, time it, record it and show where it ranks."""
+    from harness.submit import SubmitOptions, run_submit
+
+    sys.exit(run_submit(SubmitOptions(file=file, **kwargs), console))
+
+
+@cli.command()
+def tasks() -> None:
+    """List the tasks with their descriptions, target GPUs and case counts."""
+    from harness.commands import list_tasks
+
+    list_tasks(console)
+
+
+@cli.command()
+@click.argument("task")
+@click.option("--lang", default="Python", show_default=True, help="Which template.")
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="Write it here.")
+def template(task: str, lang: str, output: Path | None) -> None:
+    """Print (or write) TASK's starter file."""
+    from harness.commands import show_template
+
+    sys.exit(show_template(console, task, lang, output))
+
+
+if __name__ == "__main__":
+    cli()

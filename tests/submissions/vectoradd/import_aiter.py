@@ -1,0 +1,7 @@
+from task import input_t, output_t
+import aiter  # noqa: F401
+
+
+def custom_kernel(data: input_t) -> output_t:
+    a, b = data
+    return a + b

@@ -1,0 +1,7 @@
+import kernel_magic_that_does_not_exist  # noqa: F401
+from task import input_t, output_t
+
+
+def custom_kernel(data: input_t) -> output_t:
+    a, b = data
+    return a + b
