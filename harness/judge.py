@@ -8,6 +8,7 @@ the output against the judge's own pristine copy of the input.
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 import time
@@ -124,6 +125,7 @@ class Judge:
             "device": self.device.kind, "staging": str(self.staging),
             "submission": self.task.submission_name, "shown_name": self.submission.name,
             "gpu_memory_fraction": self.settings.worker.gpu_memory_fraction,
+            "spin_seconds": self.settings.timing.spin_seconds,
         })
         try:
             ready = w.recv(self.settings.worker.start_timeout)
@@ -274,8 +276,9 @@ class Judge:
         self.flusher.flush()
         t0 = time.perf_counter_ns()
         self.worker.send(message)
-        reply = self.worker.recv(timeout)
+        reply = self.worker.recv(timeout, self.settings.timing.spin_seconds)
         t1 = time.perf_counter_ns()
+        self.last_reply = reply
         return reply, float(t1 - t0)
 
     def _noop_gap(self, timeout: float) -> float:
@@ -305,7 +308,9 @@ class Judge:
             message = str(reply.get("message", ""))
             if status == R.COMPILE_ERROR:
                 self._collect_output()
-                message = _compile_reason(message, self.worker_output["stderr"])
+                message = _compile_reason(message, self.worker_output["stderr"],
+                                          str(self.staging / self.task.submission_name),
+                                          self.submission.name, self.device.capability or "?")
             elif status == R.NEEDS_GPU:
                 message = ("this submission needs a GPU (it launches GPU kernels or asks for "
                            "CUDA), and this run is on the CPU: run it where a GPU is visible\n"
@@ -341,13 +346,14 @@ class Judge:
             warm.add()
             call += 1
         rule = StoppingRule(timing, self.clock)
-        roundtrips = []
+        roundtrips, breakdown = [], []
         while not rule.done() and self.clock() < deadline - 0.5:
             data = self._generate(case, plan, call)
             ns, rt = self._run_one(data, slots[call % ring], call % ring, outputs, finite,
                                    deadline, check, f"timed call {call}")
             rule.add(ns)
             roundtrips.append(rt)
+            breakdown.append(self.last_reply)
             call += 1
         if not rule.samples:
             raise CaseFailure(R.TIMED_OUT, "no call could be timed within the phase's time limit")
@@ -357,7 +363,8 @@ class Judge:
         result.score_ns = stats.mean
         clocks = check_clocks(rule.samples, roundtrips, calibration, self.settings.integrity)
         result.integrity = {"stopped": rule.reason, "clocks": clocks.to_dict(),
-                            "calibration": vars(calibration)}
+                            "calibration": vars(calibration),
+                            "worker_says": _medians(breakdown, roundtrips)}
         disturbed = calibration_disturbed(self.base_calibration, calibration,
                                           self.settings.integrity, self._copy_ns(outputs, template))
         if disturbed:
@@ -404,13 +411,36 @@ class Judge:
             )
 
 
-def _compile_reason(message: str, stderr: str) -> str:
+def _medians(replies: list[dict], roundtrips: list[float]) -> dict[str, float]:
+    """Medians of the worker's own time breakdown (diagnostics only: it is not trusted)."""
+    import statistics
+
+    out = {}
+    for key in ("host_ns", "sync_ns", "copy_ns", "busy_ns"):
+        values = [float(r[key]) for r in replies if isinstance(r.get(key), (int, float))]
+        if values:
+            out[key] = statistics.median(values)
+    busy = [float(r.get("busy_ns", 0)) for r in replies]
+    if busy and len(busy) == len(roundtrips):
+        out["transport_ns"] = statistics.median(rt - b for rt, b in zip(roundtrips, busy))
+    return out
+
+
+def _compile_reason(message: str, stderr: str, staged: str, shown: str, capability: str) -> str:
     """The compiler's one-line reason, from its diagnostics when it printed any."""
-    reasons = [line.strip() for line in stderr.splitlines() if "error:" in line]
+    lines = [line.strip().replace(staged, shown) for line in stderr.splitlines()]
+    errors = [line for line in lines if " error: " in line or line.startswith("error:")]
+    passes = re.findall(r"Pipeline failed while executing \[`(\w+)`", stderr)
     last = message.strip().splitlines()[-1] if message.strip() else "compilation failed"
-    reason = reasons[0] if reasons else last
-    return (f"a kernel does not compile for this GPU: {reason}\n"
-            f"(the exception: {last})")
+    reason = errors[0] if errors else last
+    if passes:
+        reason += f" (the compiler pass {passes[0]} failed)"
+    text = f"a kernel does not compile for this GPU (sm_{capability}): {reason}"
+    if "dot_scaled" in stderr + message or (passes and passes[0] == "TritonGPUAccelerateMatmul"):
+        text += ("\nhint: block-scaled dots (tl.dot_scaled) with float8_e4m3fn scales, as NVFP4 "
+                 "uses, need FP4 tensor cores (sm_100, B200); on other GPUs decode the FP4 "
+                 "values in registers and use bf16 dots")
+    return f"{text}\n(the exception: {last})"
 
 
 def _shm_parent() -> str | None:

@@ -172,11 +172,19 @@ class WorkerProcess:
         except (BrokenPipeError, ConnectionResetError, OSError) as exc:
             raise WorkerDied(self.exit_description()) from exc
 
-    def recv(self, timeout: float) -> dict:
-        """The worker's next message, parsed as JSON only; raises on timeout or death."""
+    def recv(self, timeout: float, spin: float = 0.0) -> dict:
+        """The worker's next message, parsed as JSON only; raises on timeout or death.
+
+        With `spin` > 0, poll without sleeping for that many seconds first: a blocked
+        process wakes tens of microseconds late on some machines.
+        """
         from .protocol import decode
 
         deadline = time.monotonic() + timeout
+        spin_until = time.perf_counter() + min(spin, timeout)
+        while time.perf_counter() < spin_until:
+            if self.conn.poll(0):
+                break
         while True:
             left = deadline - time.monotonic()
             if left <= 0:

@@ -27,12 +27,13 @@ class TimingSettings:
     l2_flush_factor: float = 2.0
     cpu_flush_bytes: int = 32 << 20
     check_timed_calls: str = "leaderboard"
+    spin_seconds: float = 0.05
 
 
 @dataclass
 class IntegritySettings:
-    gap_abs_us: float = 40.0
-    gap_rel: float = 0.10
+    gap_abs_us: float = 100.0
+    gap_rel: float = 0.25
     calibration_slack_us: float = 200.0
     floor_margin: float = 1.0
     refuse_ranking_on: list[str] = field(default_factory=lambda: ["hard"])

@@ -50,6 +50,7 @@ class Worker:
         self.expected: dict | None = None
         self.noop_output: Any = None
         self.cuda = self.device == "cuda"
+        self.spin_seconds = float(init.get("spin_seconds", 0.0))
         if self.cuda:
             torch.cuda.set_device(0)
             torch.cuda.init()
@@ -72,6 +73,7 @@ class Worker:
             "noop": self.noop, "release": self.release,
         }
         while True:
+            self._spin()
             try:
                 message = self.conn.recv()
             except EOFError:
@@ -80,6 +82,14 @@ class Worker:
             if op == "exit":
                 return
             handlers[op](message)
+
+    def _spin(self) -> None:
+        """Poll for the next message for a while before blocking: waking a blocked
+        process costs tens of microseconds on some machines, a poll loop a few."""
+        deadline = time.perf_counter() + self.spin_seconds
+        while time.perf_counter() < deadline:
+            if self.conn.poll(0):
+                return
 
     # -- loading ---------------------------------------------------------------------
     def load(self, message: dict[str, Any]) -> None:
@@ -143,22 +153,25 @@ class Worker:
 
         data = self.slots[message["slot"]] if self.slots else None
         torch = self.torch
+        t_in = time.perf_counter_ns()
         try:
             if self.cuda:
-                torch.cuda.synchronize()
                 self.start_event.record()
                 out = fn(data)
                 self.end_event.record()
+                t_ret = time.perf_counter_ns()
                 torch.cuda.synchronize()
                 ns = self.start_event.elapsed_time(self.end_event) * 1e6
             else:
                 t0 = time.perf_counter_ns()
                 out = fn(data)
-                ns = time.perf_counter_ns() - t0
+                t_ret = time.perf_counter_ns()
+                ns = t_ret - t0
         except BaseException as exc:  # noqa: BLE001
             self.send({"event": ERROR, "kind": self._classify(exc, "exception"),
                        "message": self._trace(exc)})
             return
+        t_synced = time.perf_counter_ns()
         if check:
             problem = structure_error(self.expected, out)
             if problem:
@@ -172,7 +185,11 @@ class Worker:
                 self.send({"event": ERROR, "kind": self._classify(exc, "exception"),
                            "message": self._trace(exc)})
                 return
-        self.send({"event": DONE, "ns": ns})
+        t_out = time.perf_counter_ns()
+        # The breakdown is the worker's own account: diagnostics, never trusted.
+        self.send({"event": DONE, "ns": ns, "host_ns": t_ret - t_in,
+                   "sync_ns": t_synced - t_ret, "copy_ns": t_out - t_synced,
+                   "busy_ns": time.perf_counter_ns() - t_in})
 
     # -- errors ----------------------------------------------------------------------
     def _classify(self, exc: BaseException, default: str) -> str:

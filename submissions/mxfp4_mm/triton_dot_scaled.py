@@ -62,8 +62,13 @@ def _mxfp4_mm(a_ptr, bq_ptr, bs_ptr, c_ptr, M, N, K, scale_cols,
     tl.store(out, acc.to(tl.bfloat16), mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
+OVERRIDE = None  # (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages), for tuning scripts
+
+
 def _config(m: int, k: int) -> tuple[int, int, int, int, int]:
     """(BLOCK_M, BLOCK_N, BLOCK_K, warps, stages) for a problem size."""
+    if OVERRIDE is not None:
+        return OVERRIDE
     bm = 16 if m <= 16 else 32 if m <= 32 else 64
     bk = 256 if k % 256 == 0 else 128 if k % 128 == 0 else 64
     return bm, 64, bk, 4, 3

@@ -1,0 +1,33 @@
+"""Helpers for benchmark scripts: load a task's reference and a submission in-process."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def load_task_modules(task: str) -> tuple[ModuleType, list[dict], list[dict]]:
+    """(reference module, tests, benchmarks) of a task under tasks/."""
+    import yaml
+
+    folder = ROOT / "tasks" / task
+    sys.path.insert(0, str(folder))
+    for name in ("task", "reference"):
+        sys.modules.pop(name, None)
+    import reference  # noqa: E402
+
+    spec = yaml.safe_load((folder / "task.yml").read_text())
+    return reference, spec["tests"], spec["benchmarks"]
+
+
+def load_submission(path: str | Path) -> ModuleType:
+    """Import a submission file as a module (the task's folder must be on sys.path)."""
+    spec = importlib.util.spec_from_file_location(f"sub_{Path(path).stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

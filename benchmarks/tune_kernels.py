@@ -1,0 +1,89 @@
+"""Sweep the block shapes of the Triton example submissions on the GPU, in-process.
+
+For every configuration: check each benchmark case against the reference, then time it
+with triton.testing.do_bench (L2 flushed, median). Prints a table and the best
+configuration per task. Run on the GPU machine:
+
+    python benchmarks/tune_kernels.py [nvfp4|mxfp4] [--quick]
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import sys
+
+import torch
+import triton.testing
+
+from _load import ROOT, load_submission, load_task_modules
+
+torch.backends.cuda.matmul.allow_tf32 = False
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def sweep(task: str, sub_path: str, configs, apply):
+    ref, _, benches = load_task_modules(task)
+    from harness.structure import clone
+
+    sub = load_submission(ROOT / sub_path)
+    inputs = [ref.generate_input(**b, device="cuda") for b in benches]
+    best = None
+    for cfg in configs:
+        apply(sub, cfg)
+        times, ok = [], True
+        for data in inputs:
+            try:
+                out = sub.custom_kernel(clone(data))
+                torch.cuda.synchronize()
+                good, msg = ref.check_implementation(data, out)
+            except Exception as exc:  # noqa: BLE001 - a config may not compile
+                good, msg = False, f"{type(exc).__name__}: {str(exc)[:120]}"
+            if not good:
+                print(f"{task} {cfg}: FAIL {msg.splitlines()[0] if msg else ''}")
+                ok = False
+                break
+            work = clone(data)
+            times.append(triton.testing.do_bench(lambda: sub.custom_kernel(work), warmup=25,
+                                                 rep=100, return_mode="median") * 1e3)
+        if ok:
+            g = geomean(times)
+            print(f"{task} {cfg}: " + " ".join(f"{t:8.2f}" for t in times) + f"  geo {g:8.2f} us",
+                  flush=True)
+            if best is None or g < best[0]:
+                best = (g, cfg, times)
+        torch.cuda.empty_cache()
+    print(f"BEST {task}: {best}")
+    return best
+
+
+def nvfp4(quick: bool):
+    def apply(sub, cfg):
+        sub.BLOCK_M, sub.BLOCK_N, sub.BLOCK_K, sub.NUM_WARPS, sub.NUM_STAGES = cfg
+
+    grid = [(128, 128, 128, 8, 3), (64, 128, 128, 4, 3), (128, 256, 128, 8, 3),
+            (64, 256, 128, 8, 3), (128, 128, 64, 8, 4), (128, 128, 256, 8, 2),
+            (64, 128, 256, 4, 2), (128, 64, 128, 4, 3)]
+    return sweep("nvfp4_group_gemm", "submissions/nvfp4_group_gemm/triton_hopper.py",
+                 grid[:3] if quick else grid, apply)
+
+
+def mxfp4(quick: bool):
+    def apply(sub, cfg):
+        sub.OVERRIDE = cfg
+
+    grid = [None] + [c for c in itertools.product((16, 32, 64), (32, 64, 128), (128, 256), (4,), (2, 3))]
+    return sweep("mxfp4_mm", "submissions/mxfp4_mm/triton_dot_scaled.py",
+                 grid[:4] if quick else grid, apply)
+
+
+if __name__ == "__main__":
+    which = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else "all"
+    quick = "--quick" in sys.argv
+    if which in ("all", "nvfp4"):
+        nvfp4(quick)
+    if which in ("all", "mxfp4"):
+        mxfp4(quick)
