@@ -67,5 +67,80 @@ def template(task: str, lang: str, output: Path | None) -> None:
     sys.exit(show_template(console, task, lang, output))
 
 
+db_option = click.option("--db", help="Results database: a SQLite path or postgresql:// URL "
+                         "(default: $HARNESS_DB, else configs/defaults.yaml).")
+
+
+@cli.command()
+@click.argument("task")
+@click.option("--device", help="Only this device kind (e.g. H200, CPU).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option("--all-versions", is_flag=True, help="Rank results of earlier task versions too.")
+@db_option
+def leaderboard(task: str, device: str | None, as_json: bool, all_versions: bool,
+                db: str | None) -> None:
+    """The ranked table of TASK, per device kind."""
+    from harness.browse import guarded, leaderboard as run
+
+    sys.exit(guarded(run, console, task, device, as_json, all_versions, db))
+
+
+@cli.command()
+@click.option("--task", help="Only this task.")
+@click.option("--user", help="Only this user.")
+@db_option
+def history(task: str | None, user: str | None, db: str | None) -> None:
+    """Every recorded submission, oldest first."""
+    from harness.browse import guarded, history as run
+
+    sys.exit(guarded(run, console, task, user, db))
+
+
+@cli.command()
+@click.argument("submission_id", type=int)
+@click.option("--code", is_flag=True, help="Also print the submitted code.")
+@db_option
+def show(submission_id: int, code: bool, db: str | None) -> None:
+    """One recorded submission: its runs, cases, screen findings (and code)."""
+    from harness.browse import guarded, show as run
+
+    sys.exit(guarded(run, console, submission_id, code, db))
+
+
+@cli.command()
+@click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="csv",
+              show_default=True)
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="Write here, not stdout.")
+@db_option
+def export(fmt: str, output: Path | None, db: str | None) -> None:
+    """Every recorded run, flat, as CSV or JSON."""
+    from harness.browse import export as run, guarded
+
+    sys.exit(guarded(run, None, fmt, output, db))
+
+
+@cli.command()
+@click.argument("documents", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--user", help="Who submitted (default: the document's, else yours).")
+@click.option("--repeat", type=int, default=1, hidden=True)
+@db_option
+def record(documents: tuple[Path, ...], user: str | None, repeat: int, db: str | None) -> None:
+    """Record result documents written by `submit --json` (for example CI artifacts)."""
+    from harness.browse import guarded, record as run
+
+    sys.exit(guarded(run, console, list(documents), user, db, repeat))
+
+
+@cli.command()
+@click.argument("submission_id", type=int)
+@click.option("--status", type=click.Choice(["ok", "suspicious", "hacked"]), required=True)
+@db_option
+def mark(submission_id: int, status: str, db: str | None) -> None:
+    """Set a submission's status (organisers: `hacked` removes it from every ranking)."""
+    from harness.browse import guarded, mark as run
+
+    sys.exit(guarded(run, console, submission_id, status, db))
+
+
 if __name__ == "__main__":
     cli()

@@ -126,6 +126,7 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
               "ranking_by": task.ranking_by},
         submission={"file": str(request.file), "name": Path(request.file).name,
                     "sha256": hashlib.sha256(prepared.source.encode()).hexdigest(),
+                    "code": prepared.source,
                     "directives": {"leaderboard": prepared.directives.leaderboard,
                                    "gpus": prepared.directives.gpus}},
         device=device.to_dict(),

@@ -139,3 +139,16 @@ def write_json(path: Path, doc: dict[str, Any]) -> None:
     with os.fdopen(fd, "w") as fh:
         json.dump(doc, fh, indent=2, default=str)
     os.replace(tmp, path)
+
+
+def document_to_evaluation(doc: dict[str, Any]) -> Evaluation:
+    """Rebuild an Evaluation from its JSON document (schema version checked)."""
+    if doc.get("schema") != SCHEMA or doc.get("version") != SCHEMA_VERSION:
+        raise ValueError(f"schema {doc.get('schema')!r} version {doc.get('version')!r}, "
+                         f"expected {SCHEMA!r} version {SCHEMA_VERSION}")
+    fields = {k: doc[k] for k in Evaluation.__dataclass_fields__ if k in doc}
+    fields["phases"] = [
+        PhaseResult(p["name"], p["seeds"], [CaseResult(**c) for c in p["cases"]], p["score_ns"])
+        for p in doc["phases"]
+    ]
+    return Evaluation(**fields)

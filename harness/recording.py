@@ -1,0 +1,148 @@
+"""Recording an evaluation in the results database, and showing where it ranks."""
+
+from __future__ import annotations
+
+import getpass
+import os
+import subprocess
+from dataclasses import asdict
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from . import results as R
+from .ranking import rank
+from .report import fmt_ns
+from .store import Leaderboard, Store, resolve_db
+
+ENV_USER = "HARNESS_USER"
+
+
+def resolve_user(flag: str | None) -> str:
+    """--user, else $HARNESS_USER, else git's user.name, else the login name."""
+    if flag:
+        return flag
+    if os.environ.get(ENV_USER):
+        return os.environ[ENV_USER]
+    try:
+        name = subprocess.run(["git", "config", "user.name"], capture_output=True, text=True,
+                              timeout=5).stdout.strip()
+        if name:
+            return name
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return getpass.getuser()
+
+
+def runs_of(ev: R.Evaluation) -> list[dict[str, Any]]:
+    """The run rows of an evaluation: one per seed kind (public, and secret when used)."""
+    seeds = ["public", "secret"] if ev.mode == "leaderboard" else ["public"]
+    rows = []
+    for kind in seeds:
+        phases = [p for p in ev.phases if p.seeds == kind]
+        bench = next((p for p in phases if p.name == "benchmark"), None)
+        cases = [{"phase": p.name} | asdict(c) for p in phases for c in p.cases]
+        rows.append({
+            "mode": ev.mode, "seeds": kind, "device_kind": ev.device["ranking_kind"],
+            "device_name": ev.device["name"], "started_at": ev.started, "ended_at": ev.ended,
+            "passed": ev.load_error is None and bool(phases) and all(p.passed for p in phases),
+            "score_ns": bench.score_ns if bench else None, "cases": cases,
+            "messages": {"load_error": ev.load_error, "warnings": ev.warnings,
+                         "flags": [f for c in cases for f in c["flags"]]},
+            "harness_version": ev.harness.get("version", ""),
+            "system": {"harness": ev.harness, "device": ev.device},
+        })
+    return rows
+
+
+def status_of(ev: R.Evaluation) -> str:
+    hard = any(f["severity"] == "hard" for f in ev.screen)
+    flagged = any(c.flags for p in ev.phases for c in p.cases)
+    return "suspicious" if hard or flagged else "ok"
+
+
+def refusal(ev: R.Evaluation, refuse_on: list[str]) -> str | None:
+    """Why the screen refuses this submission a rank, if it does."""
+    hits = [f for f in ev.screen if f["severity"] in refuse_on]
+    if hits:
+        return "static screen: " + ", ".join(sorted({f["rule"] for f in hits}))
+    return None
+
+
+class Recorder:
+    """Opens the database for one submission, records it, prints the ranked table."""
+
+    def __init__(self, store: Store, board: Leaderboard, user: str, code: str,
+                 refuse_on: list[str]) -> None:
+        self.store, self.board, self.user, self.code = store, board, user, code
+        self.refuse_on = refuse_on
+        self.submission_id: int | None = None
+
+    @classmethod
+    def open(cls, opts, settings, prepared) -> "Recorder":
+        store = Store(resolve_db(opts.db, settings.store_path))
+        board = store.leaderboard(prepared.task.name, prepared.task.content_hash)
+        return cls(store, board, resolve_user(opts.user), prepared.source,
+                   settings.integrity.refuse_ranking_on)
+
+    @property
+    def secret(self) -> bytes:
+        return self.board.secret
+
+    def record(self, ev: R.Evaluation) -> int:
+        refused = refusal(ev, self.refuse_on)
+        self.submission_id = self.store.record(
+            self.board, self.user, ev.submission["name"], self.code, ev.submission["sha256"],
+            status_of(ev), ev.screen, refused, runs_of(ev))
+        ev.record = {"submission_id": self.submission_id, "user": self.user,
+                     "database": self.store.url if not self.store.postgres else "postgresql",
+                     "refused": refused}
+        if ev.mode == "leaderboard":
+            table = rank(self.store.entries(self.board.task, self.board.content_hash),
+                         ev.device["ranking_kind"])
+            mine = next((r for r in table if r.submission_id == self.submission_id), None)
+            ev.record.update(ranked=len(table), rank=mine.rank if mine else None)
+        return self.submission_id
+
+    def print_ranking(self, console: Console, ev: R.Evaluation) -> None:
+        if ev.mode != "leaderboard":
+            console.print(f"recorded as submission {self.submission_id} (mode {ev.mode}: not ranked)")
+            return
+        kind = ev.device["ranking_kind"]
+        table = rank(self.store.entries(self.board.task, self.board.content_hash), kind)
+        print_ranked(console, table, f"{self.board.task} on {kind}", self.submission_id)
+        mine = next((r for r in table if r.submission_id == self.submission_id), None)
+        if mine is None:
+            why = ev.record.get("refused") or (
+                "it did not pass every public and secret case" if not ev.passed
+                else "this user has a better earlier result")
+            console.print(f"submission {self.submission_id} by {escape(self.user)} is recorded but "
+                          f"not ranked: {escape(why)}")
+        else:
+            above = table[mine.rank - 2] if mine.rank > 1 else None
+            gap = (f", {fmt_ns(mine.score_ns - above.score_ns)} behind #{above.rank} "
+                   f"({escape(above.user)})") if above else ""
+            console.print(f"submission {self.submission_id} by {escape(self.user)}: "
+                          f"[bold]rank {mine.rank}[/] of {len(table)}{gap}")
+
+
+def print_ranked(console: Console, table: list, title: str, highlight: int | None = None) -> None:
+    """A ranked table, with one submission highlighted."""
+    out = Table(title=f"Leaderboard: {escape(title)}", title_justify="left")
+    for col, just in (("rank", "right"), ("user", "left"), ("score", "right"),
+                      ("gap", "right"), ("file", "left"), ("submission", "right"),
+                      ("when", "left"), ("status", "left")):
+        out.add_column(col, justify=just)
+    previous = None
+    for r in table:
+        gap = f"+{fmt_ns(r.score_ns - previous)}" if previous is not None else ""
+        style = "bold reverse" if r.submission_id == highlight else None
+        out.add_row(str(r.rank), escape(r.user), fmt_ns(r.score_ns), gap, escape(r.file_name),
+                    str(r.submission_id), r.created_at[:19].replace("T", " "), r.status,
+                    style=style)
+        previous = r.score_ns
+    if not table:
+        out.add_row("-", "no ranked submissions yet", "", "", "", "", "", "")
+    console.print(out)
