@@ -60,24 +60,51 @@ def sweep(task: str, sub_path: str, configs, apply):
     return best
 
 
-def nvfp4(quick: bool):
+NV_GRID = [(128, 128, 128, 8, 3), (64, 128, 128, 4, 3), (128, 256, 128, 8, 3),
+           (64, 256, 128, 8, 3), (128, 128, 64, 8, 4), (128, 128, 256, 8, 2),
+           (64, 128, 256, 4, 2), (128, 64, 128, 4, 3), (256, 128, 128, 8, 3),
+           (128, 256, 64, 8, 4), (64, 64, 256, 4, 3)]
+
+
+def nvfp4(quick: bool, path: str = "submissions/nvfp4_group_gemm/triton_hopper.py"):
     def apply(sub, cfg):
         sub.BLOCK_M, sub.BLOCK_N, sub.BLOCK_K, sub.NUM_WARPS, sub.NUM_STAGES = cfg
 
-    grid = [(128, 128, 128, 8, 3), (64, 128, 128, 4, 3), (128, 256, 128, 8, 3),
-            (64, 256, 128, 8, 3), (128, 128, 64, 8, 4), (128, 128, 256, 8, 2),
-            (64, 128, 256, 4, 2), (128, 64, 128, 4, 3)]
-    return sweep("nvfp4_group_gemm", "submissions/nvfp4_group_gemm/triton_hopper.py",
-                 grid[:3] if quick else grid, apply)
+    return sweep("nvfp4_group_gemm", path, NV_GRID[:3] if quick else NV_GRID, apply)
 
 
 def mxfp4(quick: bool):
     def apply(sub, cfg):
-        sub.OVERRIDE = cfg
+        fused, override = cfg
+        sub.FUSED, sub.OVERRIDE = fused, override
 
-    grid = [None] + [c for c in itertools.product((16, 32, 64), (32, 64, 128), (128, 256), (4,), (2, 3))]
+    shapes = [(16, 64, 256, 4, 3), (16, 128, 256, 4, 3), (32, 64, 256, 4, 3), (16, 32, 256, 4, 3),
+              (64, 64, 128, 4, 3), (16, 64, 512, 4, 2), (32, 128, 128, 4, 3), (64, 128, 256, 8, 3),
+              (16, 128, 512, 8, 2), (16, 256, 256, 8, 3)]
+    grid = [(False, None), (True, None)] + [(False, c) for c in shapes]
     return sweep("mxfp4_mm", "submissions/mxfp4_mm/triton_dot_scaled.py",
                  grid[:4] if quick else grid, apply)
+
+
+def launch_overhead(task: str, sub_path: str, n: int = 200):
+    """Host time of custom_kernel without synchronizing: the launch cost per call."""
+    import time
+
+    ref, _, benches = load_task_modules(task)
+    from harness.structure import clone
+
+    sub = load_submission(ROOT / sub_path)
+    data = clone(ref.generate_input(**benches[0], device="cuda"))
+    sub.custom_kernel(data)
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        sub.custom_kernel(data)
+        samples.append((time.perf_counter() - t0) * 1e6)
+        torch.cuda.synchronize()
+    samples.sort()
+    print(f"launch overhead {task}: median {samples[n // 2]:.1f} us, p10 {samples[n // 10]:.1f} us")
 
 
 if __name__ == "__main__":
@@ -85,5 +112,10 @@ if __name__ == "__main__":
     quick = "--quick" in sys.argv
     if which in ("all", "nvfp4"):
         nvfp4(quick)
+    if which == "nvfp4_v1":
+        nvfp4(quick, "benchmarks/gpu/nvfp4_v1.py")
     if which in ("all", "mxfp4"):
         mxfp4(quick)
+    if which in ("all", "overhead"):
+        launch_overhead("mxfp4_mm", "submissions/mxfp4_mm/triton_dot_scaled.py")
+        launch_overhead("nvfp4_group_gemm", "submissions/nvfp4_group_gemm/triton_hopper.py")

@@ -2,10 +2,10 @@
 #!POPCORN gpu H200
 """MXFP4 GEMM with A quantized on the fly, in one Triton kernel, for any GPU Triton drives.
 
-Each program loads a BLOCK_M x BLOCK_K tile of bf16 A, quantizes it in registers exactly
-as the task asks (amax rounded at 1.75, E8M0 exponent, round to nearest even, saturation
-at 6), packs two e2m1 codes per byte, and feeds `tl.dot_scaled` with B_q and the E8M0
-scales read straight from their shuffled layout. On Hopper, Triton emulates the scaled
+A small first kernel quantizes A exactly as the task asks (amax rounded at 1.75, E8M0
+exponent, round to nearest even, saturation at 6) and packs two e2m1 codes per byte; the
+GEMM kernel feeds `tl.dot_scaled` with them, B_q and B's E8M0 scales read straight from
+their shuffled layout. (FUSED = True quantizes A inside the GEMM instead.) On Hopper, Triton emulates the scaled
 dot with bf16 tensor cores (exact for these values).
 """
 import torch
@@ -65,6 +65,48 @@ def _mxfp4_mm(a_ptr, bq_ptr, bs_ptr, c_ptr, M, N, K, scale_cols,
 OVERRIDE = None  # (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages), for tuning scripts
 
 
+@triton.jit
+def _quantize_rows(a_ptr, q_ptr, s_ptr, M, K, BM: tl.constexpr, BK: tl.constexpr):
+    """First kernel: A [M, K] bf16 -> packed e2m1 [M, K//2] and E8M0 scales [M, K//32]."""
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    k0 = tl.program_id(1) * BK
+    rows = tl.minimum(rm, M - 1)[:, None].to(tl.int64)
+    a = tl.load(a_ptr + rows * K + (k0 + tl.arange(0, BK))[None, :])
+    q, s = _quantize(a, BM, BK)
+    keep = rm[:, None] < M
+    tl.store(q_ptr + rows * (K // 2) + (k0 // 2 + tl.arange(0, BK // 2))[None, :], q, mask=keep)
+    tl.store(s_ptr + rows * (K // 32) + (k0 // 32 + tl.arange(0, BK // 32))[None, :], s, mask=keep)
+
+
+@triton.jit
+def _mxfp4_mm_prequant(aq_ptr, as_ptr, bq_ptr, bs_ptr, c_ptr, M, N, K, scale_cols,
+                       BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """Second kernel: scaled dots of the quantized A with B_q."""
+    pid_n = tl.program_id(0)
+    pid_m = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rm_c = tl.minimum(rm, M - 1)
+    rn_c = tl.minimum(rn, N - 1)
+    kb = tl.arange(0, BK // 2)
+    ks = tl.arange(0, BK // 32)
+    r = rn_c[:, None]
+    row_part = (r // 32) * (scale_cols // 8) * 256 + (r % 16) * 4 + ((r // 16) % 2)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        a_q = tl.load(aq_ptr + rm_c[:, None].to(tl.int64) * (K // 2) + (k0 // 2 + kb)[None, :])
+        a_s = tl.load(as_ptr + rm_c[:, None].to(tl.int64) * (K // 32) + (k0 // 32 + ks)[None, :])
+        b = tl.load(bq_ptr + rn_c[:, None].to(tl.int64) * (K // 2) + (k0 // 2 + kb)[None, :])
+        c = (k0 // 32 + ks)[None, :]
+        b_s = tl.load(bs_ptr + row_part + (c // 8) * 256 + (c % 4) * 64 + ((c // 4) % 2) * 2)
+        acc = tl.dot_scaled(a_q, a_s, "e2m1", tl.trans(b), b_s, "e2m1", acc)
+    out = c_ptr + rm[:, None].to(tl.int64) * N + rn[None, :]
+    tl.store(out, acc.to(tl.bfloat16), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+FUSED = False  # quantize A inside the GEMM (True) or in a small first kernel (False)
+
+
 def _config(m: int, k: int) -> tuple[int, int, int, int, int]:
     """(BLOCK_M, BLOCK_N, BLOCK_K, warps, stages) for a problem size."""
     if OVERRIDE is not None:
@@ -81,6 +123,14 @@ def custom_kernel(data: input_t) -> output_t:
     c = torch.empty((m, n), dtype=torch.bfloat16, device=A.device)
     bm, bn, bk, warps, stages = _config(m, k)
     grid = (triton.cdiv(n, bn), triton.cdiv(m, bm))
-    _mxfp4_mm[grid](A, B_q.view(torch.uint8), B_scale_sh.view(torch.uint8), c, m, n, k,
-                    B_scale_sh.shape[1], BM=bm, BN=bn, BK=bk, num_warps=warps, num_stages=stages)
+    b_q, b_s = B_q.view(torch.uint8), B_scale_sh.view(torch.uint8)
+    if FUSED:
+        _mxfp4_mm[grid](A, b_q, b_s, c, m, n, k, B_scale_sh.shape[1], BM=bm, BN=bn, BK=bk,
+                        num_warps=warps, num_stages=stages)
+        return c
+    a_q = torch.empty((m, k // 2), dtype=torch.uint8, device=A.device)
+    a_s = torch.empty((m, k // 32), dtype=torch.uint8, device=A.device)
+    _quantize_rows[(triton.cdiv(m, 16), k // 256)](A, a_q, a_s, m, k, BM=16, BK=256, num_warps=4)
+    _mxfp4_mm_prequant[grid](a_q, a_s, b_q, b_s, c, m, n, k, B_scale_sh.shape[1], BM=bm, BN=bn,
+                             BK=bk, num_warps=warps, num_stages=stages)
     return c

@@ -1,0 +1,110 @@
+#!POPCORN leaderboard nvfp4_group_gemm
+#!POPCORN gpu H200
+"""NVFP4 grouped GEMM for Hopper (sm_90), which has no FP4 tensor cores.
+
+One launch covers every group: each program owns one BLOCK_M x BLOCK_N tile of one group
+(found from a small per-call table of pointers and sizes). In the K loop it loads packed
+e2m1 bytes and the float8_e4m3fn scales straight from the blocked (128x4) layout, decodes
+in registers to bfloat16 (bit operations, no table), applies the scales (an e2m1 value
+times an e4m3 scale has at most five significant bits: exact in bfloat16) and feeds
+bfloat16 tensor-core dots with float32 accumulation. M tails are masked.
+"""
+import torch
+import triton
+import triton.language as tl
+from task import input_t, output_t
+
+BLOCK_M, BLOCK_N, BLOCK_K = 128, 128, 128
+NUM_WARPS, NUM_STAGES = 8, 3
+META_COLS = 10  # a, b, c, sfa, sfb, M, N, K, first tile, tiles along N
+
+
+@triton.jit
+def _decode(packed, scales, ROWS: tl.constexpr, BK: tl.constexpr):
+    """[ROWS, BK//2] e2m1x2 bytes and [ROWS, BK//16] e4m3 scales -> [ROWS, BK] bf16."""
+    lo = (packed & 0xF).to(tl.int16)
+    hi = (packed >> 4).to(tl.int16)
+    x = tl.interleave(lo, hi)  # low nibble first: the lower K index
+    e = x & 7
+    bits = tl.where(e < 2, e * 0x3F00, (e << 6) + 0x3F00) | ((x & 8) << 12)
+    values = bits.to(tl.uint16).to(tl.bfloat16, bitcast=True)
+    s = scales.to(tl.float8e4nv, bitcast=True).to(tl.bfloat16)
+    s = tl.reshape(tl.broadcast_to(s[:, :, None], (ROWS, BK // 16, 16)), (ROWS, BK))
+    return values * s
+
+
+@triton.jit
+def _scale_offsets(rows, kb, rest_k):
+    """Byte offsets of scale (row, 16-element block) in the [rest_m, rest_k, 32, 4, 4] layout."""
+    r = rows[:, None]
+    j = kb[None, :]
+    return ((r // 128) * rest_k + j // 4) * 512 + (r % 32) * 16 + ((r % 128) // 32) * 4 + (j % 4)
+
+
+@triton.jit
+def _field(row, cols, i: tl.constexpr):
+    """Element i of a small vector, as a scalar (one reduction: also runs interpreted)."""
+    return tl.sum(tl.where(cols == i, row, 0))
+
+
+@triton.jit
+def _group_gemm(meta, num_groups, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                GROUPS: tl.constexpr):
+    pid = tl.program_id(0)
+    slots = tl.arange(0, GROUPS)
+    starts = tl.load(meta + slots * 10 + 8, mask=slots < num_groups, other=2**31 - 1)
+    g = tl.sum((starts <= pid).to(tl.int32)) - 1
+    cols = tl.arange(0, 16)
+    row = tl.load(meta + g * 10 + cols, mask=cols < 10, other=0)
+    a_ptr = _field(row, cols, 0).to(tl.pointer_type(tl.uint8))
+    b_ptr = _field(row, cols, 1).to(tl.pointer_type(tl.uint8))
+    c_ptr = _field(row, cols, 2).to(tl.pointer_type(tl.float16))
+    sa_ptr = _field(row, cols, 3).to(tl.pointer_type(tl.uint8))
+    sb_ptr = _field(row, cols, 4).to(tl.pointer_type(tl.uint8))
+    M = _field(row, cols, 5).to(tl.int32)
+    N = _field(row, cols, 6).to(tl.int32)
+    K = _field(row, cols, 7).to(tl.int32)
+    tile = pid - _field(row, cols, 8).to(tl.int32)
+    tiles_n = _field(row, cols, 9).to(tl.int32)
+    pid_m = tile // tiles_n
+    pid_n = tile % tiles_n
+
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rm_c = tl.minimum(rm, M - 1)  # clamp the M tail: loads stay in bounds, stores are masked
+    rn_c = tl.minimum(rn, N - 1)
+    half = K // 2
+    rest_k = K // 64
+    kk = tl.arange(0, BK // 2)
+    kb = tl.arange(0, BK // 16)
+    a_rows = a_ptr + rm_c[:, None].to(tl.int64) * half
+    b_rows = b_ptr + rn_c[:, None].to(tl.int64) * half
+    sa_off = _scale_offsets(rm_c, kb, rest_k)
+    sb_off = _scale_offsets(rn_c, kb, rest_k)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        a_bytes = tl.load(a_rows + (k0 // 2 + kk)[None, :])
+        b_bytes = tl.load(b_rows + (k0 // 2 + kk)[None, :])
+        step = (k0 // 64) * 512
+        sa = tl.load(sa_ptr + sa_off + step)
+        sb = tl.load(sb_ptr + sb_off + step)
+        a = _decode(a_bytes, sa, BM, BK)
+        b = _decode(b_bytes, sb, BN, BK)
+        acc = tl.dot(a, tl.trans(b), acc)
+    c = c_ptr + rm[:, None].to(tl.int64) * N + rn[None, :]
+    tl.store(c, acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def custom_kernel(data: input_t) -> output_t:
+    abc, _, sf_blocked, sizes = data
+    rows, first = [], 0
+    for (a, b, c), (sfa, sfb), (m, n, k, _) in zip(abc, sf_blocked, sizes):
+        tiles_n = triton.cdiv(n, BLOCK_N)
+        rows.append([a.data_ptr(), b.data_ptr(), c.data_ptr(), sfa.data_ptr(), sfb.data_ptr(),
+                     m, n, k, first, tiles_n])
+        first += triton.cdiv(m, BLOCK_M) * tiles_n
+    meta = torch.tensor(rows, dtype=torch.int64, device=abc[0][0].device)
+    _group_gemm[(first,)](meta, len(rows), BM=BLOCK_M, BN=BLOCK_N, BK=BLOCK_K,
+                          GROUPS=triton.next_power_of_2(len(rows)),
+                          num_warps=NUM_WARPS, num_stages=NUM_STAGES)
+    return [c for _, _, c in abc]
