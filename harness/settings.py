@@ -28,6 +28,7 @@ class TimingSettings:
     cpu_flush_bytes: int = 32 << 20
     check_timed_calls: str = "leaderboard"
     spin_seconds: float = 0.05
+    mailbox: bool = True
 
 
 @dataclass

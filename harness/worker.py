@@ -51,6 +51,12 @@ class Worker:
         self.noop_output: Any = None
         self.cuda = self.device == "cuda"
         self.spin_seconds = float(init.get("spin_seconds", 0.0))
+        self.mailbox = None
+        self.mail_seq = 0
+        if init.get("mailbox"):
+            from .protocol import Mailbox
+
+            self.mailbox = Mailbox(init["mailbox"])
         if self.cuda:
             torch.cuda.set_device(0)
             torch.cuda.init()
@@ -73,7 +79,8 @@ class Worker:
             "noop": self.noop, "release": self.release,
         }
         while True:
-            self._spin()
+            if self.mailbox is not None and self._wait_mail():
+                continue
             try:
                 message = self.conn.recv()
             except EOFError:
@@ -83,13 +90,25 @@ class Worker:
                 return
             handlers[op](message)
 
-    def _spin(self) -> None:
-        """Poll for the next message for a while before blocking: waking a blocked
-        process costs tens of microseconds on some machines, a poll loop a few."""
-        deadline = time.perf_counter() + self.spin_seconds
-        while time.perf_counter() < deadline:
-            if self.conn.poll(0):
-                return
+    def _wait_mail(self) -> bool:
+        """Poll the mailbox and the pipe; True once a mailbox call was served.
+
+        Polls without pause for `spin_seconds`, then with short sleeps: a call must
+        never wait for a wake-up from a blocking read."""
+        spin_until = time.perf_counter() + self.spin_seconds
+        n = 0
+        while True:
+            pending = self.mailbox.pending(self.mail_seq)
+            if pending is not None:
+                self.mail_seq = pending[0]
+                self._mail(*pending)
+                return True
+            n += 1
+            if n % 64 == 0:
+                if self.conn.poll(0):
+                    return False
+                if time.perf_counter() > spin_until:
+                    time.sleep(0.0001)
 
     # -- loading ---------------------------------------------------------------------
     def load(self, message: dict[str, Any]) -> None:
@@ -141,17 +160,31 @@ class Worker:
         self.send({"event": ACK})
 
     def noop(self, message: dict[str, Any]) -> None:
-        """The same protocol as a call, around a function that returns at once."""
-        output = self.noop_output
-        self._run(lambda data: output, message, check=output is not None)
+        self.send(self._noop(message["slot"]))
 
     def call(self, message: dict[str, Any]) -> None:
-        self._run(self.kernel, message, check=True)
+        self.send(self._run(self.kernel, message["slot"], check=True))
 
-    def _run(self, fn: Callable[[Any], Any], message: dict[str, Any], check: bool) -> None:
+    def _noop(self, slot: int) -> dict[str, Any]:
+        """The same protocol as a call, around a function that returns at once."""
+        output = self.noop_output
+        return self._run(lambda data: output, slot, check=output is not None)
+
+    def _mail(self, seq: int, op: str, slot: int) -> None:
+        """A call requested through the mailbox: answer there, errors on the pipe."""
+        from .protocol import Mailbox
+
+        reply = self._noop(slot) if op == "noop" else self._run(self.kernel, slot, check=True)
+        if reply["event"] == DONE:
+            self.mailbox.answer(seq, Mailbox.DONE, reply)
+        else:
+            self.send(reply)
+            self.mailbox.answer(seq, Mailbox.SEE_PIPE)
+
+    def _run(self, fn: Callable[[Any], Any], slot: int, check: bool) -> dict[str, Any]:
         from .structure import copy_into, structure_error
 
-        data = self.slots[message["slot"]] if self.slots else None
+        data = self.slots[slot] if self.slots else None
         torch = self.torch
         t_in = time.perf_counter_ns()
         try:
@@ -168,28 +201,24 @@ class Worker:
                 t_ret = time.perf_counter_ns()
                 ns = t_ret - t0
         except BaseException as exc:  # noqa: BLE001
-            self.send({"event": ERROR, "kind": self._classify(exc, "exception"),
-                       "message": self._trace(exc)})
-            return
+            return {"event": ERROR, "kind": self._classify(exc, "exception"),
+                    "message": self._trace(exc)}
         t_synced = time.perf_counter_ns()
         if check:
             problem = structure_error(self.expected, out)
             if problem:
-                self.send({"event": ERROR, "kind": "wrong_output", "message": problem})
-                return
+                return {"event": ERROR, "kind": "wrong_output", "message": problem}
             try:
                 copy_into(self.outputs, out)
                 if self.cuda:
                     torch.cuda.synchronize()
             except BaseException as exc:  # noqa: BLE001
-                self.send({"event": ERROR, "kind": self._classify(exc, "exception"),
-                           "message": self._trace(exc)})
-                return
+                return {"event": ERROR, "kind": self._classify(exc, "exception"),
+                        "message": self._trace(exc)}
         t_out = time.perf_counter_ns()
         # The breakdown is the worker's own account: diagnostics, never trusted.
-        self.send({"event": DONE, "ns": ns, "host_ns": t_ret - t_in,
-                   "sync_ns": t_synced - t_ret, "copy_ns": t_out - t_synced,
-                   "busy_ns": time.perf_counter_ns() - t_in})
+        return {"event": DONE, "ns": ns, "host_ns": t_ret - t_in, "sync_ns": t_synced - t_ret,
+                "copy_ns": t_out - t_synced, "busy_ns": time.perf_counter_ns() - t_in}
 
     # -- errors ----------------------------------------------------------------------
     def _classify(self, exc: BaseException, default: str) -> str:

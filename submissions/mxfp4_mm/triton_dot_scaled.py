@@ -104,6 +104,36 @@ def _mxfp4_mm_prequant(aq_ptr, as_ptr, bq_ptr, bs_ptr, c_ptr, M, N, K, scale_col
     tl.store(out, acc.to(tl.bfloat16), mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
+class _FastLaunch:
+    """Launch an already compiled Triton kernel directly, skipping the JIT's per-call
+    argument binding and cache lookup (tens of microseconds of host time per launch on
+    slow hosts). Compiled kernels are kept per configuration and integer specialization;
+    anything unexpected falls back to the ordinary launch for good."""
+
+    def __init__(self, kernel) -> None:
+        self.kernel = kernel
+        self.compiled = {}
+        self.enabled = True
+
+    def __call__(self, grid, args: tuple, constexprs: dict, **options) -> None:
+        key = (tuple(constexprs.items()), tuple(options.items()),
+               tuple((a == 1, a % 16 == 0) for a in args if isinstance(a, int)))
+        compiled = self.compiled.get(key) if self.enabled else None
+        if compiled is not None:
+            try:
+                compiled[grid](*args, *constexprs.values())
+                return
+            except Exception:  # noqa: BLE001 - an API change: use the JIT path from now on
+                self.enabled = False
+        compiled = self.kernel[grid](*args, **constexprs, **options)
+        if self.enabled:
+            self.compiled[key] = compiled
+
+
+_fused = _FastLaunch(_mxfp4_mm)
+_quant = _FastLaunch(_quantize_rows)
+_gemm = _FastLaunch(_mxfp4_mm_prequant)
+
 FUSED = False  # quantize A inside the GEMM (True) or in a small first kernel (False)
 
 
@@ -111,9 +141,8 @@ def _config(m: int, k: int) -> tuple[int, int, int, int, int]:
     """(BLOCK_M, BLOCK_N, BLOCK_K, warps, stages) for a problem size."""
     if OVERRIDE is not None:
         return OVERRIDE
-    bm = 16 if m <= 16 else 32 if m <= 32 else 64
     bk = 256 if k % 256 == 0 else 128 if k % 128 == 0 else 64
-    return bm, 64, bk, 4, 3
+    return 16, 64, bk, 4, 3
 
 
 def custom_kernel(data: input_t) -> output_t:
@@ -124,13 +153,15 @@ def custom_kernel(data: input_t) -> output_t:
     bm, bn, bk, warps, stages = _config(m, k)
     grid = (triton.cdiv(n, bn), triton.cdiv(m, bm))
     b_q, b_s = B_q.view(torch.uint8), B_scale_sh.view(torch.uint8)
+    blocks = {"BM": bm, "BN": bn, "BK": bk}
     if FUSED:
-        _mxfp4_mm[grid](A, b_q, b_s, c, m, n, k, B_scale_sh.shape[1], BM=bm, BN=bn, BK=bk,
-                        num_warps=warps, num_stages=stages)
+        _fused(grid, (A, b_q, b_s, c, m, n, k, B_scale_sh.shape[1]), blocks,
+               num_warps=warps, num_stages=stages)
         return c
     a_q = torch.empty((m, k // 2), dtype=torch.uint8, device=A.device)
     a_s = torch.empty((m, k // 32), dtype=torch.uint8, device=A.device)
-    _quantize_rows[(triton.cdiv(m, 16), k // 256)](A, a_q, a_s, m, k, BM=16, BK=256, num_warps=4)
-    _mxfp4_mm_prequant[grid](a_q, a_s, b_q, b_s, c, m, n, k, B_scale_sh.shape[1], BM=bm, BN=bn,
-                             BK=bk, num_warps=warps, num_stages=stages)
+    qbk = 256 if k % 256 == 0 else 64
+    _quant((triton.cdiv(m, 16), k // qbk), (A, a_q, a_s, m, k), {"BM": 16, "BK": qbk}, num_warps=4)
+    _gemm(grid, (a_q, a_s, b_q, b_s, c, m, n, k, B_scale_sh.shape[1]), blocks,
+          num_warps=warps, num_stages=stages)
     return c

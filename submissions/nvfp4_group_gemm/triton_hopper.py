@@ -15,8 +15,8 @@ import triton
 import triton.language as tl
 from task import input_t, output_t
 
-BLOCK_M, BLOCK_N, BLOCK_K = 128, 128, 128
-NUM_WARPS, NUM_STAGES = 8, 3
+BLOCK_M, BLOCK_N, BLOCK_K = 128, 128, 64
+NUM_WARPS, NUM_STAGES = 8, 4
 META_COLS = 10  # a, b, c, sfa, sfb, M, N, K, first tile, tiles along N
 
 
@@ -102,6 +102,51 @@ def _group_gemm(meta, num_groups, BM: tl.constexpr, BN: tl.constexpr, BK: tl.con
     tl.store(c, acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
+class _FastLaunch:
+    """Launch an already compiled Triton kernel directly, skipping the JIT's per-call
+    argument binding and cache lookup (tens of microseconds of host time per launch on
+    slow hosts). Compiled kernels are kept per configuration and integer specialization;
+    anything unexpected falls back to the ordinary launch for good."""
+
+    def __init__(self, kernel) -> None:
+        self.kernel = kernel
+        self.compiled = {}
+        self.enabled = True
+
+    def __call__(self, grid, args: tuple, constexprs: dict, **options) -> None:
+        key = (tuple(constexprs.items()), tuple(options.items()),
+               tuple((a == 1, a % 16 == 0) for a in args if isinstance(a, int)))
+        compiled = self.compiled.get(key) if self.enabled else None
+        if compiled is not None:
+            try:
+                compiled[grid](*args, *constexprs.values())
+                return
+            except Exception:  # noqa: BLE001 - an API change: use the JIT path from now on
+                self.enabled = False
+        compiled = self.kernel[grid](*args, **constexprs, **options)
+        if self.enabled:
+            self.compiled[key] = compiled
+
+
+_launch = _FastLaunch(_group_gemm)
+_meta_host = None  # pinned rows of pointers and sizes, refilled every call
+_meta_copied = None  # event: the last copy out of _meta_host has finished
+
+
+def _meta(rows: list, device) -> torch.Tensor:
+    """The per-call table on the device, through pinned memory (no blocking copy)."""
+    global _meta_host, _meta_copied
+    if _meta_host is None or _meta_host.shape[0] < len(rows):
+        _meta_host = torch.empty((max(8, len(rows)), META_COLS), dtype=torch.int64).pin_memory()
+        _meta_copied = torch.cuda.Event()
+    else:
+        _meta_copied.synchronize()
+    _meta_host[: len(rows)] = torch.tensor(rows, dtype=torch.int64)
+    meta = _meta_host[: len(rows)].to(device, non_blocking=True)
+    _meta_copied.record()
+    return meta
+
+
 def custom_kernel(data: input_t) -> output_t:
     abc, _, sf_blocked, sizes = data
     rows, first = [], 0
@@ -110,8 +155,8 @@ def custom_kernel(data: input_t) -> output_t:
         rows.append([a.data_ptr(), b.data_ptr(), c.data_ptr(), sfa.data_ptr(), sfb.data_ptr(),
                      m, n, k, first, tiles_n])
         first += triton.cdiv(m, BLOCK_M) * tiles_n
-    meta = torch.tensor(rows, dtype=torch.int64, device=abc[0][0].device)
-    _group_gemm[(first,)](meta, len(rows), BM=BLOCK_M, BN=BLOCK_N, BK=BLOCK_K,
-                          GROUPS=triton.next_power_of_2(len(rows)),
-                          num_warps=NUM_WARPS, num_stages=NUM_STAGES)
+    meta = _meta(rows, abc[0][0].device)
+    _launch((first,), (meta, len(rows)),
+            {"BM": BLOCK_M, "BN": BLOCK_N, "BK": BLOCK_K, "GROUPS": triton.next_power_of_2(len(rows))},
+            num_warps=NUM_WARPS, num_stages=NUM_STAGES)
     return [c for _, _, c in abc]
