@@ -80,7 +80,8 @@ db_option = click.option("--db", help="Results database: a SQLite path or postgr
 def leaderboard(task: str, device: str | None, as_json: bool, all_versions: bool,
                 db: str | None) -> None:
     """The ranked table of TASK, per device kind."""
-    from harness.browse import guarded, leaderboard as run
+    from harness.browse import guarded
+    from harness.browse import leaderboard as run
 
     sys.exit(guarded(run, console, task, device, as_json, all_versions, db))
 
@@ -91,7 +92,8 @@ def leaderboard(task: str, device: str | None, as_json: bool, all_versions: bool
 @db_option
 def history(task: str | None, user: str | None, db: str | None) -> None:
     """Every recorded submission, oldest first."""
-    from harness.browse import guarded, history as run
+    from harness.browse import guarded
+    from harness.browse import history as run
 
     sys.exit(guarded(run, console, task, user, db))
 
@@ -102,7 +104,8 @@ def history(task: str | None, user: str | None, db: str | None) -> None:
 @db_option
 def show(submission_id: int, code: bool, db: str | None) -> None:
     """One recorded submission: its runs, cases, screen findings (and code)."""
-    from harness.browse import guarded, show as run
+    from harness.browse import guarded
+    from harness.browse import show as run
 
     sys.exit(guarded(run, console, submission_id, code, db))
 
@@ -114,7 +117,8 @@ def show(submission_id: int, code: bool, db: str | None) -> None:
 @db_option
 def export(fmt: str, output: Path | None, db: str | None) -> None:
     """Every recorded run, flat, as CSV or JSON."""
-    from harness.browse import export as run, guarded
+    from harness.browse import export as run
+    from harness.browse import guarded
 
     sys.exit(guarded(run, None, fmt, output, db))
 
@@ -126,7 +130,8 @@ def export(fmt: str, output: Path | None, db: str | None) -> None:
 @db_option
 def record(documents: tuple[Path, ...], user: str | None, repeat: int, db: str | None) -> None:
     """Record result documents written by `submit --json` (for example CI artifacts)."""
-    from harness.browse import guarded, record as run
+    from harness.browse import guarded
+    from harness.browse import record as run
 
     sys.exit(guarded(run, console, list(documents), user, db, repeat))
 
@@ -137,7 +142,8 @@ def record(documents: tuple[Path, ...], user: str | None, repeat: int, db: str |
 @db_option
 def mark(submission_id: int, status: str, db: str | None) -> None:
     """Set a submission's status (organisers: `hacked` removes it from every ranking)."""
-    from harness.browse import guarded, mark as run
+    from harness.browse import guarded
+    from harness.browse import mark as run
 
     sys.exit(guarded(run, console, submission_id, status, db))
 

@@ -9,13 +9,11 @@ configuration per task. Run on the GPU machine:
 
 from __future__ import annotations
 
-import itertools
 import math
 import sys
 
 import torch
 import triton.testing
-
 from _load import ROOT, load_submission, load_task_modules
 
 torch.backends.cuda.matmul.allow_tf32 = False
@@ -47,7 +45,7 @@ def sweep(task: str, sub_path: str, configs, apply):
                 ok = False
                 break
             work = clone(data)
-            times.append(triton.testing.do_bench(lambda: sub.custom_kernel(work), warmup=25,
+            times.append(triton.testing.do_bench(lambda w=work: sub.custom_kernel(w), warmup=25,
                                                  rep=100, return_mode="median") * 1e3)
         if ok:
             g = geomean(times)

@@ -6,7 +6,8 @@ Tasks build their `check_implementation` from `match_reference`; the judge also 
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 

@@ -12,9 +12,8 @@ import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from . import __version__
 from . import results as R
@@ -178,4 +177,4 @@ def _finish(evaluation: R.Evaluation, started: float) -> R.Evaluation:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -18,7 +18,7 @@ class Calibration:
     calls: int
 
     @classmethod
-    def from_gaps(cls, gaps: list[float]) -> "Calibration":
+    def from_gaps(cls, gaps: list[float]) -> Calibration:
         ordered = sorted(gaps)
         p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
         return cls(statistics.median(ordered), p90, len(ordered))

@@ -12,9 +12,9 @@ import re
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -22,12 +22,22 @@ from . import results as R
 from .checking import all_finite, output_sanity
 from .devices import DeviceInfo, Flusher
 from .integrity import Calibration, calibration_disturbed, check_clocks, physics_floor
+from .phases import PhaseSpec, Progress
 from .protocol import DONE, ERROR, ProtocolError
 from .sandbox import WorkerDied, WorkerProcess, WorkerTimeout, become_subreaper
 from .seeds import SeedPlan
 from .settings import Settings
-from .structure import (SharedAllocator, clone, copy_into, describe, fill_slot, make_outputs,
-                        make_slot, nbytes, poison)
+from .structure import (
+    SharedAllocator,
+    clone,
+    copy_into,
+    describe,
+    fill_slot,
+    make_outputs,
+    make_slot,
+    nbytes,
+    poison,
+)
 from .tasks import Reference, Task
 from .timing import StoppingRule, WarmUp, combine, summarize
 
@@ -38,26 +48,6 @@ _STATUS_BY_KIND = {
     "cuda_error": R.CUDA_ERROR, "protocol": R.CRASHED,
 }
 _FATAL = {R.CUDA_ERROR, R.CRASHED, R.TIMED_OUT, R.REJECTED}
-
-
-@dataclass
-class PhaseSpec:
-    """What to run: a list of cases, their seeds, whether to time and check every call."""
-
-    name: str
-    seeds: str
-    cases: list[dict[str, Any]]
-    timed: bool
-    check_all: bool
-    timeout: float
-
-
-class Progress:
-    """Callbacks for live output; the default does nothing."""
-
-    def phase_start(self, spec: PhaseSpec) -> None: ...
-    def case_start(self, spec: PhaseSpec, index: int, case: dict[str, Any]) -> None: ...
-    def case_done(self, spec: PhaseSpec, result: R.CaseResult) -> None: ...
 
 
 class CaseFailure(Exception):

@@ -81,7 +81,7 @@ class Recorder:
         self.submission_id: int | None = None
 
     @classmethod
-    def open(cls, opts, settings, prepared) -> "Recorder":
+    def open(cls, opts, settings, prepared) -> Recorder:
         store = Store(resolve_db(opts.db, settings.store_path))
         board = store.leaderboard(prepared.task.name, prepared.task.content_hash)
         return cls(store, board, resolve_user(opts.user), prepared.source,

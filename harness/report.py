@@ -12,8 +12,8 @@ from rich.table import Table
 
 from . import results as R
 from .cases import format_case
-from .judge import PhaseSpec
-from .judge import Progress as JudgeProgress
+from .phases import PhaseSpec
+from .phases import Progress as JudgeProgress
 
 _STYLE = {R.PASSED: "green", R.SKIPPED: "dim"}
 
@@ -43,7 +43,7 @@ class LiveProgress(JudgeProgress):
         )
         self.task_id = None
 
-    def __enter__(self) -> "LiveProgress":
+    def __enter__(self) -> LiveProgress:
         self.bar.start()
         return self
 

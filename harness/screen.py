@@ -8,8 +8,8 @@ explains itself, so a contestant knows what was seen and why it matters.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
-from typing import Callable, Iterator
 
 HARD, FLAG, INFO = "hard", "flag", "info"
 

@@ -62,7 +62,7 @@ class Settings:
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def load(cls, extra: Path | None = None) -> "Settings":
+    def load(cls, extra: Path | None = None) -> Settings:
         """Read the defaults, then `extra` (same keys) on top of them."""
         data = _read_yaml(CONFIG_DIR / "defaults.yaml")
         if extra is not None:
@@ -70,7 +70,7 @@ class Settings:
         return cls.from_dict(data)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Settings":
+    def from_dict(cls, data: dict[str, Any]) -> Settings:
         """Build settings from a mapping shaped like `configs/defaults.yaml`."""
         return cls(
             raw=data,
@@ -82,7 +82,7 @@ class Settings:
         )
 
 
-    def for_device(self, kind: str) -> "Settings":
+    def for_device(self, kind: str) -> Settings:
         """These settings with the device's own section (such as `cpu:`) applied."""
         section = self.raw.get(kind)
         if not section:

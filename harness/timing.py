@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Callable
 
 from .settings import TimingSettings
 

@@ -13,9 +13,10 @@ import importlib.util
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .protocol import ACK, DONE, ERROR, LOADED, READY, encode
 

@@ -25,15 +25,15 @@ def _device(device):
     return device or ("cuda" if torch.cuda.is_available() else "cpu")
 
 
-def _fp4(l, mn, k, gen, device):
-    """[mn, k//2, l] e2m1x2, K-major, values in {0, ±0.5, ±1, ±1.5}."""
-    raw = torch.randint(0, 256, (l, mn, k // 2), dtype=torch.uint8, device=device, generator=gen)
+def _fp4(layers, mn, k, gen, device):
+    """[mn, k//2, layers] e2m1x2, K-major, values in {0, ±0.5, ±1, ±1.5}."""
+    raw = torch.randint(0, 256, (layers, mn, k // 2), dtype=torch.uint8, device=device, generator=gen)
     return (raw & 0b1011_1011).permute(1, 2, 0).view(torch.float4_e2m1fn_x2)
 
 
-def _scales(l, mn, k, gen, device):
-    """[mn, ceil(k/16), l] float8_e4m3fn scales in {1, 2}."""
-    ints = torch.randint(1, 3, (l, mn, ceil_div(k, SF_VEC)), dtype=torch.int8, device=device,
+def _scales(layers, mn, k, gen, device):
+    """[mn, ceil(k/16), layers] float8_e4m3fn scales in {1, 2}."""
+    ints = torch.randint(1, 3, (layers, mn, ceil_div(k, SF_VEC)), dtype=torch.int8, device=device,
                          generator=gen)
     return ints.to(torch.float8_e4m3fn).permute(1, 2, 0)
 
@@ -41,9 +41,9 @@ def _scales(l, mn, k, gen, device):
 def to_blocked(sf, gen, device):
     """The cuBLAS 128x4 blocked layout: a [32, 4, rest_m, 4, rest_k, L] view such that
     out[i % 32, (i % 128) // 32, i // 128, j % 4, j // 4, l] = sf[i, j, l]; padding random."""
-    mn, sf_k, l = sf.shape
+    mn, sf_k, layers = sf.shape
     rest_m, rest_k = ceil_div(mn, 128), ceil_div(sf_k, 4)
-    base = torch.randint(1, 3, (l, rest_m, rest_k, 32, 4, 4), dtype=torch.int8, device=device,
+    base = torch.randint(1, 3, (layers, rest_m, rest_k, 32, 4, 4), dtype=torch.int8, device=device,
                          generator=gen).to(torch.float8_e4m3fn)
     out = base.permute(3, 4, 1, 5, 2, 0)
     i = torch.arange(mn, device=device)[:, None]
@@ -58,24 +58,24 @@ def generate_input(m: list, n: list, k: list, g: int, seed: int, device: str | N
     device = _device(device)
     gen = torch.Generator(device=device).manual_seed(seed)
     abc, sf_plain, sf_blocked, sizes = [], [], [], []
-    l = 1
+    layers = 1
     for mi, ni, ki in zip(m, n, k):
-        a = _fp4(l, mi, ki, gen, device)
-        b = _fp4(l, ni, ki, gen, device)
-        c = torch.randn((l, mi, ni), dtype=torch.float16, device=device, generator=gen).permute(1, 2, 0)
-        sfa = _scales(l, mi, ki, gen, device)
-        sfb = _scales(l, ni, ki, gen, device)
+        a = _fp4(layers, mi, ki, gen, device)
+        b = _fp4(layers, ni, ki, gen, device)
+        c = torch.randn((layers, mi, ni), dtype=torch.float16, device=device, generator=gen).permute(1, 2, 0)
+        sfa = _scales(layers, mi, ki, gen, device)
+        sfb = _scales(layers, ni, ki, gen, device)
         sf_blocked.append((to_blocked(sfa, gen, device), to_blocked(sfb, gen, device)))
         sf_plain.append((sfa.cpu(), sfb.cpu()))
         abc.append((a, b, c))
-        sizes.append((mi, ni, ki, l))
+        sizes.append((mi, ni, ki, layers))
     return abc, sf_plain, sf_blocked, sizes
 
 
 def decode_e2m1(x: torch.Tensor) -> torch.Tensor:
-    """[rows, k//2, l] packed e2m1 -> [rows, k, l] float32 (low nibble = lower K index)."""
+    """[rows, k//2, layers] packed e2m1 -> [rows, k, layers] float32 (low nibble = lower K index)."""
     u = x.view(torch.uint8)
-    nibbles = torch.stack((u & 0xF, u >> 4), dim=2)  # [rows, k//2, 2, l]
+    nibbles = torch.stack((u & 0xF, u >> 4), dim=2)  # [rows, k//2, 2, layers]
     nibbles = nibbles.reshape(u.shape[0], u.shape[1] * 2, u.shape[2])
     table = torch.tensor(E2M1, dtype=torch.float32, device=u.device)
     return table[nibbles.long()]
@@ -91,9 +91,9 @@ def dequantize(x: torch.Tensor, sf: torch.Tensor) -> torch.Tensor:
 def ref_kernel(data: input_t) -> output_t:
     abc, sf_plain, _, sizes = data
     out = []
-    for (a, b, c), (sfa, sfb), (_, _, _, l) in zip(abc, sf_plain, sizes):
+    for (a, b, c), (sfa, sfb), (_, _, _, layers) in zip(abc, sf_plain, sizes):
         aa, bb = dequantize(a, sfa), dequantize(b, sfb)
-        for li in range(l):
+        for li in range(layers):
             c[:, :, li] = (aa[:, :, li] @ bb[:, :, li].T).to(torch.float16)
         out.append(c)
     return out

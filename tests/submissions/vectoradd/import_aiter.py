@@ -1,5 +1,5 @@
-from task import input_t, output_t
 import aiter  # noqa: F401
+from task import input_t, output_t
 
 
 def custom_kernel(data: input_t) -> output_t:

@@ -1,4 +1,3 @@
-import torch
 from task import input_t, output_t
 
 

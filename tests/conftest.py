@@ -1,0 +1,67 @@
+"""Shared fixtures: paths, the shared/ folder, and a way to drive runner.py like a user."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+# CI puts shared/ beside the clone; on the GPU machine a copy travels as .shared/.
+SHARED = next((p for p in (ROOT.parent / "shared", ROOT / ".shared") if p.is_dir()), None)
+BAD = ROOT / "tests" / "submissions" / "vectoradd"
+HAS_GPU = False
+try:
+    import torch
+
+    HAS_GPU = torch.cuda.is_available()
+except ImportError:  # pragma: no cover
+    pass
+
+gpu = pytest.mark.skipif(not HAS_GPU, reason="needs a CUDA GPU")
+cpu_only = pytest.mark.skipif(HAS_GPU, reason="checks the CPU verdict")
+
+
+@dataclass
+class Run:
+    rc: int
+    out: str
+    doc: dict | None
+
+
+def run_cli(*args: str, json_path: Path | None = None, env: dict | None = None,
+            timeout: float = 600, cwd: Path = ROOT) -> Run:
+    """Run `python runner.py ARGS` as a user would; read the JSON document if asked."""
+    cmd = [sys.executable, str(ROOT / "runner.py"), *args]
+    if json_path is not None:
+        cmd += ["--json", str(json_path)]
+    full_env = dict(os.environ, COLUMNS="200", **(env or {}))
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env,
+                          cwd=cwd)
+    doc = None
+    if json_path is not None and json_path.exists():
+        doc = json.loads(json_path.read_text())
+    return Run(proc.returncode, proc.stdout + proc.stderr, doc)
+
+
+@pytest.fixture
+def cli(tmp_path):
+    """run_cli with a private results database and JSON path per test."""
+    db = tmp_path / "results.db"
+
+    def call(*args: str, want_json: bool = True, env: dict | None = None, **kw) -> Run:
+        path = tmp_path / f"result{len(list(tmp_path.glob('result*.json')))}.json"
+        merged = {"HARNESS_DB": str(db), **(env or {})}
+        return run_cli(*args, json_path=path if want_json else None, env=merged, **kw)
+
+    call.db = db
+    return call
+
+
+def case_statuses(doc: dict) -> list[str]:
+    return [c["status"] for p in doc["phases"] for c in p["cases"]]

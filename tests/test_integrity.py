@@ -1,0 +1,61 @@
+import pytest
+
+from harness.integrity import (
+    Calibration,
+    calibration_disturbed,
+    check_clocks,
+    find_gpu,
+    physics_floor,
+)
+from harness.settings import IntegritySettings
+
+CAL = Calibration(median_ns=50_000, p90_ns=55_000, calls=40)
+
+
+def test_honest_gaps_are_not_flagged():
+    reported = [1_000_000.0] * 50
+    roundtrip = [r + 52_000 for r in reported]
+    check = check_clocks(reported, roundtrip, CAL, IntegritySettings())
+    assert not check.flagged
+    assert check.judge_mean_ns == pytest.approx(1_002_000)
+
+
+def test_hidden_work_is_flagged_and_timed_by_the_judge():
+    reported = [10_000.0] * 50  # the timer saw 10 µs...
+    roundtrip = [10_000 + 50_000 + 400_000.0] * 50  # ...the judge waited 400 µs more
+    check = check_clocks(reported, roundtrip, CAL, IntegritySettings())
+    assert check.flagged and "outside the timed region" in check.message
+    assert check.judge_mean_ns == pytest.approx(410_000)
+
+
+def test_allowance_grows_with_the_reported_time():
+    reported = [10_000_000.0] * 20
+    roundtrip = [r + 50_000 + 1_500_000 for r in reported]  # 15% extra: within 25%
+    assert not check_clocks(reported, roundtrip, CAL, IntegritySettings()).flagged
+
+
+def test_calibration_disturbed_after_import():
+    settings = IntegritySettings()
+    assert not calibration_disturbed(CAL, Calibration(60_000, 70_000, 40), settings)
+    assert calibration_disturbed(CAL, Calibration(2_000_000, 2_100_000, 40), settings)
+    assert not calibration_disturbed(CAL, Calibration(2_000_000, 2_100_000, 40), settings,
+                                     copy_ns=700_000)
+
+
+def test_physics_floor_takes_the_larger_bound():
+    table = {"H200": {"bandwidth_tbs": 4.0, "tflops": {"bf16": 1000}}}
+    floor = physics_floor({"flops": 2e12, "bytes": 4e9}, "NVIDIA H200", "bf16", table)
+    assert floor.compute_ns == pytest.approx(2e6) and floor.memory_ns == pytest.approx(1e6)
+    assert floor.ns == pytest.approx(2e6) and floor.gpu == "H200"
+
+
+def test_unknown_gpu_gets_no_floor():
+    assert physics_floor({"flops": 1, "bytes": 1}, "Mystery GPU 9000", "bf16") is None
+
+
+@pytest.mark.parametrize("name,key", [("NVIDIA H200", "H200"), ("NVIDIA H100 80GB HBM3", "H100"),
+                                      ("NVIDIA B200", "B200"), ("AMD Instinct MI300X", "MI300X"),
+                                      ("AMD Instinct MI355X", "MI355X"), ("NVIDIA A100-SXM4-80GB", "A100"),
+                                      ("NVIDIA L4", "L4"), ("Tesla T4", "T4")])
+def test_gpu_table_covers_the_common_gpus(name, key):
+    assert find_gpu(name)[0] == key

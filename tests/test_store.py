@@ -1,0 +1,166 @@
+"""The results database, on SQLite and (when $HARNESS_TEST_POSTGRES is set) PostgreSQL."""
+
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+from conftest import ROOT, run_cli
+
+from harness.ranking import rank
+from harness.store import SCHEMA_VERSION, Store, StoreError
+
+PG_URL = os.environ.get("HARNESS_TEST_POSTGRES")
+
+
+def fresh_postgres_url() -> str:
+    """A new, empty database on the test server, so tests do not see each other."""
+    import psycopg
+
+    name = f"harness_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return PG_URL.rsplit("/", 1)[0] + f"/{name}"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def db_url(request, tmp_path):
+    if request.param == "sqlite":
+        return str(tmp_path / "r.db")
+    if not PG_URL:
+        pytest.skip("set HARNESS_TEST_POSTGRES to a postgresql:// URL to run these")
+    return fresh_postgres_url()
+
+
+def run_row(seeds, passed, score, kind="H200"):
+    return {"mode": "leaderboard", "seeds": seeds, "device_kind": kind, "device_name": "NVIDIA " + kind,
+            "started_at": "t0", "ended_at": "t1", "passed": passed, "score_ns": score, "cases": [],
+            "messages": {}, "harness_version": "test", "system": {}}
+
+
+def submit(store, board, user, score, passed=True, secret_passed=True, kind="H200", status="ok",
+           refused=None):
+    return store.record(board, user, f"{user}.py", "code", "sha", status, [], refused,
+                        [run_row("public", passed, score, kind),
+                         run_row("secret", secret_passed, score, kind)])
+
+
+def test_schema_is_migrated_and_versioned(db_url):
+    store = Store(db_url)
+    assert store.version() == SCHEMA_VERSION
+    Store(db_url)  # opening again migrates nothing and fails nothing
+    assert store.version() == SCHEMA_VERSION
+
+
+def test_newer_schema_is_refused(tmp_path):
+    path = tmp_path / "r.db"
+    Store(str(path)).execute("INSERT INTO schema_version (version) VALUES (999)")
+    with pytest.raises(StoreError, match="upgrade the harness"):
+        Store(str(path))
+
+
+def test_not_a_database_is_a_clear_error(tmp_path):
+    bad = tmp_path / "r.db"
+    bad.write_text("this is not sqlite" * 100)
+    with pytest.raises(StoreError):
+        Store(str(bad))
+
+
+def test_leaderboard_secret_made_once_per_task_version(db_url):
+    store = Store(db_url)
+    a = store.leaderboard("t", "h1")
+    assert a.secret == store.leaderboard("t", "h1").secret and len(a.secret) == 32
+    assert store.leaderboard("t", "h2").secret != a.secret
+
+
+def test_ranking_rules(db_url):
+    store = Store(db_url)
+    board = store.leaderboard("t", "h")
+    submit(store, board, "ann", 300.0)
+    best_ann = submit(store, board, "ann", 100.0)
+    submit(store, board, "ann", 200.0)  # slower resubmission keeps the best
+    submit(store, board, "bob", 150.0)
+    submit(store, board, "cid", 50.0, secret_passed=False)  # secret run failed: not ranked
+    submit(store, board, "dee", 10.0, status="hacked")
+    submit(store, board, "eve", 20.0, refused="static screen: patches-timing")
+    submit(store, board, "fay", 120.0, kind="B200")  # another device kind
+    early = submit(store, board, "gus", 150.0)  # ties bob: bob was earlier
+    table = rank(store.entries("t", "h"), "H200")
+    assert [(r.user, r.score_ns) for r in table] == [("ann", 100.0), ("bob", 150.0), ("gus", 150.0)]
+    assert table[0].submission_id == best_ann and table[2].submission_id == early
+    assert [r.user for r in rank(store.entries("t", "h"), "B200")] == ["fay"]
+
+
+def test_changed_task_starts_a_fresh_ranking(db_url):
+    store = Store(db_url)
+    submit(store, store.leaderboard("t", "old"), "ann", 10.0)
+    submit(store, store.leaderboard("t", "new"), "bob", 20.0)
+    assert [r.user for r in rank(store.entries("t", "new"), "H200")] == ["bob"]
+    assert {r.user for r in rank(store.entries("t"), "H200")} == {"ann", "bob"}
+
+
+def test_marking_hacked_removes_from_ranking(db_url):
+    store = Store(db_url)
+    board = store.leaderboard("t", "h")
+    sid = submit(store, board, "ann", 10.0)
+    assert store.set_status(sid, "hacked")
+    assert rank(store.entries("t", "h"), "H200") == []
+    assert store.submission(sid)["status"] == "hacked"
+
+
+@pytest.fixture(scope="module")
+def leaderboard_doc(tmp_path_factory):
+    """A real result document of a leaderboard run (two runs: public and secret)."""
+    tmp = tmp_path_factory.mktemp("doc")
+    run = run_cli("submit", "submissions/vectoradd/add_torch.py", "--device", "cpu",
+                  "--case", "size: 64; seed: 1", "--db", str(tmp / "src.db"),
+                  json_path=tmp / "doc.json")
+    assert run.rc == 0, run.out
+    return tmp / "doc.json"
+
+
+def count(db_url, sql):
+    store = Store(db_url)
+    return store.query(sql)[0]["n"]
+
+
+def test_two_processes_write_at_once(db_url, leaderboard_doc):
+    """Two runner processes record 12 results each into one database: none is lost."""
+    env = dict(os.environ, HARNESS_DB=db_url)
+    procs = [subprocess.Popen([sys.executable, str(ROOT / "runner.py"), "record",
+                               str(leaderboard_doc), "--repeat", "12", "--user", f"u{i}"],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+             for i in range(2)]
+    for p in procs:
+        out, _ = p.communicate(timeout=300)
+        assert p.returncode == 0, out.decode()
+    assert count(db_url, "SELECT COUNT(*) AS n FROM submissions") == 24
+    assert count(db_url, "SELECT COUNT(*) AS n FROM runs") == 48
+
+
+def test_sigkill_while_recording_leaves_no_half_run(tmp_path, leaderboard_doc):
+    """SIGKILL at random points of recording, 25 times: the file stays sound and every
+    submission has both of its runs."""
+    db = tmp_path / "r.db"
+    Store(str(db))
+    rng = random.Random(1234)
+    env = dict(os.environ, HARNESS_DB=str(db))
+    for _ in range(25):
+        p = subprocess.Popen([sys.executable, str(ROOT / "runner.py"), "record",
+                              str(leaderboard_doc), "--repeat", "200"], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.4, 1.6))
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    subs = conn.execute("SELECT COUNT(*) FROM submissions").fetchone()[0]
+    assert subs > 0, "no kill landed after recording began"
+    per_sub = conn.execute("SELECT s.id, COUNT(r.id) FROM submissions s LEFT JOIN runs r "
+                           "ON r.submission_id = s.id GROUP BY s.id").fetchall()
+    assert all(n == 2 for _, n in per_sub), "a submission is visible without both runs"

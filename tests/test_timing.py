@@ -1,0 +1,107 @@
+import math
+
+import pytest
+
+from harness.settings import TimingSettings
+from harness.timing import StoppingRule, WarmUp, combine, summarize
+
+
+class FakeClock:
+    """A clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def settings(**kw) -> TimingSettings:
+    base = dict(min_calls=10, min_seconds=0.5, max_seconds=5.0, max_calls=1000, target_rse=0.01)
+    base.update(kw)
+    return TimingSettings(**base)
+
+
+def test_summarize_statistics():
+    s = summarize([1.0, 2.0, 3.0, 4.0])
+    assert s.calls == 4 and s.mean == 2.5 and s.median == 2.5
+    assert s.best == 1.0 and s.worst == 4.0
+    assert s.std == pytest.approx(1.2909944)
+    assert s.stderr == pytest.approx(1.2909944 / 2)
+    assert s.rse == pytest.approx(s.stderr / 2.5)
+
+
+def test_summarize_single_sample_has_infinite_error():
+    s = summarize([5.0])
+    assert s.std == 0 and math.isinf(s.stderr)
+
+
+def test_stops_when_precise_after_minimums():
+    clock = FakeClock()
+    rule = StoppingRule(settings(), clock)
+    for _ in range(9):
+        rule.add(100.0)
+        clock.now += 0.1
+    assert not rule.done()  # 9 calls: below min_calls even though precise
+    rule.add(100.0)
+    assert rule.done() and "relative standard error" in rule.reason
+
+
+def test_waits_for_minimum_time():
+    clock = FakeClock()
+    rule = StoppingRule(settings(min_seconds=1.0), clock)
+    for _ in range(50):
+        rule.add(100.0)
+    clock.now = 0.9
+    assert not rule.done()
+    clock.now = 1.0
+    assert rule.done()
+
+
+def test_noisy_samples_run_to_the_time_budget():
+    clock = FakeClock()
+    rule = StoppingRule(settings(target_rse=1e-6), clock)
+    for i in range(200):
+        rule.add(100.0 if i % 2 else 300.0)
+        clock.now += 0.01
+    assert not rule.done()
+    clock.now = 5.0
+    assert rule.done() and "budget" in rule.reason
+
+
+def test_max_calls_bound():
+    clock = FakeClock()
+    rule = StoppingRule(settings(max_calls=20, target_rse=1e-9, min_seconds=100), clock)
+    for i in range(20):
+        rule.add(float(i + 1))
+    assert rule.done() and "20 calls" in rule.reason
+
+
+def test_rse_matches_summary():
+    clock = FakeClock()
+    rule = StoppingRule(settings(), clock)
+    samples = [10.0, 12.0, 9.0, 11.0, 10.5]
+    for x in samples:
+        rule.add(x)
+    assert rule.rse() == pytest.approx(summarize(samples).rse)
+
+
+def test_warm_up_by_time_budget_with_minimum_calls():
+    clock = FakeClock()
+    warm = WarmUp(TimingSettings(warmup_seconds=0.2, warmup_min_calls=3), clock)
+    warm.add()
+    clock.now = 1.0
+    assert not warm.done()  # time is up but only one call
+    warm.add()
+    warm.add()
+    assert warm.done()
+
+
+@pytest.mark.parametrize("how,expected", [("last", 8.0), ("mean", 14 / 3), ("geom", 4.0)])
+def test_combine(how, expected):
+    assert combine([2.0, 4.0, 8.0], how) == pytest.approx(expected)
+
+
+def test_combine_rejects_unknown():
+    with pytest.raises(ValueError):
+        combine([1.0], "median")
