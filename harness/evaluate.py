@@ -81,6 +81,8 @@ def prepare(request: Request) -> Prepared:
         )
     if request.mode not in MODES:
         raise UsageError(f"unknown mode {request.mode!r}: use one of {', '.join(MODES)}")
+    for text in request.cases:
+        parse_case(text)  # a malformed case string is a usage error, found before any work
     device = pick_device(request.device)
     warnings = []
     if directives.gpus and device.kind == "cuda" and not any(

@@ -38,7 +38,7 @@ from .structure import (
     nbytes,
     poison,
 )
-from .tasks import Reference, Task
+from .tasks import Reference, Task, TaskError
 from .timing import StoppingRule, WarmUp, combine, summarize
 
 _STATUS_BY_KIND = {
@@ -234,7 +234,10 @@ class Judge:
         secret = self.secret if spec.seeds == "secret" else None
         plan = SeedPlan(int(case.get("seed", 0)), secret, stream=spec.name)
         data = self._generate(case, plan, 0)
-        template = self.ref.reference(clone(data))
+        try:
+            template = self.ref.reference(clone(data))
+        except Exception as exc:  # noqa: BLE001 - the task's own code failed
+            raise TaskError(f"{self.task.name}: ref_kernel failed on case {case}: {exc!r}") from exc
         finite = all_finite(template)
         alloc = SharedAllocator(Path(tempfile.mkdtemp(dir=self.shm_root)))
         slots = [make_slot(data, alloc) for _ in range(max(1, self.settings.timing.ring_slots))]
@@ -267,7 +270,11 @@ class Judge:
     def _generate(self, case: dict, plan: SeedPlan, call: int) -> Any:
         kwargs = dict(case)
         kwargs["seed"] = plan.seed(call)
-        return self.ref.generate(kwargs, self.device.kind)
+        try:
+            return self.ref.generate(kwargs, self.device.kind)
+        except Exception as exc:  # noqa: BLE001 - the task's own code (or the case) failed
+            raise TaskError(f"{self.task.name}: generate_input failed on case {case}: "
+                            f"{exc!r}") from exc
 
     def _expect_ack(self, deadline: float) -> None:
         reply = self.worker.recv(max(deadline - self.clock(), 1.0))

@@ -52,8 +52,18 @@ def run_submit(opts: SubmitOptions, console: Console) -> int:
             console.print(f"[red]error:[/] cannot open the results database: {exc}")
             return R.EXIT_USAGE
         request.secret = recorder.secret
-    with LiveProgress(console) as progress:
-        evaluation = evaluate(prepared, settings, progress)
+    try:
+        with LiveProgress(console) as progress:
+            evaluation = evaluate(prepared, settings, progress)
+    except TaskError as exc:
+        console.print(f"[red]error:[/] the task is broken: {exc}")
+        return R.EXIT_USAGE
+    except Exception as exc:  # noqa: BLE001 - our bug: say so, keep the details
+        import traceback
+
+        console.print(f"[red]internal harness error:[/] {exc!r}; please report it with:\n"
+                      + "".join(traceback.format_exc()))
+        return R.EXIT_INTERNAL
     if recorder is not None:
         recorder.record(evaluation)
     print_evaluation(console, evaluation)

@@ -40,7 +40,7 @@ def run_cli(*args: str, json_path: Path | None = None, env: dict | None = None,
     cmd = [sys.executable, str(ROOT / "runner.py"), *args]
     if json_path is not None:
         cmd += ["--json", str(json_path)]
-    full_env = dict(os.environ, COLUMNS="200", **(env or {}))
+    full_env = {**os.environ, "COLUMNS": "200", **(env or {})}
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env,
                           cwd=cwd)
     doc = None

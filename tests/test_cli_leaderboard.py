@@ -1,0 +1,66 @@
+"""Leaderboard mode end to end on the CPU: three users, a failing and a secret-failing
+submission, and a slower re-submission."""
+
+import json
+
+from conftest import ROOT, run_cli
+
+SUBS = ROOT / "tests" / "submissions" / "leaderboard"
+CASE = ["--case", "size: 64; seed: 1"]
+
+
+def test_ranked_table_and_json(cli):
+    def submit(name, user):
+        r = cli("submit", str(SUBS / f"{name}.py"), "--task", "vectoradd", "--device", "cpu",
+                "--user", user, *CASE)
+        return r
+
+    alice = submit("fast", "alice")
+    assert alice.rc == 0, alice.out
+    assert "rank 1 of 1" in alice.out
+    bob = submit("sleep_1ms", "bob")
+    carol = submit("sleep_3ms", "carol")
+    assert carol.rc == 0 and "rank 3 of 3" in carol.out and "behind #2 (bob)" in carol.out
+    assert bob.doc["record"]["rank"] == 2
+
+    dave = submit("wrong", "dave")  # fails: recorded, not ranked
+    assert dave.rc == 1 and "not ranked" in dave.out
+    erin = submit("public_only", "erin")  # passes public seeds, fails the secret ones
+    assert erin.rc == 1
+    phases = {(p["name"], p["seeds"]): p for p in erin.doc["phases"]}
+    assert phases[("benchmark", "public")]["cases"][0]["status"] == "passed"
+    assert phases[("benchmark", "secret")]["cases"][0]["status"] == "failed"
+    assert "not ranked" in erin.out
+
+    again = submit("sleep_6ms", "alice")  # slower: alice keeps her best
+    assert again.rc == 0 and "this user has a better earlier result" in again.out
+
+    board = run_cli("leaderboard", "vectoradd", "--json", env={"HARNESS_DB": str(cli.db)})
+    assert board.rc == 0
+    table = json.loads(board.out)["devices"]["CPU"]
+    assert [r["user"] for r in table] == ["alice", "bob", "carol"]
+    assert table[0]["submission_id"] == alice.doc["record"]["submission_id"]
+
+    text = run_cli("leaderboard", "vectoradd", env={"HARNESS_DB": str(cli.db), "COLUMNS": "200"})
+    assert text.out.index("alice") < text.out.index("bob") < text.out.index("carol")
+
+    history = run_cli("history", "--user", "alice", env={"HARNESS_DB": str(cli.db), "COLUMNS": "200"})
+    assert history.out.count("fast.py") == 1 and history.out.count("sleep_6ms.py") == 1
+    shown = run_cli("show", str(erin.doc["record"]["submission_id"]), "--code",
+                    env={"HARNESS_DB": str(cli.db), "COLUMNS": "200"})
+    assert "secret seeds" in shown.out and "FAILED" in shown.out and "KNOWN" in shown.out
+    exported = run_cli("export", "--format", "json", env={"HARNESS_DB": str(cli.db)})
+    rows = json.loads(exported.out)
+    assert len(rows) == 12 and {r["user_name"] for r in rows} == {"alice", "bob", "carol", "dave", "erin"}
+    csv = run_cli("export", env={"HARNESS_DB": str(cli.db)})
+    assert csv.out.splitlines()[0].startswith("run_id,submission_id,task")
+
+
+def test_marking_hacked(cli):
+    r = cli("submit", str(SUBS / "fast.py"), "--task", "vectoradd", "--device", "cpu",
+            "--user", "mallory", *CASE)
+    sid = r.doc["record"]["submission_id"]
+    env = {"HARNESS_DB": str(cli.db)}
+    assert run_cli("mark", str(sid), "--status", "hacked", env=env).rc == 0
+    table = json.loads(run_cli("leaderboard", "vectoradd", "--json", env=env).out)
+    assert table["devices"]["CPU"] == []

@@ -1,0 +1,81 @@
+"""Example submissions through runner.py on the CPU: test and benchmark modes, the JSON
+document, the directive, case strings, and the small commands."""
+
+from conftest import SHARED, cpu_only, run_cli
+
+
+def test_test_mode_from_the_directive(cli):
+    r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "test")
+    assert r.rc == 0, r.out
+    doc = r.doc
+    assert doc["schema"] == "kernel-harness/result" and doc["version"] == 1
+    assert doc["task"]["name"] == "vectoradd" and doc["status"] == "passed"
+    assert [c["status"] for c in doc["phases"][0]["cases"]] == ["passed"] * 4
+    assert "CPU" in r.out and "no GPU found" in r.out  # the device, said plainly
+
+
+def test_benchmark_mode_with_a_case_string(cli):
+    r = cli("submit", "submissions/vectoradd/add_inplace.py", "--mode", "benchmark",
+            "--case", "size: 128; seed: 9", "--case", "size: 64; seed: 3")
+    assert r.rc == 0, r.out
+    phase = r.doc["phases"][0]
+    assert [c["case"] for c in phase["cases"]] == [{"size": 128, "seed": 9}, {"size": 64, "seed": 3}]
+    for c in phase["cases"]:
+        s = c["stats"]
+        assert s["calls"] >= 3 and s["best"] <= s["median"] <= s["worst"]
+        assert c["integrity"]["clocks"]["flagged"] is False
+    assert phase["score_ns"] > 0
+    assert "mean ± std" in r.out
+
+
+def test_test_and_benchmark_modes_record_nothing(cli):
+    cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "test")
+    assert not cli.db.exists()
+
+
+def test_tasks_and_template(cli, tmp_path):
+    r = cli("tasks", want_json=False)
+    assert r.rc == 0 and "nvfp4_group_gemm" in r.out and "mxfp4_mm" in r.out and "B200" in r.out
+    r = cli("template", "vectoradd", want_json=False)
+    assert r.rc == 0 and "def custom_kernel" in r.out
+    out = tmp_path / "mine.py"
+    assert cli("template", "nvfp4_group_gemm", "-o", str(out), want_json=False).rc == 0
+    assert "#!POPCORN leaderboard nvfp4_group_gemm" in out.read_text()
+    assert cli("template", "vectoradd", "--lang", "CUDA", want_json=False).rc == 2
+
+
+def test_task_folder_by_path(cli):
+    r = cli("submit", "submissions/vectoradd/add_torch.py", "--task", "tasks/vectoradd",
+            "--mode", "test")
+    assert r.rc == 0
+
+
+@cpu_only
+def test_nvfp4_seed_needs_a_gpu_here(cli):
+    r = cli("submit", str(SHARED / "seeds" / "nvfp4_group_gemm_dot_scaled.py"),
+            "--task", "nvfp4_group_gemm", "--mode", "test")
+    assert r.rc == 1
+    first = r.doc["phases"][0]["cases"][0]
+    assert first["status"] == "needs a GPU" and "needs a GPU" in first["message"]
+    assert "Traceback (most recent call last)" not in r.out
+
+
+def test_mxfp4_seed_gets_the_aiter_verdict(cli):
+    r = cli("submit", str(SHARED / "seeds" / "mxfp4_mm_fused_quant_aiter.py"),
+            "--task", "mxfp4_mm", "--mode", "test")
+    assert r.rc == 1
+    err = r.doc["load_error"]
+    assert "'aiter'" in err["title"] and "amd-aiter" in err["hint"] and "ROCm" in err["hint"]
+    assert "Traceback (most recent call last)" not in r.out
+
+
+def test_pytorch_examples_pass_every_test_on_the_cpu(cli):
+    for path in ("submissions/nvfp4_group_gemm/torch_dequant.py",
+                 "submissions/mxfp4_mm/torch_dequant.py"):
+        r = cli("submit", path, "--mode", "test")
+        assert r.rc == 0, r.out
+        assert len(r.doc["phases"][0]["cases"]) in (10, 4)
+
+
+def test_help_runs():
+    assert run_cli("--help").rc == 0

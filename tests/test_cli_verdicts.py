@@ -1,0 +1,114 @@
+"""Every bad submission gets a clear verdict and exit code, through runner.py, on the CPU.
+The GPU-only ones (a CUDA fault, a kernel that fails to compile) are in test_gpu.py."""
+
+import pytest
+
+from conftest import BAD, case_statuses
+
+FAST = ["--task", "vectoradd", "--mode", "test", "--device", "cpu", "--timeout", "30"]
+
+
+def submit(cli, name, *extra):
+    return cli("submit", str(BAD / f"{name}.py"), *FAST, *extra)
+
+
+def test_syntax_error(cli):
+    r = submit(cli, "syntax_error")
+    assert r.rc == 1 and r.doc["load_error"]["kind"] == "syntax_error"
+    assert "line 6" in r.doc["load_error"]["message"]
+    assert "Traceback" not in r.out  # no harness traceback, only the verdict
+    assert "syntax error" in r.out
+
+
+def test_missing_module_names_it(cli):
+    r = submit(cli, "import_missing")
+    assert r.rc == 1 and r.doc["load_error"]["kind"] == "import_error"
+    assert "kernel_magic_that_does_not_exist" in r.doc["load_error"]["title"]
+
+
+def test_aiter_is_explained_as_amd_rocm_only(cli):
+    r = submit(cli, "import_aiter")
+    err = r.doc["load_error"]
+    assert r.rc == 1 and "'aiter'" in err["title"]
+    assert "ROCm" in err["hint"] and "amd-aiter" in err["hint"] and "cannot run" in err["hint"]
+
+
+def test_no_custom_kernel(cli):
+    r = submit(cli, "no_kernel")
+    assert r.rc == 1 and "no custom_kernel" in r.doc["load_error"]["title"]
+    assert "my_kernel" in r.doc["load_error"]["message"]  # what it does define
+
+
+def test_exception_shows_the_submission_frames_only(cli):
+    r = submit(cli, "raises")
+    assert r.rc == 1 and set(case_statuses(r.doc)) == {"error"}
+    message = r.doc["phases"][0]["cases"][1]["message"]
+    assert 'File "raises.py", line 10, in custom_kernel' in message
+    assert 'File "raises.py", line 5, in _helper' in message
+    assert "harness" not in message and "RuntimeError" in message
+
+
+@pytest.mark.parametrize("name,needle", [
+    ("wrong_type", "expected a tensor, got list"),
+    ("wrong_count", "expected a tensor, got tuple"),
+    ("wrong_shape", "shape [16129], expected [127, 127]"),
+    ("wrong_dtype", "dtype float32, expected float16"),
+])
+def test_wrong_output_form(cli, name, needle):
+    r = submit(cli, name)
+    assert r.rc == 1 and set(case_statuses(r.doc)) == {"failed"}
+    assert any(needle in c["message"] for c in r.doc["phases"][0]["cases"])
+
+
+def test_wrong_values_report_the_worst_elements(cli):
+    r = submit(cli, "wrong_values")
+    assert r.rc == 1
+    message = r.doc["phases"][0]["cases"][2]["message"]
+    assert "elements differ" in message and "the worst" in message
+    assert "expected" in message and "got" in message and "at (" in message
+
+
+def test_nan_output(cli):
+    r = submit(cli, "returns_nan")
+    assert r.rc == 1 and "NaN" in r.doc["phases"][0]["cases"][0]["message"]
+
+
+def test_hang_is_killed_at_the_timeout(cli):
+    r = cli("submit", str(BAD / "hang.py"), "--task", "vectoradd", "--mode", "test",
+            "--device", "cpu", "--timeout", "5")
+    assert r.rc == 3
+    assert case_statuses(r.doc)[0] == "timed out"
+    assert set(case_statuses(r.doc)[1:]) == {"skipped"}
+    assert r.doc["wall_seconds"] < 30
+
+
+@pytest.mark.parametrize("name,needle", [
+    ("abort", "SIGABRT"), ("segfault", "SIGSEGV"), ("exit_zero", "exited with status 0"),
+])
+def test_hard_crashes(cli, name, needle):
+    r = submit(cli, name)
+    assert r.rc == 3 and set(case_statuses(r.doc)) == {"crashed"}
+    assert needle in r.doc["phases"][0]["cases"][0]["message"]
+    assert "Traceback" not in r.out
+
+
+@pytest.mark.parametrize("name", ["cuda_oob", "compile_fail"])
+def test_gpu_kernels_on_the_cpu_need_a_gpu(cli, name):
+    r = submit(cli, name)
+    assert r.rc == 1 and case_statuses(r.doc)[0] == "needs a GPU"
+    assert "needs a GPU" in r.doc["phases"][0]["cases"][0]["message"]
+
+
+def test_usage_errors_exit_2(cli, tmp_path):
+    assert cli("submit", "no/such/file.py", "--task", "vectoradd", want_json=False).rc == 2
+    plain = tmp_path / "plain.py"
+    plain.write_text("def custom_kernel(data):\n    return data\n")
+    r = cli("submit", str(plain), want_json=False)
+    assert r.rc == 2 and "#!POPCORN leaderboard" in r.out
+    r = cli("submit", "submissions/vectoradd/add_torch.py", "--task", "mxfp4_mm", want_json=False)
+    assert r.rc == 2 and "remove one of them" in r.out
+    r = cli("submit", "submissions/vectoradd/add_torch.py", "--task", "nope", want_json=False)
+    assert r.rc == 2 and "known tasks" in r.out
+    r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "test", "--case", "size 3",
+            want_json=False)
+    assert r.rc == 2 and "key: value" in r.out
