@@ -23,7 +23,7 @@ from .checking import all_finite, output_sanity
 from .devices import DeviceInfo, Flusher
 from .integrity import Calibration, calibration_disturbed, check_clocks, physics_floor
 from .phases import PhaseSpec, Progress
-from .protocol import DONE, ERROR, ProtocolError
+from .protocol import ACK, DONE, ERROR, ProtocolError
 from .sandbox import WorkerDied, WorkerProcess, WorkerTimeout, become_subreaper
 from .seeds import SeedPlan
 from .settings import Settings
@@ -278,6 +278,9 @@ class Judge:
 
     def _expect_ack(self, deadline: float) -> None:
         reply = self.worker.recv(max(deadline - self.clock(), 1.0))
+        if reply.get("event") not in (ERROR, ACK):
+            raise ProtocolError(f"expected an acknowledgement, got {reply.get('event')!r}: "
+                                "forged or stray protocol bytes")
         if reply.get("event") == ERROR:
             raise CaseFailure(_STATUS_BY_KIND.get(reply.get("kind"), R.ERROR),
                               str(reply.get("message", "")))
@@ -287,10 +290,15 @@ class Judge:
         self.flusher.flush()
         if self.mailbox is not None:
             return self._mail_roundtrip(message, timeout)
+        self.mail_seq += 1
+        message = dict(message, seq=self.mail_seq)
         t0 = time.perf_counter_ns()
         self.worker.send(message)
         reply = self.worker.recv(timeout, self.settings.timing.spin_seconds)
         t1 = time.perf_counter_ns()
+        if reply.get("seq") != self.mail_seq:
+            raise ProtocolError("the worker answered out of turn (a reply that was not asked "
+                                "for: forged or stray protocol bytes)")
         self.last_reply = reply
         return reply, float(t1 - t0)
 
@@ -319,6 +327,9 @@ class Judge:
         reply = box.reply()
         if reply["status"] == Mailbox.SEE_PIPE:
             reply = self.worker.recv(max(deadline - time.perf_counter(), 1.0))
+            if reply.get("event") != ERROR:
+                raise ProtocolError("the worker sent an unexpected message on the pipe: "
+                                    "forged or stray protocol bytes")
         else:
             from .protocol import decode, encode
 

@@ -58,9 +58,9 @@ def runs_of(ev: R.Evaluation) -> list[dict[str, Any]]:
 
 
 def status_of(ev: R.Evaluation) -> str:
-    hard = any(f["severity"] == "hard" for f in ev.screen)
+    screened = any(f["severity"] in ("hard", "flag") for f in ev.screen)
     flagged = any(c.flags for p in ev.phases for c in p.cases)
-    return "suspicious" if hard or flagged else "ok"
+    return "suspicious" if screened or flagged else "ok"
 
 
 def refusal(ev: R.Evaluation, refuse_on: list[str]) -> str | None:

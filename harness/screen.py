@@ -98,15 +98,32 @@ def _torch_function(node: ast.AST) -> bool:
         "__torch_function__", "__torch_dispatch__")
 
 
+_TAINTED: dict[str, set[str]] = {"id": set(), "data_ptr": set()}
+
+
+def _is_key_call(node: ast.AST, attr: str) -> bool:
+    if attr == "id":
+        return isinstance(node, ast.Call) and _dotted(node.func) == "id"
+    return isinstance(node, ast.Call) and _dotted(node.func).endswith("." + attr)
+
+
+def _taint(tree: ast.AST) -> None:
+    """Names assigned from expressions holding id() or data_ptr() (possible cache keys)."""
+    for attr in _TAINTED:
+        names: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and any(_is_key_call(n, attr) for n in ast.walk(node.value)):
+                names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        _TAINTED[attr] = names
+
+
 def _keyed_cache(attr: str) -> Callable[[ast.AST], bool]:
-    """`id(x)` / `x.data_ptr()` used as a dict key or in a membership test."""
-    def is_key(node: ast.AST) -> bool:
-        if attr == "id":
-            return isinstance(node, ast.Call) and _dotted(node.func) == "id"
-        return isinstance(node, ast.Call) and _dotted(node.func).endswith("." + attr)
+    """`id(x)` / `x.data_ptr()` (or a name made from them) used as a dict key or in a
+    membership test."""
 
     def contains_key(node: ast.AST) -> bool:
-        return any(is_key(n) for n in ast.walk(node))
+        return any(_is_key_call(n, attr) or (isinstance(n, ast.Name) and n.id in _TAINTED[attr])
+                   for n in ast.walk(node))
 
     def match(node: ast.AST) -> bool:
         if isinstance(node, ast.Subscript):
@@ -148,6 +165,12 @@ RULES: list[Rule] = [
          "here (inputs are fresh every call)", _keyed_cache("id")),
     Rule("cache-by-pointer", FLAG, "uses data_ptr() as a cache key: buffers are reused with new "
          "contents, so such a cache returns stale outputs", _keyed_cache("data_ptr")),
+    Rule("cache-by-content", FLAG, "hashes tensor contents (hashlib, .tobytes()): a content-keyed "
+         "cache never hits here (inputs are new every call) and costs time",
+         lambda n: _call_to("hashlib.sha1", "hashlib.sha256", "hashlib.md5", "hashlib.blake2b",
+                            "xxhash.xxh64", "xxhash.xxh3_64")(n) or (
+             isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and n.func.attr == "tobytes")),
     Rule("spawns-processes", FLAG, "starts processes or forks: work could continue after the "
          "timed call", lambda n: _imports("subprocess", "multiprocessing")(n) or _call_to(
              "os.fork", "os.system", "os.popen", "os.spawnv", "os.execv", "pty.spawn")(n)),
@@ -176,6 +199,7 @@ def screen(source: str) -> list[Finding]:
     except SyntaxError:
         return []
     lines = source.splitlines()
+    _taint(tree)
     findings: list[Finding] = []
     seen: set[tuple[str, int]] = set()
     for node in _walk(tree):

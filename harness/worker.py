@@ -161,10 +161,10 @@ class Worker:
         self.send({"event": ACK})
 
     def noop(self, message: dict[str, Any]) -> None:
-        self.send(self._noop(message["slot"]))
+        self.send(self._noop(message["slot"]) | {"seq": message.get("seq")})
 
     def call(self, message: dict[str, Any]) -> None:
-        self.send(self._run(self.kernel, message["slot"], check=True))
+        self.send(self._run(self.kernel, message["slot"], check=True) | {"seq": message.get("seq")})
 
     def _noop(self, slot: int) -> dict[str, Any]:
         """The same protocol as a call, around a function that returns at once."""

@@ -1,0 +1,15 @@
+"""Attack (GPU): patch torch.cuda.Event.elapsed_time to report a hundredth of the time.
+Caught by: the two-clock check and the physics floor; the screen (patches-timing, hard)."""
+import torch
+from task import input_t, output_t
+
+_real = torch.cuda.Event.elapsed_time
+torch.cuda.Event.elapsed_time = lambda self, end: _real(self, end) / 100
+
+
+def custom_kernel(data: input_t) -> output_t:
+    a, b = data
+    c = a + b
+    for _ in range(20):
+        c = c + 0
+    return c

@@ -1,0 +1,22 @@
+"""Attack: patch the host clock the worker times with, so a 3 ms call reports 1 µs.
+Caught by: the judge's own clock (two-clock check flags it and times it), and the static
+screen (patches-timing, hard)."""
+import time
+
+from task import input_t, output_t
+
+_fake = {"t": 0}
+
+
+def _perf_counter_ns():
+    _fake["t"] += 1000
+    return _fake["t"]
+
+
+time.perf_counter_ns = _perf_counter_ns
+
+
+def custom_kernel(data: input_t) -> output_t:
+    a, b = data
+    time.sleep(0.003)
+    return a + b

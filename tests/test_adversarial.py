@@ -1,0 +1,172 @@
+"""The corpus of cheats and faults in tests/adversarial/: each one is caught (failed,
+rejected or flagged), no clean score is recorded, and the harness carries on.
+
+Each runs in leaderboard mode (so that it is recorded) against vectoradd, on a small
+benchmark case. The GPU-only attacks are marked and run on the GPU machine.
+"""
+
+import json
+import os
+import signal
+
+import pytest
+
+from conftest import HAS_GPU, ROOT, gpu, run_cli
+
+CORPUS = ROOT / "tests" / "adversarial"
+CASE = ["--case", "size: 256; seed: 1"]
+
+
+def attack(cli, name, *extra, device="cpu", env=None):
+    r = cli("submit", str(CORPUS / f"{name}.py"), "--task", "vectoradd", "--device", device,
+            "--user", name, *CASE, *extra, env=env)
+    assert "Traceback (most recent call last)" not in r.out, r.out
+    return r
+
+
+def statuses(doc):
+    return {c["status"] for p in doc["phases"] for c in p["cases"]}
+
+
+def screen_rules(doc):
+    return {f["rule"]: f["severity"] for f in doc["screen"]}
+
+
+def case_flags(doc):
+    return [f for p in doc["phases"] for c in p["cases"] for f in c["flags"]]
+
+
+def assert_not_clean(cli, name):
+    """Recorded, and not ranked with a clean status."""
+    board = json.loads(run_cli("leaderboard", "vectoradd", "--json",
+                               env={"HARNESS_DB": str(cli.db)}).out)
+    rows = [r for rows in board["devices"].values() for r in rows if r["user"] == name]
+    assert all(r["status"] != "ok" for r in rows), rows
+    history = run_cli("history", "--user", name, env={"HARNESS_DB": str(cli.db), "COLUMNS": "200"})
+    assert name in history.out  # it was recorded
+
+
+@pytest.mark.parametrize("name,rule", [
+    ("cache_by_id", "cache-by-id"),
+    ("cache_by_data_ptr", "cache-by-pointer"),
+    ("cache_by_shape", None),
+    ("precompute_all", None),
+    ("mutate_input", None),
+    ("patch_allclose", "sys-modules"),
+    ("walk_gc", "gc-walk"),
+    ("lazy_output", "tensor-subclass"),
+    ("thread_finishes", "threads"),
+    ("child_finishes", "spawns-processes"),
+])
+def test_wrong_outputs_fail(cli, name, rule):
+    r = attack(cli, name)
+    assert r.rc == 1, r.out
+    assert "failed" in statuses(r.doc)
+    if rule:
+        assert rule in screen_rules(r.doc)
+    assert_not_clean(cli, name)
+
+
+def test_host_timer_patch_is_seen_by_the_judges_clock(cli):
+    r = attack(cli, "patch_host_timer")
+    assert screen_rules(r.doc)["patches-timing"] == "hard"
+    assert any("outside the timed region" in f for f in case_flags(r.doc))
+    bench = [p for p in r.doc["phases"] if p["name"] == "benchmark"]
+    for phase in bench:
+        for c in phase["cases"]:
+            assert c["stats"]["mean"] < 100_000  # the forged clock says microseconds...
+            assert c["score_ns"] > 2_500_000  # ...the judge's clock says 3 ms
+    assert r.doc["record"]["refused"]  # hard screen match: no rank
+    assert_not_clean(cli, "patch_host_timer")
+
+
+def test_content_cache_is_flagged(cli):
+    r = attack(cli, "cache_by_content")
+    assert screen_rules(r.doc)["cache-by-content"] == "flag"
+    assert_not_clean(cli, "cache_by_content")
+
+
+def test_forged_output_and_protocol_bytes(cli):
+    r = attack(cli, "fake_output")
+    assert r.rc in (1, 4) and statuses(r.doc) & {"rejected", "failed"}
+    assert "PASSED all tests" in r.doc["worker_output"]["stdout"]  # shown, never believed
+    assert "writes-fds" in screen_rules(r.doc)
+    assert_not_clean(cli, "fake_output")
+
+
+def test_exit_midway_is_a_crash(cli):
+    r = attack(cli, "exit_midway")
+    assert r.rc == 3 and "crashed" in statuses(r.doc)
+    assert_not_clean(cli, "exit_midway")
+
+
+def test_orphan_process_is_killed(cli):
+    r = attack(cli, "orphan_process", "--mode", "test")
+    pids = [int(line.split("=")[1]) for line in r.doc["worker_output"]["stdout"].splitlines()
+            if line.startswith("ORPHAN_PID=")]
+    assert pids
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        os.kill(pid, signal.SIGKILL)
+        pytest.fail(f"process {pid} outlived the run")
+    assert any("left running" in w for w in r.doc["warnings"])
+    assert screen_rules(r.doc)["spawns-processes"] == "flag"
+    r = attack(cli, "orphan_process")
+    assert_not_clean(cli, "orphan_process")
+
+
+def test_environment_holds_no_secret(cli):
+    secret_db = str(cli.db)
+    r = attack(cli, "read_environment", env={"HARNESS_SECRET_TOKEN": "hunter2"})
+    dump = r.doc["worker_output"]["stdout"]
+    assert "ENV_DUMP" in dump
+    assert secret_db not in dump and "HARNESS_DB" not in dump and "hunter2" not in dump
+    assert screen_rules(r.doc)["reads-environment"] == "flag"
+    assert_not_clean(cli, "read_environment")
+
+
+def test_reference_cannot_be_imported(cli):
+    r = attack(cli, "import_reference")
+    assert r.rc == 1 and r.doc["load_error"]["kind"] == "import_error"
+    assert "reference" in r.doc["load_error"]["hint"]
+    assert screen_rules(r.doc)["touches-harness"] == "hard"
+    assert_not_clean(cli, "import_reference")
+
+
+def test_memory_hog_is_contained(cli, tmp_path):
+    config = tmp_path / "limits.yaml"
+    config.write_text("cpu:\n  worker:\n    cpu_memory_limit_gb: 3\n")
+    r = attack(cli, "allocate_forever", "--mode", "test", "--config", str(config))
+    assert r.rc in (1, 3)
+    message = r.doc["phases"][0]["cases"][0]["message"]
+    assert "MemoryError" in message or "memory" in message.lower() or "SIGKILL" in message
+
+
+def test_endless_loop_times_out(cli):
+    r = attack(cli, "endless_loop", "--timeout", "8")
+    assert r.rc == 3 and "timed out" in statuses(r.doc)
+    assert_not_clean(cli, "endless_loop")
+
+
+@gpu
+def test_patched_event_timer_is_caught(cli):
+    r = attack(cli, "patch_event_timer", device="cuda")
+    assert screen_rules(r.doc)["patches-timing"] == "hard"
+    caught = case_flags(r.doc) or "rejected" in statuses(r.doc)
+    assert caught, r.out
+    assert_not_clean(cli, "patch_event_timer")
+
+
+@gpu
+def test_side_stream_work_is_seen(cli):
+    r = attack(cli, "side_stream", device="cuda")
+    assert any("outside the timed region" in f for f in case_flags(r.doc)) or r.rc != 0, r.out
+    assert "side-streams" in screen_rules(r.doc)
+    assert_not_clean(cli, "side_stream")
+
+
+def test_gpu_marker_consistent():
+    assert isinstance(HAS_GPU, bool)

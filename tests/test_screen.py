@@ -1,0 +1,54 @@
+import pytest
+
+from conftest import ROOT
+from harness.screen import RULES, screen, worst
+
+
+def rules(source):
+    return {f.rule for f in screen(source)}
+
+
+@pytest.mark.parametrize("source,rule", [
+    ("import torch\ntorch.cuda.Event.elapsed_time = lambda s, e: 0\n", "patches-timing"),
+    ("import time\ntime.perf_counter = lambda: 0\n", "patches-timing"),
+    ("import torch\nsetattr(torch.cuda, 'synchronize', print)\n", "patches-timing"),
+    ("import torch\ntorch.allclose = lambda *a: True\n", "patches-checker"),
+    ("import sys\nsys.modules['torch'].x = 1\n", "sys-modules"),
+    ("from reference import ref_kernel\n", "touches-harness"),
+    ("import harness.judge\n", "touches-harness"),
+    ("import gc\nx = gc.get_objects()\n", "gc-walk"),
+    ("import sys\nf = sys._getframe(1)\n", "frame-walk"),
+    ("import torch\nclass L(torch.Tensor):\n    pass\n", "tensor-subclass"),
+    ("import os\nos.system('pip install foo')\n", "installs-packages"),
+    ("c = {}\ndef f(x):\n    k = id(x)\n    if k in c:\n        return c[k]\n", "cache-by-id"),
+    ("c = {}\ndef f(a):\n    return c.get(a.data_ptr())\n", "cache-by-pointer"),
+    ("import hashlib\nk = hashlib.sha1(b'x').hexdigest()\n", "cache-by-content"),
+    ("import subprocess\n", "spawns-processes"),
+    ("import threading\n", "threads"),
+    ("import torch\ns = torch.cuda.Stream()\n", "side-streams"),
+    ("import os\nos.write(5, b'x')\n", "writes-fds"),
+    ("import os\nprint(os.environ)\n", "reads-environment"),
+    ("import os\nos._exit(0)\n", "exits-process"),
+])
+def test_each_rule_matches(source, rule):
+    assert rule in rules(source)
+
+
+def test_every_rule_explains_itself():
+    for rule in RULES:
+        assert rule.severity in ("hard", "flag", "info") and len(rule.explanation) > 20
+
+
+def test_pointer_use_without_a_cache_is_fine():
+    source = "def f(a, lib):\n    ptr = a.data_ptr()\n    lib.launch(ptr)\n"
+    assert "cache-by-pointer" not in rules(source)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "submissions").rglob("*.py")), ids=lambda p: p.name)
+def test_honest_examples_are_clean(path):
+    findings = [f for f in screen(path.read_text()) if f.severity != "info"]
+    assert findings == [], findings
+
+
+def test_syntax_errors_screen_to_nothing():
+    assert screen("def (:\n") == [] and worst([]) is None
