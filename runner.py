@@ -67,6 +67,31 @@ def template(task: str, lang: str, output: Path | None) -> None:
     sys.exit(show_template(console, task, lang, output))
 
 
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--task", required=True, help="Task name or folder.")
+@click.option("--mode", type=click.Choice(["test", "benchmark", "leaderboard"]),
+              default="leaderboard", show_default=True)
+@click.option("--jobs", type=int, help="CPU evaluations at once when there is no GPU.")
+@click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True)
+@click.option("--address", help="Ray cluster address (default: start a local Ray instance).")
+@click.option("--device", type=click.Choice(["cpu", "cuda"]))
+@click.option("--timeout", type=float, help="Seconds per phase, instead of the task's.")
+@click.option("--case", "cases", multiple=True, metavar='"k: v; k: v"')
+@click.option("--config", type=click.Path(exists=True, path_type=Path))
+@click.option("--user", help="Record every result under this user (default: each file's name).")
+@click.option("--json", "json_path", type=click.Path(path_type=Path), help="A summary document.")
+@click.option("--db", help="Results database: a SQLite path or postgresql:// URL.")
+def batch(paths, task, mode, jobs, backend, address, device, timeout, cases, config, user,
+          json_path, db) -> None:
+    """Evaluate many submissions: one per GPU at a time (or --jobs CPU slots), or on Ray."""
+    from harness.batch import run_batch
+    from harness.browse import guarded
+
+    sys.exit(guarded(run_batch, console, list(paths), task, mode, jobs, backend, address, db,
+                     device, timeout, config, list(cases), user, json_path))
+
+
 db_option = click.option("--db", help="Results database: a SQLite path or postgresql:// URL "
                          "(default: $HARNESS_DB, else configs/defaults.yaml).")
 

@@ -156,7 +156,12 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
         try:
             if judge.start(specs[0].timeout):
                 for spec in specs:
-                    evaluation.phases.append(judge.run_phase(spec))
+                    phase = judge.run_phase(spec)
+                    evaluation.phases.append(phase)
+                    if any(c.status == R.TIMED_OUT for c in phase.cases):
+                        evaluation.warnings.append(
+                            "later phases were not run: this one timed out")
+                        break
             evaluation.load_error = judge.load_error if not evaluation.phases else None
         finally:
             judge.close()

@@ -119,6 +119,7 @@ class Judge:
             "gpu_memory_fraction": self.settings.worker.gpu_memory_fraction,
             "spin_seconds": self.settings.timing.spin_seconds,
             "mailbox": self._open_mailbox(),
+            "launch_ahead_cycles": self._ahead_cycles(),
         })
         try:
             ready = w.recv(self.settings.worker.start_timeout)
@@ -144,6 +145,13 @@ class Judge:
             self.stop()
             return False
         return True
+
+    def _ahead_cycles(self) -> int:
+        us = self.settings.timing.launch_ahead_us
+        if us <= 0 or self.device.kind != "cuda":
+            return 0
+        mhz = self.device.clocks.get("sm_max_mhz") or 2000.0
+        return int(us * mhz)
 
     def _open_mailbox(self) -> str | None:
         if not self.settings.timing.mailbox:
@@ -403,6 +411,7 @@ class Judge:
             call += 1
         rule = StoppingRule(timing, self.clock)
         roundtrips, breakdown = [], []
+        timing_started = self.clock()
         while not rule.done() and self.clock() < deadline - 0.5:
             data = self._generate(case, plan, call)
             ns, rt = self._run_one(data, slots[call % ring], call % ring, outputs, finite,
@@ -419,6 +428,7 @@ class Judge:
         result.score_ns = stats.mean
         clocks = check_clocks(rule.samples, roundtrips, calibration, self.settings.integrity)
         result.integrity = {"stopped": rule.reason, "clocks": clocks.to_dict(),
+                            "timing_seconds": self.clock() - timing_started,
                             "calibration": vars(calibration),
                             "worker_says": _medians(breakdown, roundtrips)}
         disturbed = calibration_disturbed(self.base_calibration, calibration,

@@ -29,6 +29,7 @@ class TimingSettings:
     check_timed_calls: str = "leaderboard"
     spin_seconds: float = 0.05
     mailbox: bool = True
+    launch_ahead_us: float = 0.0
 
 
 @dataclass

@@ -110,7 +110,8 @@ class Store:
             path = Path(url.removeprefix("sqlite:///"))
             path.parent.mkdir(parents=True, exist_ok=True)
             try:
-                self.conn = sqlite3.connect(path, timeout=60, isolation_level=None)
+                self.conn = sqlite3.connect(path, timeout=60, isolation_level=None,
+                                            check_same_thread=False)
                 self.conn.execute("PRAGMA journal_mode=WAL")
                 self.conn.execute("PRAGMA synchronous=NORMAL")
                 self.conn.execute("PRAGMA foreign_keys=ON")

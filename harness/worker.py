@@ -52,6 +52,7 @@ class Worker:
         self.noop_output: Any = None
         self.cuda = self.device == "cuda"
         self.spin_seconds = float(init.get("spin_seconds", 0.0))
+        self.ahead_cycles = int(init.get("launch_ahead_cycles", 0))
         self.mailbox = None
         self.mail_seq = 0
         if init.get("mailbox"):
@@ -190,6 +191,8 @@ class Worker:
         t_in = time.perf_counter_ns()
         try:
             if self.cuda:
+                if self.ahead_cycles:  # let the host enqueue the call before the clock starts
+                    torch.cuda._sleep(self.ahead_cycles)
                 self.start_event.record()
                 out = fn(data)
                 self.end_event.record()

@@ -1,0 +1,142 @@
+"""Measure the harness itself on the GPU: accuracy, repeatability, overhead and cost.
+
+    python benchmarks/fidelity.py [--out DIR] [--repeats 5] [--skip-leaderboard]
+
+1. Known workloads (benchmarks/tasks/: a 1 GiB copy, a bf16 8192^3 matmul, a ~5 µs
+   kernel, an empty call) through the full harness (judge, worker, protocol), and the same
+   workloads timed independently in this process with triton.testing.do_bench (L2 flushed,
+   median): both, and their ratio.
+2. The Triton nvfp4_group_gemm example evaluated --repeats times in separate runs: the
+   spread (max/min - 1) of each case's mean and of the geometric mean.
+3. The per-call harness overhead (judge round trip minus event time; median and 90th
+   percentile, from the empty call), calls per second, and the wall time of a full
+   leaderboard evaluation of each example submission.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKLOADS = ["copy_1gib", "matmul_bf16", "small_kernel", "empty_call"]
+
+
+def harness_run(submission: Path, task: str, mode: str, out: Path, extra=()) -> tuple[dict, float]:
+    t0 = time.time()
+    cmd = [sys.executable, str(ROOT / "runner.py"), "submit", str(submission), "--task", task,
+           "--mode", mode, "--json", str(out), "--db", str(out.parent / "fidelity.db"), *extra]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.time() - t0
+    if not out.exists():
+        raise RuntimeError(f"{submission} produced no result:\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
+    return json.loads(out.read_text()), wall
+
+
+def independent(task_dir: Path) -> float:
+    """do_bench median (µs) of the task's submission on its benchmark input, in-process."""
+    import importlib.util
+
+    import torch
+    import triton.testing
+    import yaml
+
+    sys.path.insert(0, str(task_dir))
+    for name in ("task", "reference"):
+        sys.modules.pop(name, None)
+    import reference
+
+    spec = yaml.safe_load((task_dir / "task.yml").read_text())
+    case = dict(spec["benchmarks"][0])
+    data = reference.generate_input(**case, device="cuda")
+    loaded = importlib.util.spec_from_file_location("fidelity_sub", task_dir / "submission.py")
+    module = importlib.util.module_from_spec(loaded)
+    loaded.loader.exec_module(module)
+    ms = triton.testing.do_bench(lambda: module.custom_kernel(data), warmup=100, rep=1000,
+                                 return_mode="median")
+    sys.path.remove(str(task_dir))
+    del data
+    torch.cuda.empty_cache()
+    return ms * 1e3
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", type=Path, default=Path(tempfile.mkdtemp()))
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--skip-leaderboard", action="store_true")
+    parser.add_argument("--config", help="extra harness settings (YAML)")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    extra = ["--config", args.config] if args.config else []
+    report: dict = {"workloads": {}, "nvfp4_repeats": [], "leaderboard_walls": {}}
+
+    print("== 1. known workloads: harness vs triton.testing.do_bench (µs)")
+    for name in WORKLOADS:
+        task_dir = ROOT / "benchmarks" / "tasks" / name
+        doc, wall = harness_run(task_dir / "submission.py", str(task_dir), "benchmark",
+                                args.out / f"{name}.json", extra)
+        case = doc["phases"][0]["cases"][0]
+        stats, clocks = case["stats"] or {}, case["integrity"].get("clocks", {})
+        ind = independent(task_dir)
+        mean_us = stats.get("mean", float("nan")) / 1e3
+        row = {"harness_mean_us": mean_us, "harness_median_us": stats.get("median", 0) / 1e3,
+               "calls": stats.get("calls"), "rse": stats.get("rse"), "do_bench_median_us": ind,
+               "ratio": mean_us / ind if ind else None,
+               "gap_median_us": clocks.get("gap_median_ns", 0) / 1e3,
+               "gap_p90_us": clocks.get("gap_p90_ns", 0) / 1e3,
+               "calls_per_second": stats.get("calls", 0) / case["integrity"].get("timing_seconds", 1),
+               "worker_says": case["integrity"].get("worker_says"), "status": case["status"],
+               "flags": case["flags"], "wall_s": wall}
+        report["workloads"][name] = row
+        print(f"{name:14s} harness mean {mean_us:10.2f} median {row['harness_median_us']:10.2f} "
+              f"calls {row['calls']:5} | do_bench {ind:10.2f} | ratio {row['ratio']:.4f} | "
+              f"gap median {row['gap_median_us']:.1f} p90 {row['gap_p90_us']:.1f} | "
+              f"{row['calls_per_second']:.0f} calls/s | {case['status']}", flush=True)
+
+    print(f"== 2. nvfp4 Triton example, {args.repeats} separate benchmark runs")
+    sub = ROOT / "submissions" / "nvfp4_group_gemm" / "triton_hopper.py"
+    for i in range(args.repeats):
+        doc, wall = harness_run(sub, "nvfp4_group_gemm", "benchmark", args.out / f"nv{i}.json", extra)
+        means = [c["score_ns"] / 1e3 if c["score_ns"] else float("nan")
+                 for c in doc["phases"][0]["cases"]]
+        report["nvfp4_repeats"].append({"means_us": means, "geomean_us": geomean(means),
+                                        "wall_s": wall})
+        print(f"run {i}: " + " ".join(f"{m:9.2f}" for m in means) + f" | geo {geomean(means):9.2f}"
+              f" | {wall:.1f} s", flush=True)
+    runs = report["nvfp4_repeats"]
+    spreads = [max(r["means_us"][j] for r in runs) / min(r["means_us"][j] for r in runs) - 1
+               for j in range(len(runs[0]["means_us"]))]
+    geo = [r["geomean_us"] for r in runs]
+    report["nvfp4_spread"] = {"per_case": spreads, "geomean": max(geo) / min(geo) - 1}
+    print("spread per case: " + " ".join(f"{s:.2%}" for s in spreads)
+          + f" | geomean spread {max(geo) / min(geo) - 1:.2%}")
+
+    empty = report["workloads"]["empty_call"]
+    print(f"== 3. per-call overhead (empty call): median {empty['gap_median_us']:.1f} µs, "
+          f"p90 {empty['gap_p90_us']:.1f} µs, {empty['calls_per_second']:.0f} calls/s")
+    if not args.skip_leaderboard:
+        for path in sorted((ROOT / "submissions").rglob("*.py")):
+            doc, wall = harness_run(path, path.parent.name, "leaderboard",
+                                    args.out / f"lb-{path.parent.name}-{path.stem}.json", extra)
+            report["leaderboard_walls"][f"{path.parent.name}/{path.name}"] = {
+                "wall_s": wall, "status": doc["status"], "score_us": (doc["score_ns"] or 0) / 1e3,
+                "flags": [f for p in doc["phases"] for c in p["cases"] for f in c["flags"]]}
+            print(f"leaderboard {path.parent.name}/{path.name}: {wall:.1f} s, {doc['status']}, "
+                  f"score {(doc['score_ns'] or 0) / 1e3:.2f} µs", flush=True)
+    (args.out / "fidelity.json").write_text(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

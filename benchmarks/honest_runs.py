@@ -1,0 +1,89 @@
+"""Run every example submission N times in leaderboard mode and count flags.
+
+Honest code must never be flagged (two-clock check, physics floor, static screen).
+
+    python benchmarks/honest_runs.py [--runs 10] [--device cpu|cuda] [--small] [--out FILE]
+
+--small replaces each task's benchmarks with one small case (for the CPU).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = {
+    "vectoradd": "size: 256; seed: 1",
+    "nvfp4_group_gemm": "g: 2; m: [96, 128]; n: [128, 256]; k: [256, 512]; seed: 1111",
+    "mxfp4_mm": "m: 16; n: 256; k: 512; seed: 3",
+}
+
+
+def examples(device: str) -> list[Path]:
+    files = sorted((ROOT / "submissions").rglob("*.py"))
+    if device == "cpu":  # Triton examples need a GPU
+        files = [f for f in files if "triton" not in f.name]
+    return files
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--device", default=None)
+    parser.add_argument("--small", action="store_true")
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--only", help="substring of the file names to run")
+    args = parser.parse_args()
+    device = args.device or ("cuda" if _has_gpu() else "cpu")
+    tmp = Path(tempfile.mkdtemp())
+    report = {"device": device, "runs": args.runs, "submissions": {}}
+    for path in examples(device):
+        if args.only and args.only not in str(path):
+            continue
+        task = path.parent.name
+        rows = []
+        for i in range(args.runs):
+            out = tmp / f"{task}-{path.stem}-{i}.json"
+            cmd = [sys.executable, str(ROOT / "runner.py"), "submit", str(path), "--device", device,
+                   "--db", str(tmp / "honest.db"), "--user", path.stem, "--json", str(out)]
+            if args.small:
+                cmd += ["--case", SMALL[task]]
+            t0 = time.time()
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            doc = json.loads(out.read_text()) if out.exists() else {}
+            flags = [f for p in doc.get("phases", []) for c in p["cases"] for f in c["flags"]]
+            screen = [f["rule"] for f in doc.get("screen", []) if f["severity"] != "info"]
+            rows.append({"rc": proc.returncode, "status": doc.get("status"), "flags": flags,
+                         "screen": screen, "score_ns": doc.get("score_ns"),
+                         "wall_s": round(time.time() - t0, 1)})
+            print(f"{task}/{path.name} run {i}: rc={proc.returncode} status={doc.get('status')} "
+                  f"flags={len(flags)} screen={screen} score={doc.get('score_ns')} "
+                  f"wall={rows[-1]['wall_s']}s", flush=True)
+            for f in flags:
+                print(f"    flag: {f}")
+        report["submissions"][f"{task}/{path.name}"] = rows
+    flagged = sum(1 for rows in report["submissions"].values() for r in rows if r["flags"] or r["screen"])
+    failed = sum(1 for rows in report["submissions"].values() for r in rows if r["rc"] != 0)
+    print(f"TOTAL runs={sum(len(r) for r in report['submissions'].values())} flagged={flagged} failed={failed}")
+    if args.out:
+        args.out.write_text(json.dumps(report, indent=2))
+    return 1 if flagged or failed else 0
+
+
+def _has_gpu() -> bool:
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except ImportError:
+        return False
+
+
+if __name__ == "__main__":
+    sys.exit(main())

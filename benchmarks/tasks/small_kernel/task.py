@@ -1,0 +1,4 @@
+import torch
+
+input_t = tuple
+output_t = torch.Tensor
