@@ -1,0 +1,74 @@
+"""`runner.py batch`: six vectoradd submissions (two failing, one hanging) through the
+local backend with --jobs 2 and through a local Ray instance: the same verdicts and the
+same ranking."""
+
+import json
+import shutil
+
+import pytest
+
+from conftest import BAD, ROOT, run_cli
+
+LB = ROOT / "tests" / "submissions" / "leaderboard"
+EXPECTED = {"fast.py": "passed", "sleep_1ms.py": "passed", "sleep_3ms.py": "passed",
+            "wrong.py": "failed", "raises.py": "error", "hang.py": "timed out"}
+
+
+@pytest.fixture(scope="module")
+def batch_dir(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("batch")
+    for name in ("fast", "sleep_1ms", "sleep_3ms", "wrong"):
+        shutil.copy(LB / f"{name}.py", folder)
+    for name in ("raises", "hang"):
+        shutil.copy(BAD / f"{name}.py", folder)
+    return folder
+
+
+def run_batch(folder, tmp_path, *backend):
+    out, db = tmp_path / "batch.json", tmp_path / "batch.db"
+    r = run_cli("batch", str(folder), "--task", "vectoradd", "--device", "cpu",
+                "--case", "size: 64; seed: 1", "--timeout", "8", "--db", str(db),
+                "--json", str(out), *backend)
+    assert r.rc == 1, r.out  # some submissions fail
+    assert "Traceback (most recent call last)" not in r.out
+    doc = json.loads(out.read_text())
+    verdicts = {p["file"].split("/")[-1]: p["status"] for p in doc["results"]}
+    board = json.loads(run_cli("leaderboard", "vectoradd", "--json", "--db", str(db)).out)
+    ranking = [row["user"] for row in board["devices"]["CPU"]]
+    return doc, verdicts, ranking
+
+
+def test_local_backend(batch_dir, tmp_path):
+    doc, verdicts, ranking = run_batch(batch_dir, tmp_path, "--jobs", "2")
+    assert verdicts == EXPECTED
+    assert ranking == ["fast", "sleep_1ms", "sleep_3ms"]
+    slots = {w for r in doc["results"] for w in r["where"]}
+    assert slots == {"CPU slot 0", "CPU slot 1"}  # both slots were used
+    # the hang cost only its own slot: it ran alongside the others
+    assert doc["wall_seconds"] < sum(r["wall_seconds"] for r in doc["results"])
+
+
+@pytest.mark.ray
+def test_ray_backend_agrees(batch_dir, tmp_path):
+    pytest.importorskip("ray")
+    _, local_verdicts, local_ranking = run_batch(batch_dir, tmp_path / "local", "--jobs", "2")
+    doc, verdicts, ranking = run_batch(batch_dir, tmp_path / "ray", "--backend", "ray")
+    assert verdicts == local_verdicts == EXPECTED
+    assert ranking == local_ranking
+    assert doc["backend"] == "ray"
+
+
+def test_slots_pin_one_gpu_each(monkeypatch):
+    """Two evaluations never share a GPU: one slot per visible GPU."""
+    import torch
+
+    from harness.batch import local_slots
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 4)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    slots = local_slots(None, None)
+    assert [s["CUDA_VISIBLE_DEVICES"] for s in slots] == ["0", "1", "2", "3"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,5")
+    assert [s["CUDA_VISIBLE_DEVICES"] for s in local_slots(None, None)] == ["2", "5"]
+    assert [s["_where"] for s in local_slots("cpu", 3)] == ["CPU slot 0", "CPU slot 1", "CPU slot 2"]
