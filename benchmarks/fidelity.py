@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 WORKLOADS = ["copy_1gib", "matmul_bf16", "small_kernel", "empty_call"]
 
 

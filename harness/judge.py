@@ -318,6 +318,15 @@ class Judge:
         seq, box = self.mail_seq, self.mailbox
         spin_until = time.perf_counter() + self.settings.timing.spin_seconds
         deadline = time.perf_counter() + timeout
+        box.wake(seq)  # the worker may be asleep after a long gap: wake it off the clock
+        n = 0
+        while not box.awake(seq):
+            n += 1
+            if n % 256 == 0:
+                if time.perf_counter() > deadline:
+                    raise WorkerTimeout(f"the worker did not answer within {timeout:.3g} s")
+                if self.worker.proc.poll() is not None:
+                    raise WorkerDied(self.worker.exit_description())
         t0 = time.perf_counter_ns()
         box.request(seq, message["op"], message["slot"])
         n = 0
@@ -337,7 +346,7 @@ class Judge:
             reply = self.worker.recv(max(deadline - time.perf_counter(), 1.0))
             if reply.get("event") != ERROR:
                 raise ProtocolError("the worker sent an unexpected message on the pipe: "
-                                    "forged or stray protocol bytes")
+                                    f"forged or stray protocol bytes ({str(reply)[:200]})")
         else:
             from .protocol import decode, encode
 

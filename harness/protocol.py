@@ -59,6 +59,8 @@ class Mailbox:
     _REQ_SEQ, _REQ_OP, _REQ_SLOT, _REP_SEQ, _REP_STATUS, _REP_NS = 0, 8, 12, 16, 24, 32
     # The worker's own breakdown of a call (diagnostics, never trusted).
     BREAKDOWN = {"busy_ns": 40, "host_ns": 48, "sync_ns": 56, "copy_ns": 64}
+    # Before starting its clock the judge makes sure the worker is polling, not asleep.
+    _WAKE_REQ, _WAKE_ACK = 72, 80
     OPS = {"call": 1, "noop": 2}
     DONE, SEE_PIPE = 0, 1
 
@@ -75,22 +77,39 @@ class Mailbox:
         finally:
             os.close(fd)
         self.path = path
+        self._fields: dict = {}
+
+    _TYPES = {"<Q": "c_uint64", "<q": "c_int64", "<i": "c_int32", "<d": "c_double"}
+
+    def _field(self, fmt: str, offset: int):
+        """A ctypes view of one aligned field: loads and stores of it are single machine
+        accesses, never torn (struct.pack_into zeroes a field before writing it)."""
+        import ctypes
+
+        key = (fmt, offset)
+        field = self._fields.get(key)
+        if field is None:
+            field = getattr(ctypes, self._TYPES[fmt]).from_buffer(self.mm, offset)
+            self._fields[key] = field
+        return field
 
     def _get(self, fmt: str, offset: int):
-        import struct
-
-        return struct.unpack_from(fmt, self.mm, offset)[0]
+        return self._field(fmt, offset).value
 
     def _put(self, fmt: str, offset: int, value) -> None:
-        import struct
-
-        struct.pack_into(fmt, self.mm, offset, value)
+        self._field(fmt, offset).value = value
 
     # judge side
     def request(self, seq: int, op: str, slot: int) -> None:
         self._put("<i", self._REQ_OP, self.OPS[op])
         self._put("<i", self._REQ_SLOT, slot)
         self._put("<Q", self._REQ_SEQ, seq)
+
+    def wake(self, n: int) -> None:
+        self._put("<Q", self._WAKE_REQ, n)
+
+    def awake(self, n: int) -> bool:
+        return self._get("<Q", self._WAKE_ACK) == n
 
     def reply_seq(self) -> int:
         return self._get("<Q", self._REP_SEQ)
@@ -104,6 +123,14 @@ class Mailbox:
         return out
 
     # worker side
+    def wake_pending(self) -> bool:
+        """True (once acknowledged) when the judge asked the worker to poll hard."""
+        req = self._get("<Q", self._WAKE_REQ)
+        if req == self._get("<Q", self._WAKE_ACK):
+            return False
+        self._put("<Q", self._WAKE_ACK, req)
+        return True
+
     def pending(self, last: int) -> tuple[int, str, int] | None:
         seq = self._get("<Q", self._REQ_SEQ)
         if seq == last:
@@ -120,4 +147,5 @@ class Mailbox:
         self._put("<Q", self._REP_SEQ, seq)
 
     def close(self) -> None:
+        self._fields.clear()
         self.mm.close()
