@@ -162,8 +162,14 @@ def test_patched_event_timer_is_caught(cli):
 
 @gpu
 def test_side_stream_work_is_seen(cli):
+    """The worker synchronizes the whole device before it reports, so side-stream work is
+    either inside the reported time or on the judge's clock (flagged): never hidden."""
     r = attack(cli, "side_stream", device="cuda")
-    assert any("outside the timed region" in f for f in case_flags(r.doc)) or r.rc != 0, r.out
+    flagged = any("outside the timed region" in f for f in case_flags(r.doc))
+    for phase in (p for p in r.doc["phases"] if p["name"] == "benchmark"):
+        for c in phase["cases"]:
+            judge = c["integrity"]["clocks"]["judge_mean_ns"]
+            assert flagged or c["score_ns"] >= 0.75 * judge, (c["score_ns"], judge)
     assert "side-streams" in screen_rules(r.doc)
     assert_not_clean(cli, "side_stream")
 
