@@ -62,7 +62,7 @@ def independent(task_dir: Path) -> float:
     ms = triton.testing.do_bench(lambda: module.custom_kernel(data), warmup=100, rep=1000,
                                  return_mode="median")
     sys.path.remove(str(task_dir))
-    del data
+    data = None  # free the inputs before the next workload
     torch.cuda.empty_cache()
     return ms * 1e3
 

@@ -6,7 +6,8 @@ node. The driver gets the result document back and records it. Optional: pip ins
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def run_on_ray(batch, address: str | None, on_change: Callable[[], None]) -> None:

@@ -35,7 +35,7 @@ class TimingSettings:
 @dataclass
 class IntegritySettings:
     gap_abs_us: float = 100.0
-    gap_rel: float = 0.25
+    gap_rel: float = 0.5
     calibration_slack_us: float = 200.0
     floor_margin: float = 1.0
     refuse_ranking_on: list[str] = field(default_factory=lambda: ["hard"])

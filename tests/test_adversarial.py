@@ -10,7 +10,6 @@ import os
 import signal
 
 import pytest
-
 from conftest import HAS_GPU, ROOT, gpu, run_cli
 
 CORPUS = ROOT / "tests" / "adversarial"

@@ -6,7 +6,6 @@ import json
 import shutil
 
 import pytest
-
 from conftest import BAD, ROOT, run_cli
 
 LB = ROOT / "tests" / "submissions" / "leaderboard"

@@ -2,7 +2,6 @@
 The GPU-only ones (a CUDA fault, a kernel that fails to compile) are in test_gpu.py."""
 
 import pytest
-
 from conftest import BAD, case_statuses
 
 FAST = ["--task", "vectoradd", "--mode", "test", "--device", "cpu", "--timeout", "30"]

@@ -1,7 +1,6 @@
 """Verdicts and examples on the GPU (skipped without one; run on the H200)."""
 
 import pytest
-
 from conftest import BAD, SHARED, case_statuses, gpu
 
 pytestmark = gpu

@@ -1,6 +1,6 @@
 import pytest
-
 from conftest import ROOT
+
 from harness.screen import RULES, screen, worst
 
 

@@ -4,7 +4,6 @@ import re
 import shlex
 
 import yaml
-
 from conftest import ROOT
 
 

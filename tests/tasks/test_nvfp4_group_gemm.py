@@ -1,4 +1,5 @@
 import itertools
+import math
 
 import pytest
 import torch
@@ -17,7 +18,7 @@ def test_blocked_layout_identity_for_odd_sizes(m, k):
     gen = torch.Generator().manual_seed(3)
     sf = ref._scales(1, m, k, gen, "cpu")
     blocked = ref.to_blocked(sf, gen, "cpu")
-    rest_m, rest_k = -(-m // 128), -(-(-(-k // 16)) // 4)
+    rest_m, rest_k = math.ceil(m / 128), math.ceil(math.ceil(k / 16) / 4)
     assert tuple(blocked.shape) == (32, 4, rest_m, 4, rest_k, 1)
     # a permuted view of a contiguous [L, rest_m, rest_k, 32, 4, 4], as the public version has it
     assert blocked.stride() == (16, 4, rest_k * 512, 1, 512, rest_m * rest_k * 512)
