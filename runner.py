@@ -69,7 +69,7 @@ def template(task: str, lang: str, output: Path | None) -> None:
 
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("--task", required=True, help="Task name or folder.")
+@click.option("--task", help="Task name or folder (default: each file's #!POPCORN directive).")
 @click.option("--mode", type=click.Choice(["test", "benchmark", "leaderboard"]),
               default="leaderboard", show_default=True)
 @click.option("--jobs", type=int, help="CPU evaluations at once when there is no GPU.")

@@ -32,7 +32,7 @@ from .report import fmt_ns
 from .results import document_to_evaluation
 from .settings import ROOT, Settings
 from .store import Store, resolve_db
-from .tasks import load_task
+from .tasks import TaskError, load_task
 
 
 @dataclass
@@ -40,6 +40,7 @@ class Job:
     """One submission of the batch and what became of it."""
 
     file: Path
+    task: str = ""
     state: str = "queued"  # queued, running, done
     where: str = ""
     started: float = 0.0
@@ -103,29 +104,36 @@ def run_judge(request: dict[str, Any], env_extra: dict[str, str], wall_limit: fl
 class Batch:
     """Runs the jobs on slots, records results, keeps the live view current."""
 
-    def __init__(self, files: list[Path], task: str, mode: str, settings: Settings,
+    def __init__(self, files: list[Path], task: str | None, mode: str, settings: Settings,
                  db: str | None, device: str | None, timeout: float | None,
                  config: Path | None, cases: list[str], user: str | None) -> None:
-        self.task = load_task(task)
         self.mode = mode
-        self.jobs = [Job(f) for f in files]
+        self.jobs = [Job(f, task or _directive_task(f)) for f in files]
+        missing = [j.file.name for j in self.jobs if not j.task]
+        if missing:
+            raise ValueError(f"no task for {', '.join(missing)}: pass --task or start each file "
+                             "with '#!POPCORN leaderboard NAME'")
+        self.tasks = {name: load_task(name) for name in sorted({j.task for j in self.jobs})}
         self.settings = settings
         self.store = Store(resolve_db(db, settings.store_path))
-        self.board = self.store.leaderboard(self.task.name, self.task.content_hash)
+        self.boards = {name: self.store.leaderboard(t.name, t.content_hash)
+                       for name, t in self.tasks.items()}
         self.device, self.timeout, self.config, self.cases = device, timeout, config, cases
         self.user = user
         self.lock = threading.Lock()
 
     def request(self, job: Job) -> dict[str, Any]:
-        return {"file": str(job.file.resolve()), "task": str(self.task.root), "mode": self.mode,
-                "device": self.device, "timeout": self.timeout, "cases": self.cases,
-                "config": str(self.config) if self.config else None,
-                "secret": self.board.secret.hex() if self.mode == "leaderboard" else None}
+        board = self.boards[job.task]
+        return {"file": str(job.file.resolve()), "task": str(self.tasks[job.task].root),
+                "mode": self.mode, "device": self.device, "timeout": self.timeout,
+                "cases": self.cases, "config": str(self.config) if self.config else None,
+                "secret": board.secret.hex() if self.mode == "leaderboard" else None}
 
-    def wall_limit(self) -> float:
+    def wall_limit(self, job: Job | None = None) -> float:
+        tasks = [self.tasks[job.task]] if job else list(self.tasks.values())
         phases = 4 if self.mode == "leaderboard" else 1
-        per = self.timeout or max(self.task.timeout(p, self.settings.default_timeout)
-                                  for p in ("test", "benchmark", "ranked"))
+        per = self.timeout or max(t.timeout(p, self.settings.default_timeout)
+                                  for t in tasks for p in ("test", "benchmark", "ranked"))
         return phases * per + self.settings.worker.start_timeout + 60
 
     def finish(self, job: Job, doc: dict[str, Any]) -> None:
@@ -140,7 +148,7 @@ class Batch:
             ev = document_to_evaluation(doc)
             who = self.user or job.file.stem
             job.submission_id = self.store.record(
-                self.board, who, ev.submission["name"], ev.submission.get("code", ""),
+                self.boards[job.task], who, ev.submission["name"], ev.submission.get("code", ""),
                 ev.submission["sha256"], status_of(ev), ev.screen,
                 refusal(ev, self.settings.integrity.refuse_ranking_on), runs_of(ev))
 
@@ -159,7 +167,7 @@ class Batch:
                     job.state, job.where, job.started = "running", slot["_where"], time.time()
                     job.used.append(slot["_where"])
                 on_change()
-                self.finish(job, run_judge(self.request(job), slot, self.wall_limit()))
+                self.finish(job, run_judge(self.request(job), slot, self.wall_limit(job)))
                 on_change()
 
         threads = [threading.Thread(target=worker, args=(s,), daemon=True) for s in slots]
@@ -174,9 +182,10 @@ class Batch:
         run_on_ray(self, address, on_change)
 
     def view(self) -> Table:
-        table = Table(title=f"Batch: {len(self.jobs)} submissions to {self.task.name} ({self.mode})",
+        tasks = ", ".join(self.tasks)
+        table = Table(title=f"Batch: {len(self.jobs)} submissions to {tasks} ({self.mode})",
                       title_justify="left")
-        for col in ("submission", "state", "where", "result", "score", "time"):
+        for col in ("submission", "task", "state", "where", "result", "score", "time"):
             table.add_column(col)
         for job in self.jobs:
             score = fmt_ns(job.doc.get("score_ns")) if job.doc else ""
@@ -184,11 +193,21 @@ class Batch:
                 f"{time.time() - job.started:.0f} s" if job.state == "running" else "")
             colour = "green" if job.status == "passed" else "red"
             result = f"[{colour}]{escape(job.status)}[/]" if job.state == "done" else ""
-            table.add_row(escape(str(job.file.name)), job.state, job.where, result, score, wall)
+            table.add_row(escape(str(job.file.name)), job.task, job.state, job.where, result,
+                          score, wall)
         return table
 
 
-def run_batch(console: Console, paths: list[Path], task: str, mode: str, jobs: int | None,
+def _directive_task(path: Path) -> str:
+    from .directives import parse_directives
+
+    try:
+        return parse_directives(path.read_text()).leaderboard or ""
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def run_batch(console: Console, paths: list[Path], task: str | None, mode: str, jobs: int | None,
               backend: str, address: str | None, db: str | None, device: str | None,
               timeout: float | None, config: Path | None, cases: list[str], user: str | None,
               json_path: Path | None) -> int:
@@ -198,7 +217,11 @@ def run_batch(console: Console, paths: list[Path], task: str, mode: str, jobs: i
         console.print("[red]error:[/] no submission files found")
         return 2
     settings = Settings.load(config)
-    batch = Batch(files, task, mode, settings, db, device, timeout, config, cases, user)
+    try:
+        batch = Batch(files, task, mode, settings, db, device, timeout, config, cases, user)
+    except (ValueError, TaskError) as exc:
+        console.print(f"[red]error:[/] {exc}")
+        return 2
     t0 = time.time()
     with Live(batch.view(), console=console, refresh_per_second=4, transient=False) as live:
         def on_change() -> None:
@@ -213,17 +236,18 @@ def run_batch(console: Console, paths: list[Path], task: str, mode: str, jobs: i
     for job in batch.jobs:
         if job.error:
             console.print(f"[red]{escape(job.file.name)}:[/] {escape(job.error)}")
-    kinds = sorted({j.doc["device"]["ranking_kind"] for j in batch.jobs if j.doc})
     from .ranking import rank
 
-    for kind in kinds:
-        print_ranked(console, rank(batch.store.entries(batch.task.name, batch.task.content_hash), kind),
-                     f"{batch.task.name} on {kind}")
+    for name, t in batch.tasks.items():
+        kinds = sorted({j.doc["device"]["ranking_kind"] for j in batch.jobs if j.doc and j.task == name})
+        for kind in kinds:
+            print_ranked(console, rank(batch.store.entries(t.name, t.content_hash), kind),
+                         f"{name} on {kind}")
     console.print(f"{len(files)} submissions in {wall:.1f} s ({backend} backend)")
     if json_path:
         json_path.write_text(json.dumps({
-            "task": batch.task.name, "mode": mode, "backend": backend, "wall_seconds": wall,
-            "results": [{"file": str(j.file), "status": j.status, "where": j.used,
+            "tasks": list(batch.tasks), "mode": mode, "backend": backend, "wall_seconds": wall,
+            "results": [{"file": str(j.file), "task": j.task, "status": j.status, "where": j.used,
                          "started": j.started, "wall_seconds": j.wall,
                          "score_ns": j.doc.get("score_ns") if j.doc else None,
                          "submission_id": j.submission_id, "error": j.error,

@@ -27,7 +27,7 @@ def run_on_ray(batch, address: str | None, on_change: Callable[[], None]) -> Non
                      include_dashboard=False)
     gpus = ray.cluster_resources().get("GPU", 0)
     use_gpu = batch.device != "cpu" and gpus > 0
-    wall = batch.wall_limit()
+    wall = batch.wall_limit()  # the longest of the batch's tasks
 
     @ray.remote(num_gpus=1 if use_gpu else 0, num_cpus=1, max_retries=0)
     def evaluate(request: dict[str, Any]) -> dict[str, Any]:

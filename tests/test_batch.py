@@ -71,3 +71,24 @@ def test_slots_pin_one_gpu_each(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,5")
     assert [s["CUDA_VISIBLE_DEVICES"] for s in local_slots(None, None)] == ["2", "5"]
     assert [s["_where"] for s in local_slots("cpu", 3)] == ["CPU slot 0", "CPU slot 1", "CPU slot 2"]
+
+
+def test_tasks_from_directives(tmp_path):
+    """Without --task, each file's `#!POPCORN leaderboard` directive names its task."""
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    shutil.copy(ROOT / "submissions" / "vectoradd" / "add_torch.py", folder)
+    shutil.copy(ROOT / "submissions" / "mxfp4_mm" / "torch_dequant.py", folder / "mx.py")
+    out = tmp_path / "batch.json"
+    r = run_cli("batch", str(folder), "--device", "cpu", "--mode", "test", "--db",
+                str(tmp_path / "b.db"), "--json", str(out))
+    assert r.rc == 0, r.out
+    doc = json.loads(out.read_text())
+    assert sorted(doc["tasks"]) == ["mxfp4_mm", "vectoradd"]
+    assert {(p["file"].split("/")[-1], p["task"], p["status"]) for p in doc["results"]} == {
+        ("add_torch.py", "vectoradd", "passed"), ("mx.py", "mxfp4_mm", "passed")}
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    shutil.copy(LB / "fast.py", plain)
+    r = run_cli("batch", str(plain), "--db", str(tmp_path / "b.db"))
+    assert r.rc == 2 and "#!POPCORN leaderboard" in r.out
