@@ -20,10 +20,11 @@ from . import results as R
 from .cases import parse_case
 from .devices import DeviceInfo, pick_device
 from .directives import Directives, parse_directives
-from .judge import Judge, PhaseSpec, Progress, load_error_verdict
+from .judge import Judge, PhaseSpec, Progress
 from .screen import screen
 from .settings import Settings
 from .tasks import Task, import_reference, load_task
+from .verdicts import load_error_verdict
 
 MODES = ("test", "benchmark", "leaderboard")
 

@@ -8,7 +8,6 @@ the output against the judge's own pristine copy of the input.
 
 from __future__ import annotations
 
-import re
 import shutil
 import tempfile
 import time
@@ -19,6 +18,7 @@ from typing import Any
 import torch
 
 from . import results as R
+from .channel import Channel
 from .checking import all_finite, output_sanity
 from .devices import DeviceInfo, Flusher
 from .integrity import Calibration, calibration_disturbed, check_clocks, physics_floor
@@ -40,43 +40,7 @@ from .structure import (
 )
 from .tasks import Reference, Task, TaskError
 from .timing import StoppingRule, WarmUp, combine, summarize
-
-_STATUS_BY_KIND = {
-    "wrong_output": R.FAILED, "exception": R.ERROR, "load_error": R.ERROR,
-    "syntax_error": R.ERROR, "import_error": R.ERROR, "missing_entry": R.ERROR,
-    "out_of_memory": R.ERROR, "compile_error": R.COMPILE_ERROR, "needs_gpu": R.NEEDS_GPU,
-    "cuda_error": R.CUDA_ERROR, "protocol": R.CRASHED,
-}
-_FATAL = {R.CUDA_ERROR, R.CRASHED, R.TIMED_OUT, R.REJECTED}
-
-
-class CaseFailure(Exception):
-    """Ends a case early with a status and a message."""
-
-    def __init__(self, status: str, message: str, fatal: bool = False) -> None:
-        super().__init__(message)
-        self.status, self.message, self.fatal = status, message, fatal
-
-
-def load_error_verdict(kind: str, message: str, module: str = "") -> dict[str, Any]:
-    """The verdict for a submission that could not be loaded, with a hint."""
-    status = _STATUS_BY_KIND.get(kind, R.ERROR)
-    titles = {
-        "syntax_error": "the submission has a syntax error",
-        "import_error": f"the submission imports {module!r}, which is not installed here",
-        "missing_entry": "the submission defines no custom_kernel(data)",
-        "needs_gpu": "the submission needs a GPU",
-    }
-    title = titles.get(kind, "the submission failed while loading")
-    hint = ""
-    if kind == "import_error" and module.split(".")[0] == "aiter":
-        hint = ("aiter is AMD's ROCm kernel library (published as 'amd-aiter'); it needs an AMD "
-                "GPU with ROCm and cannot run on this machine")
-    elif kind == "import_error" and module.split(".")[0] in ("reference", "eval"):
-        hint = "submissions cannot import the task's reference or evaluator"
-    elif kind == "import_error":
-        hint = f"install {module.split('.')[0]!r} where the harness runs, or remove the import"
-    return {"status": status, "kind": kind, "title": title, "hint": hint, "message": message}
+from .verdicts import FATAL, STATUS_BY_KIND, CaseFailure, compile_reason, load_error_verdict
 
 
 class Judge:
@@ -92,8 +56,7 @@ class Judge:
         self.progress = progress or Progress()
         self.clock = clock
         self.worker: WorkerProcess | None = None
-        self.mailbox = None
-        self.mail_seq = 0
+        self.channel: Channel | None = None
         self.restarts = 0
         self.base_calibration: Calibration | None = None
         self.load_error: dict[str, Any] | None = None
@@ -118,7 +81,7 @@ class Judge:
             "submission": self.task.submission_name, "shown_name": self.submission.name,
             "gpu_memory_fraction": self.settings.worker.gpu_memory_fraction,
             "spin_seconds": self.settings.timing.spin_seconds,
-            "mailbox": self._open_mailbox(),
+            "mailbox": self._open_channel(w),
             "launch_ahead_cycles": self._ahead_cycles(),
         })
         try:
@@ -153,16 +116,11 @@ class Judge:
         mhz = self.device.clocks.get("sm_max_mhz") or 2000.0
         return int(us * mhz)
 
-    def _open_mailbox(self) -> str | None:
-        if not self.settings.timing.mailbox:
-            self.mailbox = None
-            return None
-        from .protocol import Mailbox
-
+    def _open_channel(self, worker: WorkerProcess) -> str | None:
         path = str(self.shm_root / f"mailbox{self.restarts}")
-        self.mailbox = Mailbox(path, create=True)
-        self.mail_seq = 0
-        return path
+        self.channel = Channel(worker, path if self.settings.timing.mailbox else None,
+                               self.settings.timing.spin_seconds)
+        return self.channel.mailbox_path
 
     def stop(self) -> None:
         if self.worker is None:
@@ -229,7 +187,7 @@ class Judge:
         try:
             return self._run_case(spec, index, case, deadline)
         except CaseFailure as exc:
-            if exc.fatal or exc.status in _FATAL:
+            if exc.fatal or exc.status in FATAL:
                 self.stop()
             return R.CaseResult(index, case, exc.status, exc.message)
         except (WorkerDied, WorkerTimeout, ProtocolError) as exc:
@@ -264,7 +222,7 @@ class Judge:
                 self._time_case(spec, case, plan, slots, outputs, finite, deadline, calibration,
                                 template, result)
         except CaseFailure as exc:
-            if not (exc.fatal or exc.status in _FATAL):
+            if not (exc.fatal or exc.status in FATAL):
                 self._release(deadline)
             raise
         self._release(deadline)
@@ -290,69 +248,15 @@ class Judge:
             raise ProtocolError(f"expected an acknowledgement, got {reply.get('event')!r}: "
                                 "forged or stray protocol bytes")
         if reply.get("event") == ERROR:
-            raise CaseFailure(_STATUS_BY_KIND.get(reply.get("kind"), R.ERROR),
+            raise CaseFailure(STATUS_BY_KIND.get(reply.get("kind"), R.ERROR),
                               str(reply.get("message", "")))
 
     def _roundtrip(self, message: dict, timeout: float) -> tuple[dict, float]:
         """Flush, send, wait: the worker's reply and the judge's round-trip time (ns)."""
         self.flusher.flush()
-        if self.mailbox is not None:
-            return self._mail_roundtrip(message, timeout)
-        self.mail_seq += 1
-        message = dict(message, seq=self.mail_seq)
-        t0 = time.perf_counter_ns()
-        self.worker.send(message)
-        reply = self.worker.recv(timeout, self.settings.timing.spin_seconds)
-        t1 = time.perf_counter_ns()
-        if reply.get("seq") != self.mail_seq:
-            raise ProtocolError("the worker answered out of turn (a reply that was not asked "
-                                "for: forged or stray protocol bytes)")
+        reply, rt = self.channel.roundtrip(message, timeout)
         self.last_reply = reply
-        return reply, float(t1 - t0)
-
-    def _mail_roundtrip(self, message: dict, timeout: float) -> tuple[dict, float]:
-        """The same round trip through the shared mailbox (no system calls on the way)."""
-        from .protocol import Mailbox
-
-        self.mail_seq += 1
-        seq, box = self.mail_seq, self.mailbox
-        spin_until = time.perf_counter() + self.settings.timing.spin_seconds
-        deadline = time.perf_counter() + timeout
-        box.wake(seq)  # the worker may be asleep after a long gap: wake it off the clock
-        n = 0
-        while not box.awake(seq):
-            n += 1
-            if n % 256 == 0:
-                if time.perf_counter() > deadline:
-                    raise WorkerTimeout(f"the worker did not answer within {timeout:.3g} s")
-                if self.worker.proc.poll() is not None:
-                    raise WorkerDied(self.worker.exit_description())
-        t0 = time.perf_counter_ns()
-        box.request(seq, message["op"], message["slot"])
-        n = 0
-        while box.reply_seq() != seq:
-            n += 1
-            if n % 256 == 0:
-                now = time.perf_counter()
-                if now > deadline:
-                    raise WorkerTimeout(f"no answer within {timeout:.3g} s")
-                if self.worker.proc.poll() is not None:
-                    raise WorkerDied(self.worker.exit_description())
-                if now > spin_until:
-                    time.sleep(0.0001)
-        t1 = time.perf_counter_ns()
-        reply = box.reply()
-        if reply["status"] == Mailbox.SEE_PIPE:
-            reply = self.worker.recv(max(deadline - time.perf_counter(), 1.0))
-            if reply.get("event") != ERROR:
-                raise ProtocolError("the worker sent an unexpected message on the pipe: "
-                                    f"forged or stray protocol bytes ({str(reply)[:200]})")
-        else:
-            from .protocol import decode, encode
-
-            reply = decode(encode(reply))  # the same validation as a pipe message
-        self.last_reply = reply
-        return reply, float(t1 - t0)
+        return reply, rt
 
     def _noop_gap(self, timeout: float) -> float:
         """One no-op call: the judge's round trip minus the reported time."""
@@ -377,18 +281,18 @@ class Judge:
         reply, rt = self._roundtrip({"op": "call", "slot": slot_index}, left)
         if reply.get("event") == ERROR:
             kind = reply.get("kind", "exception")
-            status = _STATUS_BY_KIND.get(kind, R.ERROR)
+            status = STATUS_BY_KIND.get(kind, R.ERROR)
             message = str(reply.get("message", ""))
             if status == R.COMPILE_ERROR:
                 self._collect_output()
-                message = _compile_reason(message, self.worker_output["stderr"],
+                message = compile_reason(message, self.worker_output["stderr"],
                                           str(self.staging / self.task.submission_name),
                                           self.submission.name, self.device.capability or "?")
             elif status == R.NEEDS_GPU:
                 message = ("this submission needs a GPU (it launches GPU kernels or asks for "
                            "CUDA), and this run is on the CPU: run it where a GPU is visible\n"
                            + message)
-            raise CaseFailure(status, message, fatal=status in _FATAL)
+            raise CaseFailure(status, message, fatal=status in FATAL)
         if reply.get("event") != DONE:
             raise ProtocolError(f"unexpected reply {reply.get('event')!r} to a call")
         return float(reply["ns"]), rt
@@ -499,23 +403,6 @@ def _medians(replies: list[dict], roundtrips: list[float]) -> dict[str, float]:
     if busy and len(busy) == len(roundtrips):
         out["transport_ns"] = statistics.median(rt - b for rt, b in zip(roundtrips, busy))
     return out
-
-
-def _compile_reason(message: str, stderr: str, staged: str, shown: str, capability: str) -> str:
-    """The compiler's one-line reason, from its diagnostics when it printed any."""
-    lines = [line.strip().replace(staged, shown) for line in stderr.splitlines()]
-    errors = [line for line in lines if " error: " in line or line.startswith("error:")]
-    passes = re.findall(r"Pipeline failed while executing \[`(\w+)`", stderr)
-    last = message.strip().splitlines()[-1] if message.strip() else "compilation failed"
-    reason = errors[0] if errors else last
-    if passes:
-        reason += f" (the compiler pass {passes[0]} failed)"
-    text = f"a kernel does not compile for this GPU (sm_{capability}): {reason}"
-    if "dot_scaled" in stderr + message or (passes and passes[0] == "TritonGPUAccelerateMatmul"):
-        text += ("\nhint: block-scaled dots (tl.dot_scaled) with float8_e4m3fn scales, as NVFP4 "
-                 "uses, need FP4 tensor cores (sm_100, B200); on other GPUs decode the FP4 "
-                 "values in registers and use bf16 dots")
-    return f"{text}\n(the exception: {last})"
 
 
 def _shm_parent() -> str | None:

@@ -79,3 +79,23 @@ def test_pytorch_examples_pass_every_test_on_the_cpu(cli):
 
 def test_help_runs():
     assert run_cli("--help").rc == 0
+
+
+MAILBOX = "cpu:\n  timing:\n    mailbox: true\n    spin_seconds: 0.01\n"
+
+
+def test_mailbox_round_trips(cli, tmp_path):
+    """The shared-memory mailbox (the GPU default) on the CPU: timed calls, and errors
+    that travel on the pipe beside it without desynchronizing the two channels."""
+    config = tmp_path / "mailbox.yaml"
+    config.write_text(MAILBOX)
+    r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "benchmark", "--config",
+            str(config), "--case", "size: 64; seed: 2")
+    assert r.rc == 0, r.out
+    case = r.doc["phases"][0]["cases"][0]
+    assert case["stats"]["calls"] >= 3 and case["integrity"]["worker_says"]["busy_ns"] > 0
+    from conftest import BAD
+
+    r = cli("submit", str(BAD / "raises.py"), "--task", "vectoradd", "--mode", "test",
+            "--config", str(config))
+    assert [c["status"] for c in r.doc["phases"][0]["cases"]] == ["error"] * 4
