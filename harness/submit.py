@@ -46,9 +46,11 @@ def run_submit(opts: SubmitOptions, console: Console) -> int:
     if opts.record or (opts.record is None and opts.mode == "leaderboard"):
         from .recording import Recorder
 
+        from .store import StoreError
+
         try:
             recorder = Recorder.open(opts, settings, prepared)
-        except (ValueError, OSError) as exc:
+        except (StoreError, ValueError, OSError) as exc:
             console.print(f"[red]error:[/] cannot open the results database: {exc}")
             return R.EXIT_USAGE
         request.secret = recorder.secret

@@ -111,3 +111,7 @@ def test_usage_errors_exit_2(cli, tmp_path):
     r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "test", "--case", "size 3",
             want_json=False)
     assert r.rc == 2 and "key: value" in r.out
+    r = cli("submit", "submissions/vectoradd/add_torch.py", "--db", "/proc/no/such/results.db",
+            want_json=False)
+    assert r.rc == 2 and "cannot open the results database" in r.out
+    assert "Traceback" not in r.out
