@@ -27,7 +27,7 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
-from .recording import print_ranked, refusal, resolve_user, runs_of, status_of
+from .recording import print_ranked, refusal, runs_of, status_of
 from .report import fmt_ns
 from .results import document_to_evaluation
 from .settings import ROOT, Settings
@@ -255,6 +255,3 @@ def run_batch(console: Console, paths: list[Path], task: str | None, mode: str, 
                          if j.doc else []} for j in batch.jobs]}, indent=2))
     return 0 if all(j.status == "passed" for j in batch.jobs) else 1
 
-
-def default_user() -> str:
-    return resolve_user(None)

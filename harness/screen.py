@@ -8,7 +8,7 @@ explains itself, so a contestant knows what was seen and why it matters.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 HARD, FLAG, INFO = "hard", "flag", "info"
@@ -202,7 +202,7 @@ def screen(source: str) -> list[Finding]:
     _taint(tree)
     findings: list[Finding] = []
     seen: set[tuple[str, int]] = set()
-    for node in _walk(tree):
+    for node in ast.walk(tree):
         for rule in RULES:
             line = getattr(node, "lineno", 0)
             if (rule.name, line) in seen or not rule.match(node):
@@ -212,10 +212,6 @@ def screen(source: str) -> list[Finding]:
             findings.append(Finding(rule.name, rule.severity, line, excerpt[:160], rule.explanation))
     findings.sort(key=lambda f: ([HARD, FLAG, INFO].index(f.severity), f.line))
     return findings
-
-
-def _walk(tree: ast.AST) -> Iterator[ast.AST]:
-    yield from ast.walk(tree)
 
 
 def worst(findings: list[Finding]) -> str | None:

@@ -45,7 +45,6 @@ def run_submit(opts: SubmitOptions, console: Console) -> int:
     recorder = None
     if opts.record or (opts.record is None and opts.mode == "leaderboard"):
         from .recording import Recorder
-
         from .store import StoreError
 
         try:
