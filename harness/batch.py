@@ -27,7 +27,7 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
-from .recording import print_ranked, refusal, runs_of, status_of
+from .recording import print_ranked, record_evaluation
 from .report import fmt_ns
 from .results import document_to_evaluation
 from .settings import ROOT, Settings
@@ -147,10 +147,8 @@ class Batch:
             job.doc = doc
             ev = document_to_evaluation(doc)
             who = self.user or job.file.stem
-            job.submission_id = self.store.record(
-                self.boards[job.task], who, ev.submission["name"], ev.submission.get("code", ""),
-                ev.submission["sha256"], status_of(ev), ev.screen,
-                refusal(ev, self.settings.integrity.refuse_ranking_on), runs_of(ev))
+            job.submission_id = record_evaluation(self.store, self.boards[job.task], who, ev,
+                                                  self.settings.integrity.refuse_ranking_on)
 
     def run_local(self, slots: list[dict[str, str]], on_change: Callable[[], None]) -> None:
         todo: queue.Queue[Job] = queue.Queue()

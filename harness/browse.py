@@ -122,7 +122,7 @@ def export(fmt: str, output: Path | None, db: str | None) -> int:
 def record(console: Console, documents: list[Path], user: str | None, db: str | None,
            repeat: int) -> int:
     """Record result documents written by `submit --json` (e.g. CI artifacts)."""
-    from .recording import refusal, runs_of, status_of
+    from .recording import record_evaluation
     from .results import document_to_evaluation
 
     store = open_store(db)
@@ -137,9 +137,7 @@ def record(console: Console, documents: list[Path], user: str | None, db: str | 
         board = store.leaderboard(ev.task["name"], ev.task["content_hash"])
         who = user or doc.get("record", {}).get("user") or resolve_user(None)
         for _ in range(repeat):
-            sub_id = store.record(board, who, ev.submission["name"], ev.submission.get("code", ""),
-                                  ev.submission["sha256"], status_of(ev), ev.screen,
-                                  refusal(ev, refuse_on), runs_of(ev))
+            sub_id = record_evaluation(store, board, who, ev, refuse_on)
         console.print(f"recorded {path} as submission {sub_id}")
     return 0
 

@@ -38,6 +38,28 @@ class Channel:
                                 "for: forged or stray protocol bytes)")
         return reply, float(t1 - t0)
 
+    def _wait(self, ready, deadline: float, spin_until: float | None, what: str,
+              timeout: float) -> None:
+        """Poll `ready()` until it holds; every few hundred polls, check the deadline and
+        that the worker lives, and after `spin_until` (if given) sleep a little between."""
+        n = 0
+        while not ready():
+            n += 1
+            if n % 256 == 0:
+                now = time.perf_counter()
+                if now > deadline:
+                    raise WorkerTimeout(f"{what} within {timeout:.3g} s")
+                if self.worker.proc.poll() is not None:
+                    raise WorkerDied(self.worker.exit_description())
+                if spin_until is not None and now > spin_until:
+                    time.sleep(0.0001)
+
+    def close(self) -> None:
+        """Unmap the mailbox (the worker using it is gone)."""
+        if self.mailbox is not None:
+            self.mailbox.close()
+            self.mailbox = None
+
     def _mail(self, message: dict, timeout: float) -> tuple[dict, float]:
         """The same round trip through the shared mailbox (no system calls on the way)."""
         self.seq += 1
@@ -45,27 +67,10 @@ class Channel:
         spin_until = time.perf_counter() + self.spin
         deadline = time.perf_counter() + timeout
         box.wake(seq)  # the worker may be asleep after a long gap: wake it off the clock
-        n = 0
-        while not box.awake(seq):
-            n += 1
-            if n % 256 == 0:
-                if time.perf_counter() > deadline:
-                    raise WorkerTimeout(f"the worker did not answer within {timeout:.3g} s")
-                if self.worker.proc.poll() is not None:
-                    raise WorkerDied(self.worker.exit_description())
+        self._wait(lambda: box.awake(seq), deadline, None, "the worker did not answer", timeout)
         t0 = time.perf_counter_ns()
         box.request(seq, message["op"], message["slot"])
-        n = 0
-        while box.reply_seq() != seq:
-            n += 1
-            if n % 256 == 0:
-                now = time.perf_counter()
-                if now > deadline:
-                    raise WorkerTimeout(f"no answer within {timeout:.3g} s")
-                if self.worker.proc.poll() is not None:
-                    raise WorkerDied(self.worker.exit_description())
-                if now > spin_until:
-                    time.sleep(0.0001)
+        self._wait(lambda: box.reply_seq() == seq, deadline, spin_until, "no answer", timeout)
         t1 = time.perf_counter_ns()
         reply = box.reply()
         if reply["status"] == Mailbox.SEE_PIPE:

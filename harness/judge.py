@@ -131,6 +131,8 @@ class Judge:
             pass
         self._collect_output()
         self.stray_pids += self.worker.close()
+        if self.channel is not None:
+            self.channel.close()
         self.worker = None
 
     def close(self) -> None:

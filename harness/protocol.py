@@ -148,4 +148,7 @@ class Mailbox:
 
     def close(self) -> None:
         self._fields.clear()
-        self.mm.close()
+        try:
+            self.mm.close()
+        except BufferError:  # a field view still alive somewhere: the unmap waits for exit
+            pass

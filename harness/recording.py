@@ -71,12 +71,19 @@ def refusal(ev: R.Evaluation, refuse_on: list[str]) -> str | None:
     return None
 
 
+def record_evaluation(store: Store, board: Leaderboard, user: str, ev: R.Evaluation,
+                      refuse_on: list[str]) -> int:
+    """Record one evaluation (its submission and runs, in one transaction); its id."""
+    return store.record(board, user, ev.submission["name"], ev.submission.get("code", ""),
+                        ev.submission["sha256"], status_of(ev), ev.screen,
+                        refusal(ev, refuse_on), runs_of(ev))
+
+
 class Recorder:
     """Opens the database for one submission, records it, prints the ranked table."""
 
-    def __init__(self, store: Store, board: Leaderboard, user: str, code: str,
-                 refuse_on: list[str]) -> None:
-        self.store, self.board, self.user, self.code = store, board, user, code
+    def __init__(self, store: Store, board: Leaderboard, user: str, refuse_on: list[str]) -> None:
+        self.store, self.board, self.user = store, board, user
         self.refuse_on = refuse_on
         self.submission_id: int | None = None
 
@@ -84,8 +91,7 @@ class Recorder:
     def open(cls, opts, settings, prepared) -> Recorder:
         store = Store(resolve_db(opts.db, settings.store_path))
         board = store.leaderboard(prepared.task.name, prepared.task.content_hash)
-        return cls(store, board, resolve_user(opts.user), prepared.source,
-                   settings.integrity.refuse_ranking_on)
+        return cls(store, board, resolve_user(opts.user), settings.integrity.refuse_ranking_on)
 
     @property
     def secret(self) -> bytes:
@@ -93,9 +99,8 @@ class Recorder:
 
     def record(self, ev: R.Evaluation) -> int:
         refused = refusal(ev, self.refuse_on)
-        self.submission_id = self.store.record(
-            self.board, self.user, ev.submission["name"], self.code, ev.submission["sha256"],
-            status_of(ev), ev.screen, refused, runs_of(ev))
+        self.submission_id = record_evaluation(self.store, self.board, self.user, ev,
+                                               self.refuse_on)
         ev.record = {"submission_id": self.submission_id, "user": self.user,
                      "database": self.store.url if not self.store.postgres else "postgresql",
                      "refused": refused}
