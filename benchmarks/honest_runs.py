@@ -3,8 +3,12 @@
 Honest code must never be flagged (two-clock check, physics floor, static screen).
 
     python benchmarks/honest_runs.py [--runs 10] [--device cpu|cuda] [--small] [--out FILE]
+                                     [--config FILE] [--only TEXT]
 
---small replaces each task's benchmarks with one small case (for the CPU).
+Runs go round by round (every example once, then again), and FILE is rewritten after
+each run, so that a run cut short still leaves an even, readable record.
+--small replaces each task's benchmarks with one small case (for the CPU); --config
+passes harness settings (such as a shorter `timing.max_seconds`) to every run.
 """
 
 from __future__ import annotations
@@ -39,35 +43,39 @@ def main() -> int:
     parser.add_argument("--small", action="store_true")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--only", help="substring of the file names to run")
+    parser.add_argument("--config", help="harness settings (YAML) for every run")
     args = parser.parse_args()
     device = args.device or ("cuda" if _has_gpu() else "cpu")
     tmp = Path(tempfile.mkdtemp())
     report = {"device": device, "runs": args.runs, "submissions": {}}
-    for path in examples(device):
-        if args.only and args.only not in str(path):
-            continue
-        task = path.parent.name
-        rows = []
-        for i in range(args.runs):
+    paths = [p for p in examples(device) if not args.only or args.only in str(p)]
+    report["config"] = Path(args.config).read_text() if args.config else None
+    for i in range(args.runs):
+        for path in paths:
+            task = path.parent.name
             out = tmp / f"{task}-{path.stem}-{i}.json"
             cmd = [sys.executable, str(ROOT / "runner.py"), "submit", str(path), "--device", device,
                    "--db", str(tmp / "honest.db"), "--user", path.stem, "--json", str(out)]
             if args.small:
                 cmd += ["--case", SMALL[task]]
+            if args.config:
+                cmd += ["--config", args.config]
             t0 = time.time()
             proc = subprocess.run(cmd, capture_output=True, text=True)
             doc = json.loads(out.read_text()) if out.exists() else {}
             flags = [f for p in doc.get("phases", []) for c in p["cases"] for f in c["flags"]]
             screen = [f["rule"] for f in doc.get("screen", []) if f["severity"] != "info"]
-            rows.append({"rc": proc.returncode, "status": doc.get("status"), "flags": flags,
-                         "screen": screen, "score_ns": doc.get("score_ns"),
-                         "wall_s": round(time.time() - t0, 1)})
+            row = {"rc": proc.returncode, "status": doc.get("status"), "flags": flags,
+                   "screen": screen, "score_ns": doc.get("score_ns"),
+                   "wall_s": round(time.time() - t0, 1)}
+            report["submissions"].setdefault(f"{task}/{path.name}", []).append(row)
             print(f"{task}/{path.name} run {i}: rc={proc.returncode} status={doc.get('status')} "
                   f"flags={len(flags)} screen={screen} score={doc.get('score_ns')} "
-                  f"wall={rows[-1]['wall_s']}s", flush=True)
+                  f"wall={row['wall_s']}s", flush=True)
             for f in flags:
                 print(f"    flag: {f}")
-        report["submissions"][f"{task}/{path.name}"] = rows
+            if args.out:
+                args.out.write_text(json.dumps(report, indent=2))
     flagged = sum(1 for rows in report["submissions"].values() for r in rows if r["flags"] or r["screen"])
     failed = sum(1 for rows in report["submissions"].values() for r in rows if r["rc"] != 0)
     print(f"TOTAL runs={sum(len(r) for r in report['submissions'].values())} flagged={flagged} failed={failed}")

@@ -250,6 +250,10 @@ def run_batch(console: Console, paths: list[Path], task: str | None, mode: str, 
                          "score_ns": j.doc.get("score_ns") if j.doc else None,
                          "submission_id": j.submission_id, "error": j.error,
                          "cases": [[c.get("score_ns") for c in p["cases"]] for p in j.doc["phases"]]
-                         if j.doc else []} for j in batch.jobs]}, indent=2))
+                         if j.doc else [],
+                         "flags": [f for p in j.doc["phases"] for c in p["cases"] for f in c["flags"]]
+                         if j.doc else [],
+                         "device_uuid": j.doc["device"].get("uuid", "") if j.doc else ""}
+                        for j in batch.jobs]}, indent=2))
     return 0 if all(j.status == "passed" for j in batch.jobs) else 1
 

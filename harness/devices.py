@@ -28,6 +28,7 @@ class DeviceInfo:
     memory_bytes: int = 0
     clocks: dict[str, Any] = field(default_factory=dict)
     software: dict[str, str] = field(default_factory=dict)
+    selector: str = ""  # how nvidia-smi names this GPU (its UUID)
 
     @property
     def ranking_kind(self) -> str:
@@ -53,6 +54,7 @@ class DeviceInfo:
             "chosen_by": self.chosen_by, "capability": self.capability,
             "sm_count": self.sm_count, "l2_bytes": self.l2_bytes,
             "memory_bytes": self.memory_bytes, "clocks": self.clocks, "software": self.software,
+            "uuid": self.selector,
         }
 
 
@@ -84,7 +86,8 @@ def pick_device(requested: str | None) -> DeviceInfo:
         sm_count=props.multi_processor_count,
         l2_bytes=int(getattr(props, "L2_cache_size", 0) or 0),
         memory_bytes=int(props.total_memory),
-        clocks=read_clocks(),
+        clocks=read_clocks(gpu_selector()),
+        selector=gpu_selector() or "",
         software=software,
     )
 
@@ -99,12 +102,16 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def read_clocks() -> dict[str, Any]:
-    """SM and memory clocks of GPU 0 in MHz, when nvidia-smi can say."""
+def read_clocks(gpu: str | None = None) -> dict[str, Any]:
+    """SM and memory clocks (MHz), temperature and power of a GPU, when nvidia-smi can say.
+
+    `gpu` names it for nvidia-smi (a UUID such as "GPU-..."): nvidia-smi ignores
+    CUDA_VISIBLE_DEVICES, so an index would name the wrong GPU in a pinned batch."""
     query = "clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw"
     try:
         out = subprocess.run(
-            ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits", "-i", "0"],
+            ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits",
+             "-i", gpu or "0"],
             capture_output=True, text=True, timeout=10, check=True,
         ).stdout.strip().splitlines()[0]
     except (OSError, subprocess.SubprocessError, IndexError):
@@ -117,6 +124,15 @@ def read_clocks() -> dict[str, Any]:
         except ValueError:
             continue
     return values
+
+
+def gpu_selector() -> str | None:
+    """The visible GPU 0 as nvidia-smi names it (its UUID), or None when unknown."""
+    try:
+        uuid = str(torch.cuda.get_device_properties(0).uuid)
+    except Exception:  # noqa: BLE001 - older torch or no GPU
+        return None
+    return uuid if uuid.startswith(("GPU-", "MIG-")) else f"GPU-{uuid}"
 
 
 class Flusher:

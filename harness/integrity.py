@@ -120,3 +120,19 @@ def physics_floor(
     compute = float(work.get("flops", 0)) / rate * 1e9
     memory = float(work.get("bytes", 0)) / (float(entry["bandwidth_tbs"]) * 1e12) * 1e9
     return Floor(max(compute, memory), compute, memory, key)
+
+
+def clock_note(case: dict, before: dict, after: dict, ratio: float) -> tuple[dict, str]:
+    """The SM clock around a case's timed calls, and a warning when it ended throttled.
+
+    `before` and `after` are readings of `devices.read_clocks` (empty when unreadable)."""
+    if not before or not after:
+        return {}, ""
+    record = {"start": before.get("sm_mhz"), "end": after.get("sm_mhz"),
+              "max": after.get("sm_max_mhz"), "power_w": after.get("power_w"),
+              "temp_c": after.get("temp_c")}
+    top, end = after.get("sm_max_mhz"), after.get("sm_mhz")
+    if top and end and end < ratio * top:
+        return record, (f"the SM clock was {end:.0f} MHz (max {top:.0f}) at the end of the timed "
+                        f"calls of case {case}: the GPU throttled, so its times may be slow")
+    return record, ""

@@ -20,8 +20,14 @@ import torch
 from . import results as R
 from .channel import Channel
 from .checking import all_finite, output_sanity
-from .devices import DeviceInfo, Flusher
-from .integrity import Calibration, calibration_disturbed, check_clocks, physics_floor
+from .devices import DeviceInfo, Flusher, read_clocks
+from .integrity import (
+    Calibration,
+    calibration_disturbed,
+    check_clocks,
+    clock_note,
+    physics_floor,
+)
 from .phases import PhaseSpec, Progress
 from .protocol import ACK, DONE, ERROR, ProtocolError
 from .sandbox import WorkerDied, WorkerProcess, WorkerTimeout, become_subreaper
@@ -83,6 +89,7 @@ class Judge:
             "spin_seconds": self.settings.timing.spin_seconds,
             "mailbox": self._open_channel(w),
             "launch_ahead_cycles": self._ahead_cycles(),
+            "sync": self.settings.timing.sync,
         })
         try:
             ready = w.recv(self.settings.worker.start_timeout)
@@ -324,6 +331,7 @@ class Judge:
                           check, f"warm-up call {call}")
             warm.add()
             call += 1
+        clocks_before = self._read_clocks()
         rule = StoppingRule(timing, self.clock)
         roundtrips, breakdown = [], []
         timing_started = self.clock()
@@ -346,6 +354,7 @@ class Judge:
                             "timing_seconds": self.clock() - timing_started,
                             "calibration": vars(calibration),
                             "worker_says": _medians(breakdown, roundtrips)}
+        self._note_clocks(case, clocks_before, self._read_clocks(), result)
         disturbed = calibration_disturbed(self.base_calibration, calibration,
                                           self.settings.integrity, self._copy_ns(outputs, template))
         if disturbed:
@@ -354,6 +363,16 @@ class Judge:
             result.flags.append(clocks.message)
             result.score_ns = max(stats.mean, clocks.judge_mean_ns)
         self._apply_floor(case, result)
+
+    def _read_clocks(self) -> dict[str, Any]:
+        return read_clocks(self.device.selector or None) if self.device.kind == "cuda" else {}
+
+    def _note_clocks(self, case: dict, before: dict, after: dict, result: R.CaseResult) -> None:
+        record, warning = clock_note(case, before, after, self.settings.timing.throttle_ratio)
+        if record:
+            result.integrity["sm_mhz"] = record
+        if warning:
+            self.warnings.append(warning)
 
     def _run_one(self, data, slot, slot_index, outputs, finite, deadline, check, what):
         if check:

@@ -53,6 +53,7 @@ class Worker:
         self.cuda = self.device == "cuda"
         self.spin_seconds = float(init.get("spin_seconds", 0.0))
         self.ahead_cycles = int(init.get("launch_ahead_cycles", 0))
+        self.sync_device = init.get("sync", "device") != "event"
         self.mailbox = None
         self.mail_seq = 0
         if init.get("mailbox"):
@@ -204,7 +205,10 @@ class Worker:
                 out = fn(data)
                 self.end_event.record()
                 t_ret = time.perf_counter_ns()
-                torch.cuda.synchronize()
+                if self.sync_device:
+                    torch.cuda.synchronize()
+                else:  # work on other streams is still caught: by the judge's clock
+                    self.end_event.synchronize()
                 ns = self.start_event.elapsed_time(self.end_event) * 1e6
             else:
                 t0 = time.perf_counter_ns()

@@ -1,0 +1,96 @@
+"""Where the per-call harness overhead goes, on the GPU: floors and harness variants.
+
+    python benchmarks/overhead.py [--out FILE]
+
+1. Floors in this one process (no judge, no second process): an event record plus its
+   synchronize, and an empty kernel plus a device-wide synchronize (median of 2000).
+2. The empty `custom_kernel` (benchmarks/tasks/empty_call) through the full harness in
+   benchmark mode under setting variants: the default, the worker waiting for its end
+   event only (`timing.sync: event`), no L2 flush by the judge (`l2_flush_factor: 0`,
+   so that the judge's process leaves the GPU alone between calls), and both.
+   For each: the judge's gap (round trip minus event time) median and p90, and the
+   worker's own breakdown (host, synchronize, copy, transport).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TASK = ROOT / "benchmarks" / "tasks" / "empty_call"
+VARIANTS = {
+    "default": {},
+    "sync_event": {"timing": {"sync": "event"}},
+    "no_flush": {"timing": {"l2_flush_factor": 0}},
+    "sync_event_no_flush": {"timing": {"sync": "event", "l2_flush_factor": 0}},
+}
+
+
+def floors(n: int = 2000) -> dict[str, float]:
+    """Median µs of an event round trip and of an empty kernel plus device synchronize."""
+    import torch
+
+    event = torch.cuda.Event()
+    out: dict[str, list[float]] = {"event_record_sync_us": [], "empty_kernel_device_sync_us": []}
+    torch.cuda.synchronize()
+    for _ in range(n):
+        t0 = time.perf_counter_ns()
+        event.record()
+        event.synchronize()
+        t1 = time.perf_counter_ns()
+        torch.cuda._sleep(0)
+        torch.cuda.synchronize()
+        t2 = time.perf_counter_ns()
+        out["event_record_sync_us"].append((t1 - t0) / 1e3)
+        out["empty_kernel_device_sync_us"].append((t2 - t1) / 1e3)
+    return {k: statistics.median(v) for k, v in out.items()}
+
+
+def variant(name: str, settings: dict, tmp: Path) -> dict:
+    import yaml
+
+    config = tmp / f"{name}.yaml"
+    config.write_text(yaml.safe_dump(settings or {"timing": {}}))
+    out = tmp / f"{name}.json"
+    cmd = [sys.executable, str(ROOT / "runner.py"), "submit", str(TASK / "submission.py"),
+           "--task", str(TASK), "--mode", "benchmark", "--json", str(out),
+           "--db", str(tmp / "overhead.db"), "--config", str(config)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if not out.exists():
+        raise RuntimeError(f"{name}: no result\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+    case = json.loads(out.read_text())["phases"][0]["cases"][0]
+    clocks = case["integrity"]["clocks"]
+    return {"status": case["status"], "calls": case["stats"]["calls"],
+            "event_mean_us": case["stats"]["mean"] / 1e3,
+            "gap_median_us": clocks["gap_median_ns"] / 1e3, "gap_p90_us": clocks["gap_p90_ns"] / 1e3,
+            "worker_says_us": {k: v / 1e3 for k, v in case["integrity"]["worker_says"].items()}}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    report = {"floors": floors(), "variants": {}}
+    print("floors (one process): " + ", ".join(f"{k} {v:.1f}" for k, v in report["floors"].items()))
+    tmp = Path(tempfile.mkdtemp())
+    for name, settings in VARIANTS.items():
+        row = variant(name, settings, tmp)
+        report["variants"][name] = row
+        says = " ".join(f"{k[:-3]} {v:.1f}" for k, v in row["worker_says_us"].items())
+        print(f"{name:22s} {row['status']:7s} calls {row['calls']:5} event {row['event_mean_us']:.2f} "
+              f"| gap median {row['gap_median_us']:.1f} p90 {row['gap_p90_us']:.1f} | {says}",
+              flush=True)
+    if args.out:
+        args.out.write_text(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

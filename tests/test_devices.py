@@ -1,0 +1,37 @@
+"""read_clocks against a real nvidia-smi stand-in on PATH (a script printing what the real one prints)."""
+
+import os
+import stat
+
+from harness.devices import read_clocks
+
+SCRIPT = """#!/bin/sh
+echo "$@" > "{log}"
+echo "1755, 1980, 3201, 41, 123.45"
+"""
+
+
+def _fake_smi(tmp_path, monkeypatch, body):
+    exe = tmp_path / "nvidia-smi"
+    exe.write_text(body)
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+
+
+def test_read_clocks_parses_the_query_and_names_the_gpu(tmp_path, monkeypatch):
+    log = tmp_path / "args"
+    _fake_smi(tmp_path, monkeypatch, SCRIPT.format(log=log))
+    clocks = read_clocks("GPU-1234")
+    assert clocks == {"sm_mhz": 1755.0, "sm_max_mhz": 1980.0, "mem_mhz": 3201.0,
+                      "temp_c": 41.0, "power_w": 123.45}
+    assert "-i GPU-1234" in log.read_text()
+
+
+def test_read_clocks_is_empty_when_nvidia_smi_fails(tmp_path, monkeypatch):
+    _fake_smi(tmp_path, monkeypatch, "#!/bin/sh\nexit 9\n")
+    assert read_clocks() == {}
+
+
+def test_unreadable_fields_are_left_out(tmp_path, monkeypatch):
+    _fake_smi(tmp_path, monkeypatch, "#!/bin/sh\necho '[N/A], 1980, 3201, 41, [N/A]'\n")
+    assert read_clocks() == {"sm_max_mhz": 1980.0, "mem_mhz": 3201.0, "temp_c": 41.0}
