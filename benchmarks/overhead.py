@@ -34,24 +34,42 @@ VARIANTS = {
 
 
 def floors(n: int = 2000) -> dict[str, float]:
-    """Median µs of an event round trip and of an empty kernel plus device synchronize."""
+    """Median µs, in this one process, of the steps of a worker's call, alone and together."""
     import torch
 
-    event = torch.cuda.Event()
-    out: dict[str, list[float]] = {"event_record_sync_us": [], "empty_kernel_device_sync_us": []}
+    plain = torch.cuda.Event()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    out: dict[str, list[float]] = {k: [] for k in (
+        "event_record_sync_us", "empty_kernel_device_sync_us", "timing_pair_device_sync_us",
+        "timing_pair_event_sync_us", "worker_sequence_us", "worker_sequence_sync_part_us")}
     torch.cuda.synchronize()
     for _ in range(n):
         t0 = time.perf_counter_ns()
-        event.record()
-        event.synchronize()
+        plain.record()
+        plain.synchronize()
         t1 = time.perf_counter_ns()
         torch.cuda._sleep(0)
         torch.cuda.synchronize()
         t2 = time.perf_counter_ns()
-        out["event_record_sync_us"].append((t1 - t0) / 1e3)
-        out["empty_kernel_device_sync_us"].append((t2 - t1) / 1e3)
+        start.record()
+        end.record()
+        torch.cuda.synchronize()
+        t3 = time.perf_counter_ns()
+        start.record()
+        end.record()
+        end.synchronize()
+        t4 = time.perf_counter_ns()
+        plain.record()  # what the worker does per call: warm event, start, call, end, sync
+        plain.synchronize()
+        start.record()
+        end.record()
+        t5 = time.perf_counter_ns()
+        torch.cuda.synchronize()
+        start.elapsed_time(end)
+        t6 = time.perf_counter_ns()
+        for key, value in zip(out, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t6 - t4, t6 - t5)):
+            out[key].append(value / 1e3)
     return {k: statistics.median(v) for k, v in out.items()}
-
 
 def variant(name: str, settings: dict, tmp: Path) -> dict:
     import yaml
@@ -67,7 +85,12 @@ def variant(name: str, settings: dict, tmp: Path) -> dict:
         raise RuntimeError(f"{name}: no result\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
     case = json.loads(out.read_text())["phases"][0]["cases"][0]
     clocks = case["integrity"]["clocks"]
+    doc = json.loads(out.read_text())
     return {"status": case["status"], "calls": case["stats"]["calls"],
+            "base_calibration_us": {k: v / 1e3 for k, v in (doc.get("calibration") or {}).items()
+                                    if k.endswith("_ns")},
+            "case_calibration_us": {k: v / 1e3 for k, v in case["integrity"]["calibration"].items()
+                                    if k.endswith("_ns")},
             "event_mean_us": case["stats"]["mean"] / 1e3,
             "gap_median_us": clocks["gap_median_ns"] / 1e3, "gap_p90_us": clocks["gap_p90_ns"] / 1e3,
             "worker_says_us": {k: v / 1e3 for k, v in case["integrity"]["worker_says"].items()}}
@@ -87,6 +110,8 @@ def main() -> int:
         print(f"{name:22s} {row['status']:7s} calls {row['calls']:5} event {row['event_mean_us']:.2f} "
               f"| gap median {row['gap_median_us']:.1f} p90 {row['gap_p90_us']:.1f} | {says}",
               flush=True)
+        print(f"{'':22s} calibration (no-op) gaps before import {row['base_calibration_us']}, "
+              f"per case {row['case_calibration_us']}", flush=True)
     if args.out:
         args.out.write_text(json.dumps(report, indent=2))
     return 0
