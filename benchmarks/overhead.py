@@ -5,9 +5,10 @@
 1. Floors in this one process (no judge, no second process): an event record plus its
    synchronize, and an empty kernel plus a device-wide synchronize (median of 2000).
 2. The empty `custom_kernel` (benchmarks/tasks/empty_call) through the full harness in
-   benchmark mode under setting variants: the default, the worker waiting for its end
-   event only (`timing.sync: event`), no L2 flush by the judge (`l2_flush_factor: 0`,
-   so that the judge's process leaves the GPU alone between calls), and both.
+   benchmark mode under setting variants: the default, the worker warming its context
+   with an event only (`timing.warm: event`), the worker waiting for its end event only
+   (`timing.sync: event`), no L2 flush by the judge (`l2_flush_factor: 0`, so that the
+   judge's process leaves the GPU alone just before a no-op call).
    For each: the judge's gap (round trip minus event time) median and p90, and the
    worker's own breakdown (host, synchronize, copy, transport).
 """
@@ -27,9 +28,10 @@ ROOT = Path(__file__).resolve().parent.parent
 TASK = ROOT / "benchmarks" / "tasks" / "empty_call"
 VARIANTS = {
     "default": {},
+    "warm_event": {"timing": {"warm": "event"}},
     "sync_event": {"timing": {"sync": "event"}},
     "no_flush": {"timing": {"l2_flush_factor": 0}},
-    "sync_event_no_flush": {"timing": {"sync": "event", "l2_flush_factor": 0}},
+    "warm_event_no_flush": {"timing": {"warm": "event", "l2_flush_factor": 0}},
 }
 
 

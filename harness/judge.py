@@ -90,6 +90,7 @@ class Judge:
             "mailbox": self._open_channel(w),
             "launch_ahead_cycles": self._ahead_cycles(),
             "sync": self.settings.timing.sync,
+            "warm": self.settings.timing.warm,
         })
         try:
             ready = w.recv(self.settings.worker.start_timeout)

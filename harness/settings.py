@@ -31,11 +31,14 @@ class TimingSettings:
     mailbox: bool = True
     launch_ahead_us: float = 0.0
     sync: str = "device"
+    warm: str = "kernel"
     throttle_ratio: float = 0.9
 
     def __post_init__(self) -> None:
         if self.sync not in ("device", "event"):
             raise ValueError(f"timing.sync must be device or event, not {self.sync!r}")
+        if self.warm not in ("kernel", "event"):
+            raise ValueError(f"timing.warm must be kernel or event, not {self.warm!r}")
         if self.check_timed_calls not in ("leaderboard", "all"):
             raise ValueError("timing.check_timed_calls must be leaderboard or all, "
                              f"not {self.check_timed_calls!r}")
