@@ -43,6 +43,8 @@ def test_local_backend(batch_dir, tmp_path):
     assert ranking == ["fast", "sleep_1ms", "sleep_3ms"]
     slots = {w for r in doc["results"] for w in r["where"]}
     assert slots == {"CPU slot 0", "CPU slot 1"}  # both slots were used
+    for r in doc["results"]:  # each result carries its integrity flags and device name
+        assert isinstance(r["flags"], list) and "device_uuid" in r
     # the hang cost only its own slot: it ran alongside the others
     assert doc["wall_seconds"] < sum(r["wall_seconds"] for r in doc["results"])
 

@@ -1,0 +1,32 @@
+"""Settings: defaults from configs/, overrides, the CPU section, and refused values."""
+
+import pytest
+
+from harness.settings import Settings
+
+
+def test_defaults_follow_the_evaluation_protocol():
+    timing = Settings.load().timing
+    assert timing.sync == "device" and timing.warm == "kernel" and timing.launch_ahead_us == 0
+
+
+def test_cpu_section_replaces_gpu_values():
+    settings = Settings.load()
+    assert settings.for_device("cpu").timing.max_seconds < settings.timing.max_seconds
+    assert settings.for_device("cuda").timing.max_seconds == settings.timing.max_seconds
+
+
+@pytest.mark.parametrize("key,value", [("sync", "stream"), ("warm", "nothing"),
+                                       ("check_timed_calls", "some")])
+def test_unknown_choices_are_refused(tmp_path, key, value):
+    extra = tmp_path / "bad.yaml"
+    extra.write_text(f"timing:\n  {key}: {value}\n")
+    with pytest.raises(ValueError, match=key):
+        Settings.load(extra)
+
+
+def test_unknown_keys_are_refused(tmp_path):
+    extra = tmp_path / "bad.yaml"
+    extra.write_text("timing:\n  max_secs: 1\n")
+    with pytest.raises(ValueError, match="max_secs"):
+        Settings.load(extra)
