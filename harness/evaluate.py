@@ -155,7 +155,10 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
         judge = Judge(task, reference, device, settings, Path(request.file), worker_dir,
                       secret=request.secret, progress=progress)
         try:
-            if judge.start(specs[0].timeout):
+            judge_started = time.monotonic()
+            ready = judge.start(specs[0].timeout)
+            evaluation.startup_seconds = time.monotonic() - judge_started
+            if ready:
                 for spec in specs:
                     phase = judge.run_phase(spec)
                     evaluation.phases.append(phase)

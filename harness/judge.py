@@ -167,14 +167,17 @@ class Judge:
         """Run every case of a phase; a hang ends the phase, a crash only its case."""
         phase = R.PhaseResult(spec.name, spec.seeds)
         self.progress.phase_start(spec)
-        deadline = self.clock() + spec.timeout
+        phase_started = self.clock()
+        deadline = phase_started + spec.timeout
         stop_reason = ""
         for index, case in enumerate(spec.cases):
             self.progress.case_start(spec, index, case)
             if stop_reason:
                 result = R.CaseResult(index, case, R.SKIPPED, stop_reason)
             else:
+                case_started = self.clock()
                 result = self._case_or_failure(spec, index, case, deadline)
+                result.wall_seconds = self.clock() - case_started
                 if result.status == R.TIMED_OUT:
                     stop_reason = "not run: an earlier case of this phase timed out"
                 elif result.status == R.NEEDS_GPU:
@@ -186,6 +189,7 @@ class Judge:
         scores = [c.score_ns for c in phase.cases]
         if spec.timed and phase.passed and all(s is not None for s in scores):
             phase.score_ns = combine(scores, self.task.ranking_by)
+        phase.wall_seconds = self.clock() - phase_started
         return phase
 
     def _case_or_failure(self, spec: PhaseSpec, index: int, case: dict, deadline: float) -> R.CaseResult:

@@ -45,6 +45,7 @@ class CaseResult:
     checked_calls: int = 0
     integrity: dict[str, Any] = field(default_factory=dict)
     flags: list[str] = field(default_factory=list)
+    wall_seconds: float = 0.0  # the judge's time on this case: inputs, warm-up, timing, checks
 
     @property
     def passed(self) -> bool:
@@ -59,6 +60,7 @@ class PhaseResult:
     seeds: str  # "public" or "secret"
     cases: list[CaseResult] = field(default_factory=list)
     score_ns: float | None = None
+    wall_seconds: float = 0.0
 
     @property
     def passed(self) -> bool:
@@ -83,6 +85,7 @@ class Evaluation:
     harness: dict[str, Any] = field(default_factory=dict)
     calibration: dict[str, Any] = field(default_factory=dict)
     wall_seconds: float = 0.0
+    startup_seconds: float = 0.0  # worker start, harness calibration, submission import
     record: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -148,7 +151,8 @@ def document_to_evaluation(doc: dict[str, Any]) -> Evaluation:
                          f"expected {SCHEMA!r} version {SCHEMA_VERSION}")
     fields = {k: doc[k] for k in Evaluation.__dataclass_fields__ if k in doc}
     fields["phases"] = [
-        PhaseResult(p["name"], p["seeds"], [CaseResult(**c) for c in p["cases"]], p["score_ns"])
+        PhaseResult(p["name"], p["seeds"], [CaseResult(**c) for c in p["cases"]], p["score_ns"],
+                    p.get("wall_seconds", 0.0))
         for p in doc["phases"]
     ]
     return Evaluation(**fields)

@@ -24,8 +24,14 @@ def test_benchmark_mode_with_a_case_string(cli):
         s = c["stats"]
         assert s["calls"] >= 3 and s["best"] <= s["median"] <= s["worst"]
         assert c["integrity"]["clocks"]["flagged"] is False
+        assert c["integrity"]["timing_seconds"] < c["wall_seconds"] <= phase["wall_seconds"]
     assert phase["score_ns"] > 0
     assert "mean ± std" in r.out
+    # where the time went: worker start-up, then the phase, all within the run's wall time
+    assert 0 < r.doc["startup_seconds"] and 0 < phase["wall_seconds"]
+    assert r.doc["startup_seconds"] + phase["wall_seconds"] <= r.doc["wall_seconds"]
+    from harness.results import document_to_evaluation
+    assert document_to_evaluation(r.doc).phases[0].wall_seconds == phase["wall_seconds"]
 
 
 def test_test_and_benchmark_modes_record_nothing(cli):
