@@ -102,28 +102,52 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def read_clocks(gpu: str | None = None) -> dict[str, Any]:
-    """SM and memory clocks (MHz), temperature and power of a GPU, when nvidia-smi can say.
+_CLOCK_QUERY = ("clocks.sm", "clocks.max.sm", "clocks.mem", "temperature.gpu", "power.draw")
+_CLOCK_KEYS = ("sm_mhz", "sm_max_mhz", "mem_mhz", "temp_c", "power_w")
 
-    `gpu` names it for nvidia-smi (a UUID such as "GPU-..."): nvidia-smi ignores
+
+class ClockReading:
+    """One nvidia-smi reading of a GPU's clocks, started now and collected later.
+
+    The caller goes on while nvidia-smi runs (tens of milliseconds): the judge starts
+    one when a case's timed calls end and collects it after the case is released.
+    `gpu` names the GPU for nvidia-smi (a UUID such as "GPU-..."): nvidia-smi ignores
     CUDA_VISIBLE_DEVICES, so an index would name the wrong GPU in a pinned batch."""
-    query = "clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw"
-    try:
-        out = subprocess.run(
-            ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits",
-             "-i", gpu or "0"],
-            capture_output=True, text=True, timeout=10, check=True,
-        ).stdout.strip().splitlines()[0]
-    except (OSError, subprocess.SubprocessError, IndexError):
-        return {}
-    keys = ("sm_mhz", "sm_max_mhz", "mem_mhz", "temp_c", "power_w")
-    values = {}
-    for key, raw in zip(keys, out.split(",")):
+
+    def __init__(self, gpu: str | None = None) -> None:
         try:
-            values[key] = float(raw.strip())
-        except ValueError:
-            continue
-    return values
+            self.proc: subprocess.Popen | None = subprocess.Popen(
+                ["nvidia-smi", f"--query-gpu={','.join(_CLOCK_QUERY)}",
+                 "--format=csv,noheader,nounits", "-i", gpu or "0"],
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        except OSError:
+            self.proc = None
+
+    def result(self, timeout: float = 10.0) -> dict[str, Any]:
+        """SM and memory clocks (MHz), temperature (C) and power (W); {} when unreadable."""
+        if self.proc is None:
+            return {}
+        try:
+            out, _ = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.communicate()
+            return {}
+        lines = out.strip().splitlines()
+        if self.proc.returncode != 0 or not lines:
+            return {}
+        values = {}
+        for key, raw in zip(_CLOCK_KEYS, lines[0].split(",")):
+            try:
+                values[key] = float(raw.strip())
+            except ValueError:
+                continue
+        return values
+
+
+def read_clocks(gpu: str | None = None) -> dict[str, Any]:
+    """A GPU's clocks now (see ClockReading), waiting for the answer."""
+    return ClockReading(gpu).result()
 
 
 def gpu_selector() -> str | None:

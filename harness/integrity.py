@@ -122,16 +122,15 @@ def physics_floor(
     return Floor(max(compute, memory), compute, memory, key)
 
 
-def clock_note(case: dict, before: dict, after: dict, ratio: float) -> tuple[dict, str]:
-    """The SM clock around a case's timed calls, and a warning when it ended throttled.
+def clock_note(case: dict, reading: dict, ratio: float) -> tuple[dict, str]:
+    """The SM clock as a case's timed calls ended, and a warning when it was throttled.
 
-    `before` and `after` are readings of `devices.read_clocks` (empty when unreadable)."""
-    if not before or not after:
+    `reading` is one of `devices.ClockReading` (empty when unreadable)."""
+    if not reading:
         return {}, ""
-    record = {"start": before.get("sm_mhz"), "end": after.get("sm_mhz"),
-              "max": after.get("sm_max_mhz"), "power_w": after.get("power_w"),
-              "temp_c": after.get("temp_c")}
-    top, end = after.get("sm_max_mhz"), after.get("sm_mhz")
+    record = {"end": reading.get("sm_mhz"), "max": reading.get("sm_max_mhz"),
+              "power_w": reading.get("power_w"), "temp_c": reading.get("temp_c")}
+    top, end = reading.get("sm_max_mhz"), reading.get("sm_mhz")
     if top and end and end < ratio * top:
         return record, (f"the SM clock was {end:.0f} MHz (max {top:.0f}) at the end of the timed "
                         f"calls of case {case}: the GPU throttled, so its times may be slow")

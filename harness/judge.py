@@ -20,7 +20,7 @@ import torch
 from . import results as R
 from .channel import Channel
 from .checking import all_finite, output_sanity
-from .devices import DeviceInfo, Flusher, read_clocks
+from .devices import ClockReading, DeviceInfo, Flusher
 from .integrity import (
     Calibration,
     calibration_disturbed,
@@ -71,6 +71,7 @@ class Judge:
         self.worker_output = {"stdout": "", "stderr": ""}
         self.warnings: list[str] = []
         self.stray_pids: list[int] = []
+        self.clock_reading: ClockReading | None = None
         become_subreaper()
         if device.kind == "cuda":
             torch.backends.cuda.matmul.allow_tf32 = False
@@ -211,6 +212,7 @@ class Judge:
 
     # -- one case -------------------------------------------------------------------
     def _run_case(self, spec: PhaseSpec, index: int, case: dict, deadline: float) -> R.CaseResult:
+        self.clock_reading = None  # never another case's reading
         secret = self.secret if spec.seeds == "secret" else None
         plan = SeedPlan(int(case.get("seed", 0)), secret, stream=spec.name)
         data = self._generate(case, plan, 0)
@@ -240,6 +242,7 @@ class Judge:
                 self._release(deadline)
             raise
         self._release(deadline)
+        self._note_clocks(case, result)
         return result
 
     def _release(self, deadline: float) -> None:
@@ -336,7 +339,6 @@ class Judge:
                           check, f"warm-up call {call}")
             warm.add()
             call += 1
-        clocks_before = self._read_clocks()
         rule = StoppingRule(timing, self.clock)
         roundtrips, breakdown = [], []
         timing_started = self.clock()
@@ -348,6 +350,8 @@ class Judge:
             roundtrips.append(rt)
             breakdown.append(self.last_reply)
             call += 1
+        if self.device.kind == "cuda":  # the clock as the timed calls end, collected later
+            self.clock_reading = ClockReading(self.device.selector or None)
         if not rule.samples:
             raise CaseFailure(R.TIMED_OUT, "no call could be timed within the phase's time limit")
         stats = summarize(rule.samples)
@@ -359,7 +363,6 @@ class Judge:
                             "timing_seconds": self.clock() - timing_started,
                             "calibration": vars(calibration),
                             "worker_says": _medians(breakdown, roundtrips)}
-        self._note_clocks(case, clocks_before, self._read_clocks(), result)
         disturbed = calibration_disturbed(self.base_calibration, calibration,
                                           self.settings.integrity, self._copy_ns(outputs, template))
         if disturbed:
@@ -369,11 +372,12 @@ class Judge:
             result.score_ns = max(stats.mean, clocks.judge_mean_ns)
         self._apply_floor(case, result)
 
-    def _read_clocks(self) -> dict[str, Any]:
-        return read_clocks(self.device.selector or None) if self.device.kind == "cuda" else {}
-
-    def _note_clocks(self, case: dict, before: dict, after: dict, result: R.CaseResult) -> None:
-        record, warning = clock_note(case, before, after, self.settings.timing.throttle_ratio)
+    def _note_clocks(self, case: dict, result: R.CaseResult) -> None:
+        """Store the SM clock read as the case's timed calls ended; warn if it throttled."""
+        reading, self.clock_reading = self.clock_reading, None
+        if reading is None:
+            return
+        record, warning = clock_note(case, reading.result(), self.settings.timing.throttle_ratio)
         if record:
             result.integrity["sm_mhz"] = record
         if warning:

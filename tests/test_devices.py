@@ -2,8 +2,9 @@
 
 import os
 import stat
+import time
 
-from harness.devices import read_clocks
+from harness.devices import ClockReading, read_clocks
 
 SCRIPT = """#!/bin/sh
 echo "$@" > "{log}"
@@ -35,3 +36,16 @@ def test_read_clocks_is_empty_when_nvidia_smi_fails(tmp_path, monkeypatch):
 def test_unreadable_fields_are_left_out(tmp_path, monkeypatch):
     _fake_smi(tmp_path, monkeypatch, "#!/bin/sh\necho '[N/A], 1980, 3201, 41, [N/A]'\n")
     assert read_clocks() == {"sm_max_mhz": 1980.0, "mem_mhz": 3201.0, "temp_c": 41.0}
+
+
+def test_a_reading_runs_while_the_caller_goes_on(tmp_path, monkeypatch):
+    _fake_smi(tmp_path, monkeypatch, "#!/bin/sh\nsleep 0.3\necho '1500, 1980, 3201, 50, 600'\n")
+    t0 = time.perf_counter()
+    reading = ClockReading("GPU-1")
+    assert time.perf_counter() - t0 < 0.25  # started, not waited for
+    assert reading.result()["sm_mhz"] == 1500.0
+
+
+def test_no_nvidia_smi_at_all(monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert ClockReading().result() == {}

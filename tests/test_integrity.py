@@ -64,9 +64,8 @@ def test_gpu_table_covers_the_common_gpus(name, key):
 
 def test_clock_note_records_the_clock_and_warns_only_when_throttled():
     full = {"sm_mhz": 1980.0, "sm_max_mhz": 1980.0, "power_w": 300.0, "temp_c": 40.0}
-    record, warning = clock_note({"size": 1}, full, full, 0.9)
-    assert record["start"] == record["end"] == 1980.0 and warning == ""
-    slow = dict(full, sm_mhz=1400.0)
-    record, warning = clock_note({"size": 1}, full, slow, 0.9)
+    record, warning = clock_note({"size": 1}, full, 0.9)
+    assert record["end"] == record["max"] == 1980.0 and warning == ""
+    record, warning = clock_note({"size": 1}, dict(full, sm_mhz=1400.0), 0.9)
     assert record["end"] == 1400.0 and "throttled" in warning and "1400 MHz" in warning
-    assert clock_note({}, {}, slow, 0.9) == ({}, "")  # nvidia-smi unreadable: nothing said
+    assert clock_note({}, {}, 0.9) == ({}, "")  # nvidia-smi unreadable: nothing said
