@@ -123,6 +123,13 @@ class ClockReading:
         except OSError:
             self.proc = None
 
+    def cancel(self) -> None:
+        """Stop and reap nvidia-smi if it still runs (before the judge kills strays)."""
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.communicate()
+
     def result(self, timeout: float = 10.0) -> dict[str, Any]:
         """SM and memory clocks (MHz), temperature (C) and power (W); {} when unreadable."""
         if self.proc is None:

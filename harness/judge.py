@@ -132,6 +132,9 @@ class Judge:
         return self.channel.mailbox_path
 
     def stop(self) -> None:
+        # A clock reading still running is the judge's own child: end it before the
+        # worker's strays are killed, or it would be counted as one of them.
+        self._drop_clock_reading()
         if self.worker is None:
             return
         try:
@@ -212,7 +215,7 @@ class Judge:
 
     # -- one case -------------------------------------------------------------------
     def _run_case(self, spec: PhaseSpec, index: int, case: dict, deadline: float) -> R.CaseResult:
-        self.clock_reading = None  # never another case's reading
+        self._drop_clock_reading()  # never another case's reading
         secret = self.secret if spec.seeds == "secret" else None
         plan = SeedPlan(int(case.get("seed", 0)), secret, stream=spec.name)
         data = self._generate(case, plan, 0)
@@ -371,6 +374,11 @@ class Judge:
             result.flags.append(clocks.message)
             result.score_ns = max(stats.mean, clocks.judge_mean_ns)
         self._apply_floor(case, result)
+
+    def _drop_clock_reading(self) -> None:
+        if self.clock_reading is not None:
+            self.clock_reading.cancel()
+            self.clock_reading = None
 
     def _note_clocks(self, case: dict, result: R.CaseResult) -> None:
         """Store the SM clock read as the case's timed calls ended; warn if it throttled."""

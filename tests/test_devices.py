@@ -49,3 +49,11 @@ def test_a_reading_runs_while_the_caller_goes_on(tmp_path, monkeypatch):
 def test_no_nvidia_smi_at_all(monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     assert ClockReading().result() == {}
+
+
+def test_a_cancelled_reading_leaves_no_process(tmp_path, monkeypatch):
+    _fake_smi(tmp_path, monkeypatch, "#!/bin/sh\nexec sleep 30\n")
+    reading = ClockReading()
+    t0 = time.perf_counter()
+    reading.cancel()
+    assert time.perf_counter() - t0 < 5 and reading.proc.returncode is not None
