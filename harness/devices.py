@@ -45,7 +45,9 @@ class DeviceInfo:
         if self.kind == "cpu":
             return f"CPU ({self.name}), {why}; timings use the host clock"
         clock = self.clocks.get("sm_mhz")
-        extra = f", SM clock {clock} MHz (max {self.clocks.get('sm_max_mhz')})" if clock else ""
+        extra = (f", SM clock {clock:.0f} MHz before the run (max "
+                 f"{self.clocks.get('sm_max_mhz', 0):.0f} MHz; read per case in the JSON)"
+                 if clock else "")
         return f"{self.name} (sm_{self.capability}){extra}, {why}; timings use CUDA events"
 
     def to_dict(self) -> dict[str, Any]:
