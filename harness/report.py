@@ -89,6 +89,15 @@ def print_evaluation(console: Console, ev: R.Evaluation) -> None:
     colour = "green" if ev.passed else "red"
     console.print(f"[bold {colour}]{ev.status.upper()}[/]  ({ev.wall_seconds:.1f} s, "
                   f"exit code {ev.exit_code})")
+    if ev.phases:
+        console.print(f"[dim]time: {time_breakdown(ev)}[/]")
+
+
+def time_breakdown(ev: R.Evaluation) -> str:
+    """Where an evaluation's wall time went: worker start-up, then each phase."""
+    parts = [f"start-up {ev.startup_seconds:.1f} s"]
+    parts += [f"{p.name} ({p.seeds}) {p.wall_seconds:.1f} s" for p in ev.phases]
+    return ", ".join(parts)
 
 
 def _device_line(device: dict[str, Any]) -> str:

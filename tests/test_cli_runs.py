@@ -27,6 +27,7 @@ def test_benchmark_mode_with_a_case_string(cli):
         assert c["integrity"]["timing_seconds"] < c["wall_seconds"] <= phase["wall_seconds"]
     assert phase["score_ns"] > 0
     assert "mean ± std" in r.out
+    assert "time: start-up" in r.out and "benchmark (public)" in r.out
     # where the time went: worker start-up, then the phase, all within the run's wall time
     assert 0 < r.doc["startup_seconds"] and 0 < phase["wall_seconds"]
     assert r.doc["startup_seconds"] + phase["wall_seconds"] <= r.doc["wall_seconds"]
