@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import subprocess
 import sys
+import time
 from pathlib import Path
 from types import ModuleType
 
@@ -31,3 +34,14 @@ def load_submission(path: str | Path) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def run_submit(submission: Path, out: Path, *args: str) -> tuple[dict, subprocess.CompletedProcess, float]:
+    """`runner.py submit SUBMISSION --json OUT ARGS...` in a fresh process.
+
+    Returns the result document ({} when none was written), the process and the wall time."""
+    t0 = time.time()
+    cmd = [sys.executable, str(ROOT / "runner.py"), "submit", str(submission), "--json", str(out), *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.time() - t0
+    return (json.loads(out.read_text()) if out.exists() else {}), proc, wall

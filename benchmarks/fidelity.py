@@ -18,26 +18,24 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _load import ROOT, run_submit
+
+from harness.results import case_flags
+
 WORKLOADS = ["copy_1gib", "matmul_bf16", "small_kernel", "empty_call"]
 
 
 def harness_run(submission: Path, task: str, mode: str, out: Path, extra=()) -> tuple[dict, float]:
-    t0 = time.time()
-    cmd = [sys.executable, str(ROOT / "runner.py"), "submit", str(submission), "--task", task,
-           "--mode", mode, "--json", str(out), "--db", str(out.parent / "fidelity.db"), *extra]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    wall = time.time() - t0
-    if not out.exists():
+    """A full harness evaluation: its result document and wall time (raises without one)."""
+    doc, proc, wall = run_submit(submission, out, "--task", task, "--mode", mode,
+                                 "--db", str(out.parent / "fidelity.db"), *extra)
+    if not doc:
         raise RuntimeError(f"{submission} produced no result:\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
-    return json.loads(out.read_text()), wall
+    return doc, wall
 
 
 def independent(task_dir: Path) -> float:
@@ -139,7 +137,7 @@ def main() -> int:
                                     args.out / f"lb-{path.parent.name}-{path.stem}.json", extra)
             report["leaderboard_walls"][f"{path.parent.name}/{path.name}"] = {
                 "wall_s": wall, "status": doc["status"], "score_us": (doc["score_ns"] or 0) / 1e3,
-                "flags": [f for p in doc["phases"] for c in p["cases"] for f in c["flags"]]}
+                "flags": case_flags(doc)}
             print(f"leaderboard {path.parent.name}/{path.name}: {wall:.1f} s, {doc['status']}, "
                   f"score {(doc['score_ns'] or 0) / 1e3:.2f} µs", flush=True)
     (args.out / "fidelity.json").write_text(json.dumps(report, indent=2))

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from _load import ROOT, run_submit
+
+from harness.results import case_flags
+
 SMALL = {
     "vectoradd": "size: 256; seed: 1",
     "nvfp4_group_gemm": "g: 2; m: [96, 128]; n: [128, 256]; k: [256, 512]; seed: 1111",
@@ -53,21 +54,14 @@ def main() -> int:
     for i in range(args.runs):
         for path in paths:
             task = path.parent.name
-            out = tmp / f"{task}-{path.stem}-{i}.json"
-            cmd = [sys.executable, str(ROOT / "runner.py"), "submit", str(path), "--device", device,
-                   "--db", str(tmp / "honest.db"), "--user", path.stem, "--json", str(out)]
-            if args.small:
-                cmd += ["--case", SMALL[task]]
-            if args.config:
-                cmd += ["--config", args.config]
-            t0 = time.time()
-            proc = subprocess.run(cmd, capture_output=True, text=True)
-            doc = json.loads(out.read_text()) if out.exists() else {}
-            flags = [f for p in doc.get("phases", []) for c in p["cases"] for f in c["flags"]]
+            extra = ["--case", SMALL[task]] if args.small else []
+            extra += ["--config", args.config] if args.config else []
+            doc, proc, wall = run_submit(path, tmp / f"{task}-{path.stem}-{i}.json", "--device", device,
+                                         "--db", str(tmp / "honest.db"), "--user", path.stem, *extra)
+            flags = case_flags(doc)
             screen = [f["rule"] for f in doc.get("screen", []) if f["severity"] != "info"]
             row = {"rc": proc.returncode, "status": doc.get("status"), "flags": flags,
-                   "screen": screen, "score_ns": doc.get("score_ns"),
-                   "wall_s": round(time.time() - t0, 1)}
+                   "screen": screen, "score_ns": doc.get("score_ns"), "wall_s": round(wall, 1)}
             report["submissions"].setdefault(f"{task}/{path.name}", []).append(row)
             print(f"{task}/{path.name} run {i}: rc={proc.returncode} status={doc.get('status')} "
                   f"flags={len(flags)} screen={screen} score={doc.get('score_ns')} "

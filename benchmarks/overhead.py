@@ -18,13 +18,13 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from _load import ROOT, run_submit
+
 TASK = ROOT / "benchmarks" / "tasks" / "empty_call"
 VARIANTS = {
     "default": {},
@@ -78,16 +78,13 @@ def variant(name: str, settings: dict, tmp: Path) -> dict:
 
     config = tmp / f"{name}.yaml"
     config.write_text(yaml.safe_dump(settings or {"timing": {}}))
-    out = tmp / f"{name}.json"
-    cmd = [sys.executable, str(ROOT / "runner.py"), "submit", str(TASK / "submission.py"),
-           "--task", str(TASK), "--mode", "benchmark", "--json", str(out),
-           "--db", str(tmp / "overhead.db"), "--config", str(config)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if not out.exists():
+    doc, proc, _ = run_submit(TASK / "submission.py", tmp / f"{name}.json", "--task", str(TASK),
+                              "--mode", "benchmark", "--db", str(tmp / "overhead.db"),
+                              "--config", str(config))
+    if not doc:
         raise RuntimeError(f"{name}: no result\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
-    case = json.loads(out.read_text())["phases"][0]["cases"][0]
+    case = doc["phases"][0]["cases"][0]
     clocks = case["integrity"]["clocks"]
-    doc = json.loads(out.read_text())
     return {"status": case["status"], "calls": case["stats"]["calls"],
             "base_calibration_us": {k: v / 1e3 for k, v in (doc.get("calibration") or {}).items()
                                     if k.endswith("_ns")},

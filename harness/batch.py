@@ -29,7 +29,7 @@ from rich.table import Table
 
 from .recording import print_ranked, record_evaluation
 from .report import fmt_ns
-from .results import document_to_evaluation
+from .results import case_flags, document_to_evaluation
 from .settings import ROOT, Settings
 from .store import Store, resolve_db
 from .tasks import TaskError, load_task
@@ -251,8 +251,7 @@ def run_batch(console: Console, paths: list[Path], task: str | None, mode: str, 
                          "submission_id": j.submission_id, "error": j.error,
                          "cases": [[c.get("score_ns") for c in p["cases"]] for p in j.doc["phases"]]
                          if j.doc else [],
-                         "flags": [f for p in j.doc["phases"] for c in p["cases"] for f in c["flags"]]
-                         if j.doc else [],
+                         "flags": case_flags(j.doc) if j.doc else [],
                          "device_uuid": j.doc["device"].get("uuid", "") if j.doc else ""}
                         for j in batch.jobs]}, indent=2))
     return 0 if all(j.status == "passed" for j in batch.jobs) else 1

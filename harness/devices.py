@@ -28,7 +28,7 @@ class DeviceInfo:
     memory_bytes: int = 0
     clocks: dict[str, Any] = field(default_factory=dict)
     software: dict[str, str] = field(default_factory=dict)
-    selector: str = ""  # how nvidia-smi names this GPU (its UUID)
+    uuid: str = ""  # "GPU-...": how nvidia-smi names this GPU whatever CUDA_VISIBLE_DEVICES says
 
     @property
     def ranking_kind(self) -> str:
@@ -56,7 +56,7 @@ class DeviceInfo:
             "chosen_by": self.chosen_by, "capability": self.capability,
             "sm_count": self.sm_count, "l2_bytes": self.l2_bytes,
             "memory_bytes": self.memory_bytes, "clocks": self.clocks, "software": self.software,
-            "uuid": self.selector,
+            "uuid": self.uuid,
         }
 
 
@@ -79,6 +79,7 @@ def pick_device(requested: str | None) -> DeviceInfo:
     if kind == "cpu":
         return DeviceInfo("cpu", _cpu_name(), chosen, software=software)
     props = torch.cuda.get_device_properties(0)
+    uuid = _smi_uuid(props)
     software["cuda"] = str(torch.version.cuda)
     return DeviceInfo(
         kind="cuda",
@@ -88,8 +89,8 @@ def pick_device(requested: str | None) -> DeviceInfo:
         sm_count=props.multi_processor_count,
         l2_bytes=int(getattr(props, "L2_cache_size", 0) or 0),
         memory_bytes=int(props.total_memory),
-        clocks=read_clocks(gpu_selector()),
-        selector=gpu_selector() or "",
+        clocks=read_clocks(uuid),
+        uuid=uuid,
         software=software,
     )
 
@@ -159,12 +160,11 @@ def read_clocks(gpu: str | None = None) -> dict[str, Any]:
     return ClockReading(gpu).result()
 
 
-def gpu_selector() -> str | None:
-    """The visible GPU 0 as nvidia-smi names it (its UUID), or None when unknown."""
-    try:
-        uuid = str(torch.cuda.get_device_properties(0).uuid)
-    except Exception:  # noqa: BLE001 - older torch or no GPU
-        return None
+def _smi_uuid(props: Any) -> str:
+    """A GPU's UUID as nvidia-smi writes it ("GPU-..."), or "" when torch does not say."""
+    uuid = str(getattr(props, "uuid", "") or "")
+    if not uuid:
+        return ""
     return uuid if uuid.startswith(("GPU-", "MIG-")) else f"GPU-{uuid}"
 
 

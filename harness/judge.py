@@ -354,7 +354,7 @@ class Judge:
             breakdown.append(self.last_reply)
             call += 1
         if self.device.kind == "cuda":  # the clock as the timed calls end, collected later
-            self.clock_reading = ClockReading(self.device.selector or None)
+            self.clock_reading = ClockReading(self.device.uuid or None)
         if not rule.samples:
             raise CaseFailure(R.TIMED_OUT, "no call could be timed within the phase's time limit")
         stats = summarize(rule.samples)

@@ -134,6 +134,11 @@ def _severity(status: str) -> int:
     return _ORDER.index(status) if status in _ORDER else len(_ORDER)
 
 
+def case_flags(doc: dict[str, Any]) -> list[str]:
+    """Every integrity flag of every case of a result document, in order."""
+    return [f for p in doc.get("phases", []) for c in p["cases"] for f in c["flags"]]
+
+
 def write_json(path: Path, doc: dict[str, Any]) -> None:
     """Write atomically: a reader never sees half a file."""
     path = Path(path)

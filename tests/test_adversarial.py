@@ -12,6 +12,8 @@ import signal
 import pytest
 from conftest import HAS_GPU, ROOT, gpu, run_cli
 
+from harness.results import case_flags
+
 CORPUS = ROOT / "tests" / "adversarial"
 CASE = ["--case", "size: 256; seed: 1"]
 
@@ -29,10 +31,6 @@ def statuses(doc):
 
 def screen_rules(doc):
     return {f["rule"]: f["severity"] for f in doc["screen"]}
-
-
-def case_flags(doc):
-    return [f for p in doc["phases"] for c in p["cases"] for f in c["flags"]]
 
 
 def assert_not_clean(cli, name):

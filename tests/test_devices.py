@@ -57,3 +57,13 @@ def test_a_cancelled_reading_leaves_no_process(tmp_path, monkeypatch):
     t0 = time.perf_counter()
     reading.cancel()
     assert time.perf_counter() - t0 < 5 and reading.proc.returncode is not None
+
+
+def test_uuid_in_nvidia_smi_form():
+    from types import SimpleNamespace
+
+    from harness.devices import _smi_uuid
+
+    assert _smi_uuid(SimpleNamespace(uuid="c3dcb995-6880")) == "GPU-c3dcb995-6880"
+    assert _smi_uuid(SimpleNamespace(uuid="GPU-c3dcb995")) == "GPU-c3dcb995"
+    assert _smi_uuid(SimpleNamespace()) == ""  # an older torch: no uuid, index 0 is read
