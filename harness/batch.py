@@ -214,8 +214,8 @@ def run_batch(console: Console, paths: list[Path], task: str | None, mode: str, 
     if not files:
         console.print("[red]error:[/] no submission files found")
         return 2
-    settings = Settings.load(config)
     try:
+        settings = Settings.load(config)
         batch = Batch(files, task, mode, settings, db, device, timeout, config, cases, user)
     except (ValueError, TaskError) as exc:
         console.print(f"[red]error:[/] {exc}")

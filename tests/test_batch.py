@@ -94,3 +94,12 @@ def test_tasks_from_directives(tmp_path):
     shutil.copy(LB / "fast.py", plain)
     r = run_cli("batch", str(plain), "--db", str(tmp_path / "b.db"))
     assert r.rc == 2 and "#!POPCORN leaderboard" in r.out
+
+
+def test_a_bad_config_is_a_message_not_a_traceback(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("timing:\n  warm: nothing\n")
+    r = run_cli("batch", "submissions/vectoradd", "--task", "vectoradd", "--device", "cpu",
+                "--config", str(bad), "--db", str(tmp_path / "b.db"))
+    assert r.rc == 2 and "timing.warm must be kernel or event" in r.out
+    assert "Traceback" not in r.out
