@@ -56,7 +56,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--noise", type=float, default=0.2,
                         help="largest |ratio - 1| taken as noise (default 0.2)")
     args = parser.parse_args(argv)
-    many, one = json.loads(args.many.read_text()), json.loads(args.one.read_text())
+    try:
+        many, one = json.loads(args.many.read_text()), json.loads(args.one.read_text())
+    except (OSError, ValueError) as exc:
+        parser.error(f"cannot read two `runner.py batch --json` documents: {exc}")
+    if not all(isinstance(d, dict) and "results" in d and "wall_seconds" in d for d in (many, one)):
+        parser.error("cannot read two `runner.py batch --json` documents: no results in one of them")
     failed = False
 
     pairs = overlaps(many["results"])

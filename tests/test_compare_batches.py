@@ -55,3 +55,11 @@ def test_one_after_another_is_not_concurrency(tmp_path, capsys):
     rc = compare_batches.main([str(write(tmp_path, "many.json", 20, many)),
                                str(write(tmp_path, "one.json", 20, ONE))])
     assert rc == 1 and "no two evaluations ran at the same time" in capsys.readouterr().out
+
+
+def test_unreadable_input_is_a_usage_error(tmp_path, capsys):
+    import pytest
+
+    with pytest.raises(SystemExit) as exit_info:
+        compare_batches.main([str(tmp_path / "missing.json"), str(write(tmp_path, "one.json", 20, ONE))])
+    assert exit_info.value.code == 2 and "cannot read" in capsys.readouterr().err
