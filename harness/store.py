@@ -183,14 +183,14 @@ class Store:
     def leaderboard(self, task: str, content_hash: str) -> Leaderboard:
         """The leaderboard of a task version, made (with a fresh secret) on first use."""
         with self.transaction():
+            # Two runners may make the same board at once: the first insert wins, the other
+            # waits for it and then reads the winner's row (and secret).
+            self.execute(
+                "INSERT INTO leaderboards (task, content_hash, secret, created_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (task, content_hash) DO NOTHING",
+                (task, content_hash, secrets.token_hex(32), now()))
             rows = self.query("SELECT * FROM leaderboards WHERE task = ? AND content_hash = ?",
                               (task, content_hash))
-            if not rows:
-                self.execute(
-                    "INSERT INTO leaderboards (task, content_hash, secret, created_at) "
-                    "VALUES (?, ?, ?, ?)", (task, content_hash, secrets.token_hex(32), now()))
-                rows = self.query("SELECT * FROM leaderboards WHERE task = ? AND content_hash = ?",
-                                  (task, content_hash))
         row = rows[0]
         return Leaderboard(row["id"], row["task"], row["content_hash"], bytes.fromhex(row["secret"]))
 

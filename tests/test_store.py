@@ -164,3 +164,20 @@ def test_sigkill_while_recording_leaves_no_half_run(tmp_path, leaderboard_doc):
     per_sub = conn.execute("SELECT s.id, COUNT(r.id) FROM submissions s LEFT JOIN runs r "
                            "ON r.submission_id = s.id GROUP BY s.id").fetchall()
     assert all(n == 2 for _, n in per_sub), "a submission is visible without both runs"
+
+
+def test_two_runners_making_one_board_at_once_share_it(db_url):
+    """A runner whose board insert races another's waits for it and uses the winner's row."""
+    import threading
+
+    first, second = Store(db_url), Store(db_url)
+    got = {}
+    with first.transaction():
+        first.execute("INSERT INTO leaderboards (task, content_hash, secret, created_at) "
+                      "VALUES (?, ?, ?, ?)", ("vectoradd", "h1", "ab" * 32, "t0"))
+        racer = threading.Thread(target=lambda: got.update(board=second.leaderboard("vectoradd", "h1")))
+        racer.start()
+        time.sleep(0.5)  # the racer is now waiting for this uncommitted insert
+    racer.join(30)
+    assert got["board"].secret == bytes.fromhex("ab" * 32)
+    assert first.leaderboard("vectoradd", "h1").id == got["board"].id
