@@ -83,7 +83,7 @@ def main() -> int:
     report: dict = {"workloads": {}, "nvfp4_repeats": [], "leaderboard_walls": {}}
 
     print("== 1. known workloads: harness vs triton.testing.do_bench (µs)")
-    for name in args.workloads.split(","):
+    for name in [w for w in args.workloads.split(",") if w and w != "none"]:
         task_dir = ROOT / "benchmarks" / "tasks" / name
         doc, wall = harness_run(task_dir / "submission.py", str(task_dir), "benchmark",
                                 args.out / f"{name}.json", extra)
@@ -111,12 +111,15 @@ def main() -> int:
     sub = ROOT / "submissions" / "nvfp4_group_gemm" / "triton_hopper.py"
     for i in range(args.repeats):
         doc, wall = harness_run(sub, "nvfp4_group_gemm", "benchmark", args.out / f"nv{i}.json", extra)
-        means = [c["score_ns"] / 1e3 if c["score_ns"] else float("nan")
-                 for c in doc["phases"][0]["cases"]]
+        cases = doc["phases"][0]["cases"]
+        means = [c["score_ns"] / 1e3 if c["score_ns"] else float("nan") for c in cases]
+        host = [c["integrity"].get("worker_says", {}).get("host_ns", 0) / 1e3 for c in cases]
         report["nvfp4_repeats"].append({"means_us": means, "geomean_us": geomean(means),
-                                        "wall_s": wall})
+                                        "wall_s": wall, "worker_host_us": host,
+                                        "cpus": doc["harness"].get("cpus"),
+                                        "flags": case_flags(doc)})
         print(f"run {i}: " + " ".join(f"{m:9.2f}" for m in means) + f" | geo {geomean(means):9.2f}"
-              f" | {wall:.1f} s", flush=True)
+              f" | {wall:.1f} s | worker host µs " + " ".join(f"{h:.0f}" for h in host), flush=True)
     runs = report["nvfp4_repeats"]
     if not runs:
         (args.out / "fidelity.json").write_text(json.dumps(report, indent=2))
@@ -128,9 +131,10 @@ def main() -> int:
     print("spread per case: " + " ".join(f"{s:.2%}" for s in spreads)
           + f" | geomean spread {max(geo) / min(geo) - 1:.2%}")
 
-    empty = report["workloads"]["empty_call"]
-    print(f"== 3. per-call overhead (empty call): median {empty['gap_median_us']:.1f} µs, "
-          f"p90 {empty['gap_p90_us']:.1f} µs, {empty['calls_per_second']:.0f} calls/s")
+    empty = report["workloads"].get("empty_call")
+    if empty:
+        print(f"== 3. per-call overhead (empty call): median {empty['gap_median_us']:.1f} µs, "
+              f"p90 {empty['gap_p90_us']:.1f} µs, {empty['calls_per_second']:.0f} calls/s")
     if not args.skip_leaderboard:
         for path in sorted((ROOT / "submissions").rglob("*.py")):
             doc, wall = harness_run(path, path.parent.name, "leaderboard",

@@ -27,6 +27,8 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
+from .cpus import parse, slot_cpus
+from .cpus import pin as pin_cpus
 from .recording import print_ranked, record_evaluation
 from .report import fmt_ns
 from .results import case_flags, document_to_evaluation
@@ -68,14 +70,16 @@ def collect(paths: list[Path]) -> list[Path]:
     return files
 
 
-def local_slots(device: str | None, jobs: int | None) -> list[dict[str, str]]:
-    """One environment per slot: a GPU each, or CPU slots."""
+def local_slots(device: str | None, jobs: int | None, pin: bool = True) -> list[dict[str, str]]:
+    """One environment per slot: a GPU each (with an equal share of the CPU cores when
+    `pin`), or CPU slots."""
     import torch
 
     if device != "cpu" and torch.cuda.is_available():
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         ids = [g for g in visible.split(",") if g] if visible else [str(i) for i in range(torch.cuda.device_count())]
-        return [{"CUDA_VISIBLE_DEVICES": g, "_where": f"GPU {g}"} for g in ids]
+        return [{"CUDA_VISIBLE_DEVICES": g, "_where": f"GPU {g}",
+                 "_cpus": slot_cpus(i, len(ids)) if pin else ""} for i, g in enumerate(ids)]
     return [{"CUDA_VISIBLE_DEVICES": "", "_where": f"CPU slot {i}"} for i in range(max(1, jobs or 1))]
 
 
@@ -85,9 +89,11 @@ def run_judge(request: dict[str, Any], env_extra: dict[str, str], wall_limit: fl
         request = dict(request, out=str(Path(tmp) / "result.json"))
         env = {**os.environ, **{k: v for k, v in env_extra.items() if not k.startswith("_")}}
         env["PYTHONPATH"] = str(ROOT)
+        cpus = parse(env_extra.get("_cpus", ""))
         proc = subprocess.Popen([sys.executable, "-m", "harness.remote"], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                                cwd=ROOT, start_new_session=True, text=True)
+                                cwd=ROOT, start_new_session=True, text=True,
+                                preexec_fn=(lambda: pin_cpus(cpus)) if cpus else None)
         try:
             out, _ = proc.communicate(json.dumps(request), timeout=wall_limit)
         except subprocess.TimeoutExpired:
@@ -228,7 +234,7 @@ def run_batch(console: Console, paths: list[Path], task: str | None, mode: str, 
         if backend == "ray":
             batch.run_ray(address, on_change)
         else:
-            batch.run_local(local_slots(device, jobs), on_change)
+            batch.run_local(local_slots(device, jobs, settings.worker.pin_cpus), on_change)
         live.update(batch.view())
     wall = time.time() - t0
     for job in batch.jobs:

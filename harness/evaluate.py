@@ -170,6 +170,8 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
         finally:
             judge.close()
         evaluation.worker_output = judge.worker_output
+        if judge.cpus is not None:
+            evaluation.harness["cpus"] = judge.cpus.to_dict()
         evaluation.warnings += judge.warnings
         if judge.stray_pids:
             evaluation.warnings.append(

@@ -20,6 +20,7 @@ import torch
 from . import results as R
 from .channel import Channel
 from .checking import all_finite, output_sanity
+from .cpus import CpuPlan, allowed_now, pin, plan
 from .devices import ClockReading, DeviceInfo, Flusher
 from .integrity import (
     Calibration,
@@ -72,15 +73,30 @@ class Judge:
         self.warnings: list[str] = []
         self.stray_pids: list[int] = []
         self.clock_reading: ClockReading | None = None
+        self.cpus: CpuPlan | None = None
+        self._cpus_before: set[int] | None = None
         become_subreaper()
+        self._pin_cpus()
         if device.kind == "cuda":
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
 
+    def _pin_cpus(self) -> None:
+        """Give the worker a physical core of its own (see harness.cpus; off on the CPU by
+        default, where torch's kernels want every core)."""
+        allowed = allowed_now()
+        if not (self.settings.worker.pin_cpus and allowed):
+            return
+        self.cpus = plan(allowed)
+        if self.cpus is not None:
+            self._cpus_before = allowed
+            pin(self.cpus.judge)
+
     # -- worker lifecycle -------------------------------------------------------------
     def start(self, timeout: float) -> bool:
         """Start a worker and load the submission; False (with `load_error`) if it fails."""
-        w = WorkerProcess(self.settings.worker, self.device.kind)
+        w = WorkerProcess(self.settings.worker, self.device.kind,
+                          cpus=self.cpus.worker if self.cpus else None)
         self.worker = w
         w.start()
         w.send({
@@ -92,6 +108,7 @@ class Judge:
             "launch_ahead_cycles": self._ahead_cycles(),
             "sync": self.settings.timing.sync,
             "warm": self.settings.timing.warm,
+            "gc_freeze": self.settings.worker.gc_freeze,
         })
         try:
             ready = w.recv(self.settings.worker.start_timeout)
@@ -150,6 +167,9 @@ class Judge:
     def close(self) -> None:
         self.stop()
         shutil.rmtree(self.shm_root, ignore_errors=True)
+        if self._cpus_before is not None:  # the process outlives this evaluation
+            pin(self._cpus_before)
+            self._cpus_before = None
 
     def _collect_output(self) -> None:
         if self.worker is not None:

@@ -28,6 +28,8 @@ def run_on_ray(batch, address: str | None, on_change: Callable[[], None]) -> Non
     gpus = ray.cluster_resources().get("GPU", 0)
     use_gpu = batch.device != "cpu" and gpus > 0
     wall = batch.wall_limit()  # the longest of the batch's tasks
+    pin = use_gpu and batch.settings.worker.pin_cpus
+    node_gpus = int(gpus)
 
     @ray.remote(num_gpus=1 if use_gpu else 0, num_cpus=1, max_retries=0)
     def evaluate(request: dict[str, Any]) -> dict[str, Any]:
@@ -35,10 +37,14 @@ def run_on_ray(batch, address: str | None, on_change: Callable[[], None]) -> Non
         import socket
 
         from harness.batch import run_judge
+        from harness.cpus import slot_cpus
 
         where = f"{socket.gethostname()} GPU {os.environ.get('CUDA_VISIBLE_DEVICES', '')}" if use_gpu \
             else f"{socket.gethostname()} CPU"
         env = {"CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES", "") if use_gpu else ""}
+        gpu = env["CUDA_VISIBLE_DEVICES"].split(",")[0]
+        if pin and gpu.isdigit():  # evaluations on one node's GPUs get separate cores
+            env["_cpus"] = slot_cpus(int(gpu), node_gpus)
         doc = run_judge(request, env, wall)
         doc["_where"] = where
         return doc

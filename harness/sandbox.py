@@ -119,9 +119,12 @@ def _signal_quietly(pid: int, sig: int, group: bool) -> None:
 class Limits:
     file_size: int
     address_space: int | None
+    cpus: frozenset[int] | None = None
 
     def apply(self) -> None:
         """Runs in the child between fork and exec."""
+        if self.cpus:
+            os.sched_setaffinity(0, self.cpus)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_FSIZE, (self.file_size, self.file_size))
         if self.address_space:
@@ -131,9 +134,11 @@ class Limits:
 class WorkerProcess:
     """One worker: start it, talk to it, watch its clock, kill it and its descendants."""
 
-    def __init__(self, settings: WorkerSettings, device: str, keep_scratch: bool = False) -> None:
+    def __init__(self, settings: WorkerSettings, device: str, keep_scratch: bool = False,
+                 cpus: frozenset[int] | None = None) -> None:
         self.settings = settings
         self.device = device
+        self.cpus = cpus
         self.scratch = Path(tempfile.mkdtemp(prefix="harness-worker-"))
         self.keep_scratch = keep_scratch
         self.proc: subprocess.Popen | None = None
@@ -146,7 +151,7 @@ class WorkerProcess:
         address_space = None
         if self.device == "cpu" and self.settings.cpu_memory_limit_gb > 0:
             address_space = int(self.settings.cpu_memory_limit_gb * (1 << 30))
-        limits = Limits(self.settings.file_size_limit_bytes, address_space)
+        limits = Limits(self.settings.file_size_limit_bytes, address_space, self.cpus)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "harness.worker", str(child.fileno())],
             pass_fds=[child.fileno()],

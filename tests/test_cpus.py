@@ -1,0 +1,162 @@
+"""CPU pinning: cores read from a fake sysfs, shares for batch slots, and real processes
+(the judge, its worker, a batch's judge subprocess) on the CPUs they were given."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, gpu
+
+from harness import cpus
+
+REPORTER = textwrap.dedent("""
+    import gc
+    import os
+
+    import torch
+
+    _said = False
+
+    def custom_kernel(data):
+        global _said
+        if not _said:
+            print("AFFINITY", sorted(os.sched_getaffinity(0)), "FROZEN", gc.get_freeze_count() > 0,
+                  flush=True)
+            _said = True
+        a, b = data
+        return a + b
+""")
+
+
+def fake_sysfs(root: Path, cores_of: dict[int, tuple[int, int]]) -> Path:
+    """cpuN/topology with (package, core) per logical CPU."""
+    for cpu, (package, core) in cores_of.items():
+        topology = root / f"cpu{cpu}" / "topology"
+        topology.mkdir(parents=True)
+        (topology / "physical_package_id").write_text(f"{package}\n")
+        (topology / "core_id").write_text(f"{core}\n")
+    return root
+
+
+def test_hyperthreads_share_a_core(tmp_path):
+    # 4 cores x 2 threads, numbered as Linux does on most VMs: siblings are N and N+4
+    sysfs = fake_sysfs(tmp_path, {c: (0, c % 4) for c in range(8)})
+    assert cpus.cores(set(range(8)), sysfs) == [[0, 4], [1, 5], [2, 6], [3, 7]]
+    p = cpus.plan(set(range(8)), sysfs)
+    assert p.worker == {3, 7} and p.judge == {0, 1, 2, 4, 5, 6}
+    assert p.to_dict() == {"judge": [0, 1, 2, 4, 5, 6], "worker": [3, 7]}
+
+
+def test_nothing_to_separate_on_one_core(tmp_path):
+    sysfs = fake_sysfs(tmp_path, {0: (0, 0), 1: (0, 0)})
+    assert cpus.plan({0, 1}, sysfs) is None
+
+
+def test_unreadable_topology_counts_each_cpu_as_a_core(tmp_path):
+    assert cpus.cores({0, 3}, tmp_path / "missing") == [[0], [3]]
+
+
+def test_shares_for_slots_are_disjoint(tmp_path):
+    sysfs = fake_sysfs(tmp_path, {c: (c // 8, c % 8) for c in range(16)})
+    shares = [cpus.share(set(range(16)), i, 2, sysfs) for i in range(2)]
+    assert shares[0] == set(range(8)) and shares[1] == set(range(8, 16))
+    # four slots on four cores: a share would be under two cores, so every slot gets all
+    assert cpus.share(set(range(4)), 1, 4, fake_sysfs(tmp_path / "b", {c: (0, c) for c in range(4)})) \
+        == set(range(4))
+
+
+def test_slot_strings_round_trip(tmp_path, monkeypatch):
+    monkeypatch.setattr(cpus, "SYSFS", fake_sysfs(tmp_path, {c: (0, c) for c in range(8)}))
+    monkeypatch.setattr(cpus, "allowed_now", lambda: set(range(8)))
+    assert [cpus.parse(cpus.slot_cpus(i, 2)) for i in range(2)] == [{0, 1, 2, 3}, {4, 5, 6, 7}]
+    assert cpus.parse("") == set()
+
+
+def test_gpu_slots_get_shares_of_the_cores(tmp_path, monkeypatch):
+    import torch
+
+    from harness.batch import local_slots
+
+    monkeypatch.setattr(cpus, "SYSFS", fake_sysfs(tmp_path, {c: (0, c) for c in range(8)}))
+    monkeypatch.setattr(cpus, "allowed_now", lambda: set(range(8)))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert [s["_cpus"] for s in local_slots(None, None)] == ["0,1,2,3", "4,5,6,7"]
+    assert [s["_cpus"] for s in local_slots(None, None, pin=False)] == ["", ""]
+
+
+def _two_cores() -> cpus.CpuPlan:
+    allowed = cpus.allowed_now()
+    found = cpus.plan(allowed) if allowed else None
+    if found is None:
+        pytest.skip("needs two physical cores")
+    return found
+
+
+def _said(doc: dict) -> str:
+    return next(line for line in doc["worker_output"]["stdout"].splitlines() if "AFFINITY" in line)
+
+
+def test_worker_runs_on_its_own_core(cli, tmp_path):
+    """Pinning on: the worker sees only its core, the judge records the plan, and the
+    runner's own CPUs are as they were (a pinned judge is restored when it closes)."""
+    expected = _two_cores()
+    sub = tmp_path / "reporter.py"
+    sub.write_text(REPORTER)
+    config = tmp_path / "pin.yaml"
+    config.write_text("cpu:\n  worker:\n    pin_cpus: true\n")
+    r = cli("submit", str(sub), "--task", "vectoradd", "--mode", "test", "--device", "cpu",
+            "--config", str(config))
+    assert r.rc == 0, r.out
+    assert r.doc["harness"]["cpus"] == expected.to_dict()
+    assert _said(r.doc) == f"AFFINITY {sorted(expected.worker)} FROZEN True"
+
+    r = cli("submit", str(sub), "--task", "vectoradd", "--mode", "test", "--device", "cpu")  # default
+    assert "cpus" not in r.doc["harness"]
+    assert _said(r.doc) == f"AFFINITY {sorted(cpus.allowed_now())} FROZEN True"
+
+
+def test_freezing_can_be_turned_off(cli, tmp_path):
+    sub = tmp_path / "reporter.py"
+    sub.write_text(REPORTER)
+    config = tmp_path / "nofreeze.yaml"
+    config.write_text("worker:\n  gc_freeze: false\n")
+    r = cli("submit", str(sub), "--task", "vectoradd", "--mode", "test", "--device", "cpu",
+            "--config", str(config))
+    assert r.rc == 0, r.out
+    assert _said(r.doc).endswith("FROZEN False")
+
+
+def test_batch_judge_runs_on_its_slot_cpus(tmp_path):
+    """A batch slot's CPUs bind its judge subprocess and, through it, the worker."""
+    from harness.batch import run_judge
+
+    allowed = cpus.allowed_now()
+    if not allowed or len(allowed) < 2:
+        pytest.skip("needs two CPUs")
+    one = max(allowed)
+    sub = tmp_path / "reporter.py"
+    sub.write_text(REPORTER)
+    request = {"file": str(sub), "task": str(ROOT / "tasks" / "vectoradd"), "mode": "test",
+               "device": "cpu", "timeout": None, "cases": [], "config": None, "secret": None}
+    doc = run_judge(request, {"CUDA_VISIBLE_DEVICES": "", "_cpus": str(one)}, 300)
+    assert doc.get("status") == "passed", json.dumps(doc)[:2000]
+    assert _said(doc).startswith(f"AFFINITY [{one}]")
+    assert os.sched_getaffinity(0) == allowed  # this process is untouched
+
+
+@gpu
+def test_gpu_worker_is_pinned_by_default(cli, tmp_path):
+    expected = _two_cores()
+    sub = tmp_path / "reporter.py"
+    sub.write_text(REPORTER)
+    r = cli("submit", str(sub), "--task", "vectoradd", "--mode", "test")
+    assert r.rc == 0, r.out
+    assert r.doc["device"]["kind"] == "cuda"
+    assert r.doc["harness"]["cpus"] == expected.to_dict()
+    assert _said(r.doc) == f"AFFINITY {sorted(expected.worker)} FROZEN True"
