@@ -61,8 +61,8 @@ class WorkerSettings:
     cpu_memory_limit_gb: float = 16.0
     gpu_memory_fraction: float = 0.9
     max_restarts: int = 3
-    pin_cpus: bool = True
-    gc_freeze: bool = True
+    pin_cpus: bool = False
+    gc_freeze: bool = False
 
 
 @dataclass

@@ -109,7 +109,7 @@ def test_worker_runs_on_its_own_core(cli, tmp_path):
     sub = tmp_path / "reporter.py"
     sub.write_text(REPORTER)
     config = tmp_path / "pin.yaml"
-    config.write_text("cpu:\n  worker:\n    pin_cpus: true\n")
+    config.write_text("cpu:\n  worker:\n    pin_cpus: true\n    gc_freeze: true\n")
     r = cli("submit", str(sub), "--task", "vectoradd", "--mode", "test", "--device", "cpu",
             "--config", str(config))
     assert r.rc == 0, r.out
@@ -118,18 +118,18 @@ def test_worker_runs_on_its_own_core(cli, tmp_path):
 
     r = cli("submit", str(sub), "--task", "vectoradd", "--mode", "test", "--device", "cpu")  # default
     assert "cpus" not in r.doc["harness"]
-    assert _said(r.doc) == f"AFFINITY {sorted(cpus.allowed_now())} FROZEN True"
+    assert _said(r.doc) == f"AFFINITY {sorted(cpus.allowed_now())} FROZEN False"
 
 
-def test_freezing_can_be_turned_off(cli, tmp_path):
+def test_heap_frozen_when_asked(cli, tmp_path):
     sub = tmp_path / "reporter.py"
     sub.write_text(REPORTER)
-    config = tmp_path / "nofreeze.yaml"
-    config.write_text("worker:\n  gc_freeze: false\n")
+    config = tmp_path / "freeze.yaml"
+    config.write_text("worker:\n  gc_freeze: true\n")
     r = cli("submit", str(sub), "--task", "vectoradd", "--mode", "test", "--device", "cpu",
             "--config", str(config))
     assert r.rc == 0, r.out
-    assert _said(r.doc).endswith("FROZEN False")
+    assert _said(r.doc).endswith("FROZEN True")
 
 
 def test_batch_judge_runs_on_its_slot_cpus(tmp_path):
@@ -151,11 +151,13 @@ def test_batch_judge_runs_on_its_slot_cpus(tmp_path):
 
 
 @gpu
-def test_gpu_worker_is_pinned_by_default(cli, tmp_path):
+def test_gpu_worker_pinned_when_asked(cli, tmp_path):
     expected = _two_cores()
     sub = tmp_path / "reporter.py"
     sub.write_text(REPORTER)
-    r = cli("submit", str(sub), "--task", "vectoradd", "--mode", "test")
+    config = tmp_path / "pin.yaml"
+    config.write_text("worker:\n  pin_cpus: true\n  gc_freeze: true\n")
+    r = cli("submit", str(sub), "--task", "vectoradd", "--mode", "test", "--config", str(config))
     assert r.rc == 0, r.out
     assert r.doc["device"]["kind"] == "cuda"
     assert r.doc["harness"]["cpus"] == expected.to_dict()
