@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from . import results as R
-from .ranking import rank
+from .ranking import find, rank
 from .report import fmt_ns
 from .store import Leaderboard, Store, resolve_db
 
@@ -107,8 +107,9 @@ class Recorder:
         if ev.mode == "leaderboard":
             table = rank(self.store.entries(self.board.task, self.board.content_hash),
                          ev.device["ranking_kind"])
-            mine = next((r for r in table if r.submission_id == self.submission_id), None)
-            ev.record.update(ranked=len(table), rank=mine.rank if mine else None)
+            mine = find(table, self.submission_id)
+            ev.record.update(ranked=len(table), rank=mine.rank if mine else None,
+                             evaluations_of_file=mine.evaluations if mine else None)
         return self.submission_id
 
     def print_ranking(self, console: Console, ev: R.Evaluation) -> None:
@@ -118,7 +119,7 @@ class Recorder:
         kind = ev.device["ranking_kind"]
         table = rank(self.store.entries(self.board.task, self.board.content_hash), kind)
         print_ranked(console, table, f"{self.board.task} on {kind}", self.submission_id)
-        mine = next((r for r in table if r.submission_id == self.submission_id), None)
+        mine = find(table, self.submission_id)
         if mine is None:
             why = ev.record.get("refused") or (
                 "it did not pass every public and secret case" if not ev.passed
@@ -129,8 +130,10 @@ class Recorder:
             above = table[mine.rank - 2] if mine.rank > 1 else None
             gap = (f", {fmt_ns(mine.score_ns - above.score_ns)} behind #{above.rank} "
                    f"({escape(above.user)})") if above else ""
+            repeated = (f"; this file's score is the median of its {mine.evaluations} "
+                        "evaluations") if mine.evaluations > 1 else ""
             console.print(f"submission {self.submission_id} by {escape(self.user)}: "
-                          f"[bold]rank {mine.rank}[/] of {len(table)}{gap}")
+                          f"[bold]rank {mine.rank}[/] of {len(table)}{gap}{repeated}")
 
 
 def print_ranked(console: Console, table: list, title: str, highlight: int | None = None) -> None:
@@ -138,16 +141,16 @@ def print_ranked(console: Console, table: list, title: str, highlight: int | Non
     out = Table(title=f"Leaderboard: {escape(title)}", title_justify="left")
     for col, just in (("rank", "right"), ("user", "left"), ("score", "right"),
                       ("gap", "right"), ("file", "left"), ("submission", "right"),
-                      ("when", "left"), ("status", "left")):
+                      ("runs", "right"), ("when", "left"), ("status", "left")):
         out.add_column(col, justify=just)
     previous = None
     for r in table:
         gap = f"+{fmt_ns(r.score_ns - previous)}" if previous is not None else ""
-        style = "bold reverse" if r.submission_id == highlight else None
+        style = "bold reverse" if highlight in r.submission_ids else None
         out.add_row(str(r.rank), escape(r.user), fmt_ns(r.score_ns), gap, escape(r.file_name),
-                    str(r.submission_id), r.created_at[:19].replace("T", " "), r.status,
-                    style=style)
+                    str(r.submission_id), str(r.evaluations), r.created_at[:19].replace("T", " "),
+                    r.status, style=style)
         previous = r.score_ns
     if not table:
-        out.add_row("-", "no ranked submissions yet", "", "", "", "", "", "")
+        out.add_row("-", "no ranked submissions yet", "", "", "", "", "", "", "")
     console.print(out)

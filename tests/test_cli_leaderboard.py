@@ -34,24 +34,29 @@ def test_ranked_table_and_json(cli):
 
     again = submit("sleep_6ms", "alice")  # slower: alice keeps her best
     assert again.rc == 0 and "this user has a better earlier result" in again.out
+    repeat = submit("fast", "alice")  # the same file again: its runs count by their median
+    assert repeat.rc == 0 and "median of its 2 evaluations" in repeat.out, repeat.out
+    assert repeat.doc["record"]["rank"] == 1 and repeat.doc["record"]["evaluations_of_file"] == 2
 
     board = run_cli("leaderboard", "vectoradd", "--json", env={"HARNESS_DB": str(cli.db)})
     assert board.rc == 0
     table = json.loads(board.out)["devices"]["CPU"]
     assert [r["user"] for r in table] == ["alice", "bob", "carol"]
     assert table[0]["submission_id"] == alice.doc["record"]["submission_id"]
+    assert table[0]["submission_ids"] == [alice.doc["record"]["submission_id"],
+                                          repeat.doc["record"]["submission_id"]]
 
     text = run_cli("leaderboard", "vectoradd", env={"HARNESS_DB": str(cli.db), "COLUMNS": "200"})
     assert text.out.index("alice") < text.out.index("bob") < text.out.index("carol")
 
     history = run_cli("history", "--user", "alice", env={"HARNESS_DB": str(cli.db), "COLUMNS": "200"})
-    assert history.out.count("fast.py") == 1 and history.out.count("sleep_6ms.py") == 1
+    assert history.out.count("fast.py") == 2 and history.out.count("sleep_6ms.py") == 1
     shown = run_cli("show", str(erin.doc["record"]["submission_id"]), "--code",
                     env={"HARNESS_DB": str(cli.db), "COLUMNS": "200"})
     assert "secret seeds" in shown.out and "FAILED" in shown.out and "KNOWN" in shown.out
     exported = run_cli("export", "--format", "json", env={"HARNESS_DB": str(cli.db)})
     rows = json.loads(exported.out)
-    assert len(rows) == 12 and {r["user_name"] for r in rows} == {"alice", "bob", "carol", "dave", "erin"}
+    assert len(rows) == 14 and {r["user_name"] for r in rows} == {"alice", "bob", "carol", "dave", "erin"}
     csv = run_cli("export", env={"HARNESS_DB": str(cli.db)})
     assert csv.out.splitlines()[0].startswith("run_id,submission_id,task")
 

@@ -1,5 +1,6 @@
 """The results database, on SQLite and (when $HARNESS_TEST_POSTGRES is set) PostgreSQL."""
 
+import itertools
 import os
 import random
 import signal
@@ -12,7 +13,7 @@ import uuid
 import pytest
 from conftest import ROOT, run_cli
 
-from harness.ranking import rank
+from harness.ranking import find, rank
 from harness.store import SCHEMA_VERSION, Store, StoreError
 
 PG_URL = os.environ.get("HARNESS_TEST_POSTGRES")
@@ -43,9 +44,14 @@ def run_row(seeds, passed, score, kind="H200"):
             "messages": {}, "harness_version": "test", "system": {}}
 
 
+_files = itertools.count()
+
+
 def submit(store, board, user, score, passed=True, secret_passed=True, kind="H200", status="ok",
-           refused=None):
-    return store.record(board, user, f"{user}.py", "code", "sha", status, [], refused,
+           refused=None, sha=None):
+    """Record one evaluation; a different file for every call unless `sha` says otherwise."""
+    sha = sha or f"{user}-{score}-{next(_files)}"
+    return store.record(board, user, f"{user}.py", "code", sha, status, [], refused,
                         [run_row("public", passed, score, kind),
                          run_row("secret", secret_passed, score, kind)])
 
@@ -94,6 +100,29 @@ def test_ranking_rules(db_url):
     assert [(r.user, r.score_ns) for r in table] == [("ann", 100.0), ("bob", 150.0), ("gus", 150.0)]
     assert table[0].submission_id == best_ann and table[2].submission_id == early
     assert [r.user for r in rank(store.entries("t", "h"), "B200")] == ["fay"]
+
+
+def test_a_file_evaluated_again_counts_with_its_median(db_url):
+    """Resubmitting the same file buys no lucky draw: its runs count with their median."""
+    store = Store(db_url)
+    board = store.leaderboard("t", "h")
+    first = submit(store, board, "ann", 100.0, sha="same")
+    submit(store, board, "bob", 150.0)
+    table = rank(store.entries("t", "h"), "H200")
+    assert [(r.user, r.score_ns, r.evaluations) for r in table] == [("ann", 100.0, 1), ("bob", 150.0, 1)]
+    submit(store, board, "ann", 300.0, sha="same")
+    again = submit(store, board, "ann", 200.0, sha="same")
+    table = rank(store.entries("t", "h"), "H200")
+    assert [(r.user, r.score_ns) for r in table] == [("bob", 150.0), ("ann", 200.0)]
+    assert table[1].submission_id == first and table[1].submission_ids[-1] == again
+    assert find(table, again) is table[1]
+    # a lucky rerun of the same file moves the median, never to the lucky score alone
+    submit(store, board, "ann", 10.0, sha="same")
+    assert rank(store.entries("t", "h"), "H200")[1].score_ns == 150.0  # median of 10-300
+    # a different file of hers ranks on its own; her best file counts
+    submit(store, board, "ann", 120.0)
+    assert [(r.user, r.score_ns) for r in rank(store.entries("t", "h"), "H200")] == [
+        ("ann", 120.0), ("bob", 150.0)]
 
 
 def test_changed_task_starts_a_fresh_ranking(db_url):
