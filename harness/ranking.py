@@ -1,13 +1,16 @@
 """Ranking: per task version and device kind, each user's best fully passing file.
 
-A file (the same bytes: the same sha256) evaluated several times by one user counts with
-the median of its scores. Scores of unchanged code vary from run to run (on the H200
-here, host launch time moved them by tens of percent), so "the best run counts" would
-reward resubmitting the same file until a lucky draw; the median of repeated runs only
-gets more accurate as they accumulate."""
+A program evaluated several times by one user counts with the median of its scores.
+Scores of unchanged code vary from run to run (on the H200 here, host launch time moved
+them by tens of percent), so "the best run counts" would reward resubmitting the same
+program until a lucky draw; the median of repeated runs only gets more accurate as they
+accumulate. The same program means the same code apart from comments, layout and
+docstrings (`program_key`), so that editing a comment does not buy a fresh draw."""
 
 from __future__ import annotations
 
+import ast
+import hashlib
 import statistics
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,12 +20,12 @@ from typing import Any
 class Ranked:
     rank: int
     user: str
-    submission_id: int  # the file's first ranked submission
+    submission_id: int  # the program's first ranked submission
     score_ns: float  # the median over `submission_ids`
     file_name: str
     created_at: str
     status: str
-    submission_ids: list[int] = field(default_factory=list)  # every ranked run of the file
+    submission_ids: list[int] = field(default_factory=list)  # every ranked run of the program
 
     @property
     def evaluations(self) -> int:
@@ -42,13 +45,32 @@ def eligible(entry: dict[str, Any], device_kind: str) -> bool:
     )
 
 
+def program_key(code: str) -> str:
+    """A hash of what the code does: its syntax tree without docstrings or other bare
+    strings; comments and layout never reach the tree. Code that does not parse is
+    identified by its bytes."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return "bytes:" + hashlib.sha256(code.encode()).hexdigest()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list):
+            kept = [n for n in body if not (isinstance(n, ast.Expr)
+                                            and isinstance(n.value, ast.Constant)
+                                            and isinstance(n.value.value, str))]
+            node.body = kept or [ast.Pass()]
+    return "ast:" + hashlib.sha256(ast.dump(tree).encode()).hexdigest()
+
+
 def rank(entries: list[dict[str, Any]], device_kind: str) -> list[Ranked]:
-    """The ranked table: each user's best file by its median score; ties go to the file
-    submitted first."""
+    """The ranked table: each user's best program by its median score; ties go to the
+    program submitted first."""
     files: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for e in entries:
         if eligible(e, device_kind):
-            files.setdefault((e["user_name"], e.get("sha256") or f"#{e['id']}"), []).append(e)
+            same = e.get("program") or e.get("sha256") or f"#{e['id']}"
+            files.setdefault((e["user_name"], same), []).append(e)
     best: dict[str, Ranked] = {}
     for (user, _), runs in files.items():
         runs.sort(key=lambda e: e["id"])

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from . import results as R
-from .ranking import find, rank
+from .ranking import find, program_key, rank
 from .report import fmt_ns
 from .store import Leaderboard, Store, resolve_db
 
@@ -74,9 +74,10 @@ def refusal(ev: R.Evaluation, refuse_on: list[str]) -> str | None:
 def record_evaluation(store: Store, board: Leaderboard, user: str, ev: R.Evaluation,
                       refuse_on: list[str]) -> int:
     """Record one evaluation (its submission and runs, in one transaction); its id."""
-    return store.record(board, user, ev.submission["name"], ev.submission.get("code", ""),
+    code = ev.submission.get("code", "")
+    return store.record(board, user, ev.submission["name"], code,
                         ev.submission["sha256"], status_of(ev), ev.screen,
-                        refusal(ev, refuse_on), runs_of(ev))
+                        refusal(ev, refuse_on), runs_of(ev), program=program_key(code))
 
 
 class Recorder:
@@ -130,7 +131,7 @@ class Recorder:
             above = table[mine.rank - 2] if mine.rank > 1 else None
             gap = (f", {fmt_ns(mine.score_ns - above.score_ns)} behind #{above.rank} "
                    f"({escape(above.user)})") if above else ""
-            repeated = (f"; this file's score is the median of its {mine.evaluations} "
+            repeated = (f"; this program's score is the median of its {mine.evaluations} "
                         "evaluations") if mine.evaluations > 1 else ""
             console.print(f"submission {self.submission_id} by {escape(self.user)}: "
                           f"[bold]rank {mine.rank}[/] of {len(table)}{gap}{repeated}")

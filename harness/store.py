@@ -65,6 +65,11 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
         "ALTER TABLE submissions ADD COLUMN screen TEXT NOT NULL DEFAULT '[]'",
         "ALTER TABLE submissions ADD COLUMN refused TEXT",
     ]),
+    (3, [
+        # The program's identity apart from comments and layout (harness.ranking): one
+        # program evaluated again counts with its median. NULL on older rows (sha256 then).
+        "ALTER TABLE submissions ADD COLUMN program TEXT",
+    ]),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -201,15 +206,16 @@ class Store:
 
     # -- recording --------------------------------------------------------------------
     def record(self, board: Leaderboard, user: str, file_name: str, code: str, sha256: str,
-               status: str, screen: list[dict], refused: str | None, runs: list[dict]) -> int:
+               status: str, screen: list[dict], refused: str | None, runs: list[dict],
+               program: str | None = None) -> int:
         """Insert a submission and its runs in one transaction; return the submission id."""
         with self.transaction():
             cur = self.execute(
                 "INSERT INTO submissions (leaderboard_id, user_name, file_name, code, sha256, "
-                "created_at, status, screen, refused) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "RETURNING id",
+                "created_at, status, screen, refused, program) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (board.id, user, file_name, code, sha256, now(), status, json.dumps(screen),
-                 refused))
+                 refused, program))
             sub_id = int(cur.fetchone()[0])
             for run in runs:
                 self.execute(
@@ -232,7 +238,8 @@ class Store:
     def entries(self, task: str, content_hash: str | None = None) -> list[dict[str, Any]]:
         """One row per submission of a task with its public and secret leaderboard runs."""
         sql = (
-            "SELECT s.id, s.user_name, s.file_name, s.sha256, s.created_at, s.status, s.refused, "
+            "SELECT s.id, s.user_name, s.file_name, s.sha256, s.program, s.created_at, s.status, "
+            "s.refused, "
             "l.content_hash, r.seeds, r.passed, r.score_ns, r.device_kind, r.device_name, r.mode "
             "FROM submissions s JOIN leaderboards l ON l.id = s.leaderboard_id "
             "JOIN runs r ON r.submission_id = s.id WHERE l.task = ?"
@@ -244,9 +251,9 @@ class Store:
         by_id: dict[int, dict[str, Any]] = {}
         for row in self.query(sql + " ORDER BY s.id", params):
             entry = by_id.setdefault(row["id"], {
-                k: row[k] for k in ("id", "user_name", "file_name", "sha256", "created_at",
-                                    "status", "refused", "content_hash", "device_kind",
-                                    "device_name", "mode")
+                k: row[k] for k in ("id", "user_name", "file_name", "sha256", "program",
+                                    "created_at", "status", "refused", "content_hash",
+                                    "device_kind", "device_name", "mode")
             } | {"public": None, "secret": None})
             entry[row["seeds"]] = {"passed": bool(row["passed"]), "score_ns": row["score_ns"]}
         return list(by_id.values())

@@ -13,7 +13,7 @@ import uuid
 import pytest
 from conftest import ROOT, run_cli
 
-from harness.ranking import find, rank
+from harness.ranking import find, program_key, rank
 from harness.store import SCHEMA_VERSION, Store, StoreError
 
 PG_URL = os.environ.get("HARNESS_TEST_POSTGRES")
@@ -48,12 +48,12 @@ _files = itertools.count()
 
 
 def submit(store, board, user, score, passed=True, secret_passed=True, kind="H200", status="ok",
-           refused=None, sha=None):
+           refused=None, sha=None, program=None):
     """Record one evaluation; a different file for every call unless `sha` says otherwise."""
     sha = sha or f"{user}-{score}-{next(_files)}"
     return store.record(board, user, f"{user}.py", "code", sha, status, [], refused,
                         [run_row("public", passed, score, kind),
-                         run_row("secret", secret_passed, score, kind)])
+                         run_row("secret", secret_passed, score, kind)], program=program)
 
 
 def test_schema_is_migrated_and_versioned(db_url):
@@ -123,6 +123,42 @@ def test_a_file_evaluated_again_counts_with_its_median(db_url):
     submit(store, board, "ann", 120.0)
     assert [(r.user, r.score_ns) for r in rank(store.entries("t", "h"), "H200")] == [
         ("ann", 120.0), ("bob", 150.0)]
+
+
+def test_the_same_program_is_known_through_comments_and_layout(db_url):
+    code = 'def custom_kernel(data):\n    """Add."""\n    a, b = data\n    return a + b\n'
+    edited = ('# v2: faster? no, a comment\ndef custom_kernel( data ):\n    """Adds the two."""\n'
+              '    a, b = data   # unpack\n\n    return a + b\n')
+    changed = 'def custom_kernel(data):\n    a, b = data\n    return b + a\n'
+    assert program_key(code) == program_key(edited) != program_key(changed)
+    assert program_key("def f(:\n").startswith("bytes:")
+    store = Store(db_url)
+    board = store.leaderboard("t", "h")
+    submit(store, board, "ann", 100.0, program=program_key(code))
+    submit(store, board, "ann", 300.0, program=program_key(edited))  # same program
+    submit(store, board, "bob", 150.0)
+    assert [(r.user, r.score_ns, r.evaluations) for r in rank(store.entries("t", "h"), "H200")] \
+        == [("bob", 150.0, 1), ("ann", 200.0, 2)]
+
+
+def test_older_rows_without_a_program_key_rank_by_their_bytes(tmp_path):
+    """Schema 2 had no program column: the migration adds it, old rows fall back to sha256."""
+    path = tmp_path / "old.db"
+    store = Store(str(path))
+    board = store.leaderboard("t", "h")
+    submit(store, board, "ann", 100.0, sha="one")
+    submit(store, board, "ann", 300.0, sha="one")
+    store.close()
+    raw = sqlite3.connect(path)  # make it a schema 2 database, as an older harness left it
+    raw.execute("ALTER TABLE submissions DROP COLUMN program")
+    raw.execute("DELETE FROM schema_version WHERE version = 3")
+    raw.commit()
+    raw.close()
+    store = Store(str(path))
+    assert store.version() == SCHEMA_VERSION == 3
+    entries = store.entries("t", "h")
+    assert [e["program"] for e in entries] == [None, None]
+    assert [(r.score_ns, r.evaluations) for r in rank(entries, "H200")] == [(200.0, 2)]
 
 
 def test_changed_task_starts_a_fresh_ranking(db_url):
