@@ -91,7 +91,7 @@ def rank(entries: list[dict[str, Any]], device_kind: str) -> list[Ranked]:
 
 
 def find(table: list[Ranked], submission_id: int) -> Ranked | None:
-    """The row that counts `submission_id` (one of the runs of its file), if any."""
+    """The row that counts `submission_id` (one of the runs of its program), if any."""
     return next((r for r in table if submission_id in r.submission_ids), None)
 
 

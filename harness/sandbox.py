@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, Pipe
 from pathlib import Path
 
+from .cpus import pin
 from .settings import ROOT, WorkerSettings
 
 # Variables a worker may inherit: enough to find Python, the GPU and compilers.
@@ -124,7 +125,7 @@ class Limits:
     def apply(self) -> None:
         """Runs in the child between fork and exec."""
         if self.cpus:
-            os.sched_setaffinity(0, self.cpus)
+            pin(self.cpus)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_FSIZE, (self.file_size, self.file_size))
         if self.address_space:

@@ -102,32 +102,38 @@ def _said(doc: dict) -> str:
     return next(line for line in doc["worker_output"]["stdout"].splitlines() if "AFFINITY" in line)
 
 
+def _reporter(tmp_path: Path) -> Path:
+    sub = tmp_path / "reporter.py"
+    sub.write_text(REPORTER)
+    return sub
+
+
+def _report(cli, tmp_path: Path, settings: str | None = None, *args: str):
+    """`submit` the reporter in test mode, with `settings` (YAML text) as --config."""
+    if settings is not None:
+        config = tmp_path / "settings.yaml"
+        config.write_text(settings)
+        args = (*args, "--config", str(config))
+    return cli("submit", str(_reporter(tmp_path)), "--task", "vectoradd", "--mode", "test", *args)
+
+
 def test_worker_runs_on_its_own_core(cli, tmp_path):
     """Pinning on: the worker sees only its core, the judge records the plan, and the
     runner's own CPUs are as they were (a pinned judge is restored when it closes)."""
     expected = _two_cores()
-    sub = tmp_path / "reporter.py"
-    sub.write_text(REPORTER)
-    config = tmp_path / "pin.yaml"
-    config.write_text("cpu:\n  worker:\n    pin_cpus: true\n    gc_freeze: true\n")
-    r = cli("submit", str(sub), "--task", "vectoradd", "--mode", "test", "--device", "cpu",
-            "--config", str(config))
+    r = _report(cli, tmp_path, "cpu:\n  worker:\n    pin_cpus: true\n    gc_freeze: true\n",
+                "--device", "cpu")
     assert r.rc == 0, r.out
     assert r.doc["harness"]["cpus"] == expected.to_dict()
     assert _said(r.doc) == f"AFFINITY {sorted(expected.worker)} FROZEN True"
 
-    r = cli("submit", str(sub), "--task", "vectoradd", "--mode", "test", "--device", "cpu")  # default
+    r = _report(cli, tmp_path, None, "--device", "cpu")  # the defaults
     assert "cpus" not in r.doc["harness"]
     assert _said(r.doc) == f"AFFINITY {sorted(cpus.allowed_now())} FROZEN False"
 
 
 def test_heap_frozen_when_asked(cli, tmp_path):
-    sub = tmp_path / "reporter.py"
-    sub.write_text(REPORTER)
-    config = tmp_path / "freeze.yaml"
-    config.write_text("worker:\n  gc_freeze: true\n")
-    r = cli("submit", str(sub), "--task", "vectoradd", "--mode", "test", "--device", "cpu",
-            "--config", str(config))
+    r = _report(cli, tmp_path, "worker:\n  gc_freeze: true\n", "--device", "cpu")
     assert r.rc == 0, r.out
     assert _said(r.doc).endswith("FROZEN True")
 
@@ -140,9 +146,7 @@ def test_batch_judge_runs_on_its_slot_cpus(tmp_path):
     if not allowed or len(allowed) < 2:
         pytest.skip("needs two CPUs")
     one = max(allowed)
-    sub = tmp_path / "reporter.py"
-    sub.write_text(REPORTER)
-    request = {"file": str(sub), "task": str(ROOT / "tasks" / "vectoradd"), "mode": "test",
+    request = {"file": str(_reporter(tmp_path)), "task": str(ROOT / "tasks" / "vectoradd"), "mode": "test",
                "device": "cpu", "timeout": None, "cases": [], "config": None, "secret": None}
     doc = run_judge(request, {"CUDA_VISIBLE_DEVICES": "", "_cpus": str(one)}, 300)
     assert doc.get("status") == "passed", json.dumps(doc)[:2000]
@@ -153,11 +157,7 @@ def test_batch_judge_runs_on_its_slot_cpus(tmp_path):
 @gpu
 def test_gpu_worker_pinned_when_asked(cli, tmp_path):
     expected = _two_cores()
-    sub = tmp_path / "reporter.py"
-    sub.write_text(REPORTER)
-    config = tmp_path / "pin.yaml"
-    config.write_text("worker:\n  pin_cpus: true\n  gc_freeze: true\n")
-    r = cli("submit", str(sub), "--task", "vectoradd", "--mode", "test", "--config", str(config))
+    r = _report(cli, tmp_path, "worker:\n  pin_cpus: true\n  gc_freeze: true\n")
     assert r.rc == 0, r.out
     assert r.doc["device"]["kind"] == "cuda"
     assert r.doc["harness"]["cpus"] == expected.to_dict()
