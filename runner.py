@@ -13,6 +13,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from harness.consts import Mark
+
 console = Console(highlight=False)
 
 
@@ -43,15 +45,16 @@ def cli() -> None:
               help="Record the run (default: only in leaderboard mode).")
 def submit(file: Path, **kwargs) -> None:
     """Evaluate FILE: check it, time it, record it and show where it ranks."""
-    from harness.submit import SubmitOptions, run_submit
+    from harness.frontends.submit import run_submit
+    from harness.options import RunOptions
 
-    sys.exit(run_submit(SubmitOptions(file=file, **kwargs), console))
+    sys.exit(run_submit(RunOptions(file=file, cases=list(kwargs.pop("cases")), **kwargs), console))
 
 
 @cli.command()
 def tasks() -> None:
     """List the tasks with their descriptions, target GPUs and case counts."""
-    from harness.commands import list_tasks
+    from harness.frontends.commands import list_tasks
 
     list_tasks(console)
 
@@ -62,7 +65,7 @@ def tasks() -> None:
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Write it here.")
 def template(task: str, lang: str, output: Path | None) -> None:
     """Print (or write) TASK's starter file."""
-    from harness.commands import show_template
+    from harness.frontends.commands import show_template
 
     sys.exit(show_template(console, task, lang, output))
 
@@ -82,14 +85,14 @@ def template(task: str, lang: str, output: Path | None) -> None:
 @click.option("--user", help="Record every result under this user (default: each file's name).")
 @click.option("--json", "json_path", type=click.Path(path_type=Path), help="A summary document.")
 @click.option("--db", help="Results database: a SQLite path or postgresql:// URL.")
-def batch(paths, task, mode, jobs, backend, address, device, timeout, cases, config, user,
-          json_path, db) -> None:
+def batch(paths, jobs, backend, address, cases, **kwargs) -> None:
     """Evaluate many submissions: one per GPU at a time (or --jobs CPU slots), or on Ray."""
-    from harness.batch import run_batch
-    from harness.browse import guarded
+    from harness.frontends.batch import run_batch
+    from harness.frontends.errors import guarded
+    from harness.options import RunOptions
 
-    sys.exit(guarded(run_batch, console, list(paths), task, mode, jobs, backend, address, db,
-                     device, timeout, config, list(cases), user, json_path))
+    options = RunOptions(cases=list(cases), **kwargs)
+    sys.exit(guarded(run_batch, console, list(paths), options, jobs, backend, address))
 
 
 db_option = click.option("--db", help="Results database: a SQLite path or postgresql:// URL "
@@ -105,8 +108,8 @@ db_option = click.option("--db", help="Results database: a SQLite path or postgr
 def leaderboard(task: str, device: str | None, as_json: bool, all_versions: bool,
                 db: str | None) -> None:
     """The ranked table of TASK, per device kind."""
-    from harness.browse import guarded
-    from harness.browse import leaderboard as run
+    from harness.frontends.browse import leaderboard as run
+    from harness.frontends.errors import guarded
 
     sys.exit(guarded(run, console, task, device, as_json, all_versions, db))
 
@@ -117,8 +120,8 @@ def leaderboard(task: str, device: str | None, as_json: bool, all_versions: bool
 @db_option
 def history(task: str | None, user: str | None, db: str | None) -> None:
     """Every recorded submission, oldest first."""
-    from harness.browse import guarded
-    from harness.browse import history as run
+    from harness.frontends.browse import history as run
+    from harness.frontends.errors import guarded
 
     sys.exit(guarded(run, console, task, user, db))
 
@@ -129,8 +132,8 @@ def history(task: str | None, user: str | None, db: str | None) -> None:
 @db_option
 def show(submission_id: int, code: bool, db: str | None) -> None:
     """One recorded submission: its runs, cases, screen findings (and code)."""
-    from harness.browse import guarded
-    from harness.browse import show as run
+    from harness.frontends.browse import show as run
+    from harness.frontends.errors import guarded
 
     sys.exit(guarded(run, console, submission_id, code, db))
 
@@ -142,8 +145,8 @@ def show(submission_id: int, code: bool, db: str | None) -> None:
 @db_option
 def export(fmt: str, output: Path | None, db: str | None) -> None:
     """Every recorded run, flat, as CSV or JSON."""
-    from harness.browse import export as run
-    from harness.browse import guarded
+    from harness.frontends.browse import export as run
+    from harness.frontends.errors import guarded
 
     sys.exit(guarded(run, None, fmt, output, db))
 
@@ -155,20 +158,20 @@ def export(fmt: str, output: Path | None, db: str | None) -> None:
 @db_option
 def record(documents: tuple[Path, ...], user: str | None, repeat: int, db: str | None) -> None:
     """Record result documents written by `submit --json` (for example CI artifacts)."""
-    from harness.browse import guarded
-    from harness.browse import record as run
+    from harness.frontends.browse import record as run
+    from harness.frontends.errors import guarded
 
     sys.exit(guarded(run, console, list(documents), user, db, repeat))
 
 
 @cli.command()
 @click.argument("submission_id", type=int)
-@click.option("--status", type=click.Choice(["ok", "suspicious", "hacked"]), required=True)
+@click.option("--status", type=click.Choice([m.value for m in Mark]), required=True)
 @db_option
 def mark(submission_id: int, status: str, db: str | None) -> None:
     """Set a submission's status (organisers: `hacked` removes it from every ranking)."""
-    from harness.browse import guarded
-    from harness.browse import mark as run
+    from harness.frontends.browse import mark as run
+    from harness.frontends.errors import guarded
 
     sys.exit(guarded(run, console, submission_id, status, db))
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from _load import ROOT, run_submit
 
-from harness.results import case_flags
+from harness.results.document import case_flags
 
 SMALL = {
     "vectoradd": "size: 256; seed: 1",

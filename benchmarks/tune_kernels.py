@@ -25,7 +25,7 @@ def geomean(xs):
 
 def sweep(task: str, sub_path: str, configs, apply):
     ref, _, benches = load_task_modules(task)
-    from harness.structure import clone
+    from harness.judging.structure import clone
 
     sub = load_submission(ROOT / sub_path)
     inputs = [ref.generate_input(**b, device="cuda") for b in benches]
@@ -89,7 +89,7 @@ def launch_overhead(task: str, sub_path: str, n: int = 200):
     import time
 
     ref, _, benches = load_task_modules(task)
-    from harness.structure import clone
+    from harness.judging.structure import clone
 
     sub = load_submission(ROOT / sub_path)
     data = clone(ref.generate_input(**benches[0], device="cuda"))
@@ -110,8 +110,6 @@ if __name__ == "__main__":
     quick = "--quick" in sys.argv
     if which in ("all", "nvfp4"):
         nvfp4(quick)
-    if which == "nvfp4_v1":
-        nvfp4(quick, "benchmarks/gpu/nvfp4_v1.py")
     if which in ("all", "mxfp4"):
         mxfp4(quick)
     if which in ("all", "overhead"):

@@ -15,24 +15,26 @@ CONFIG_DIR = ROOT / "configs"
 
 @dataclass
 class TimingSettings:
-    warmup_seconds: float = 0.05
-    warmup_min_calls: int = 3
-    min_calls: int = 10
-    min_seconds: float = 0.1
-    max_seconds: float = 4.0
-    max_calls: int = 5000
-    target_rse: float = 0.001
-    ring_slots: int = 2
-    calibration_calls: int = 40
-    l2_flush_factor: float = 2.0
-    cpu_flush_bytes: int = 32 << 20
-    check_timed_calls: str = "leaderboard"
-    spin_seconds: float = 0.05
-    mailbox: bool = True
-    launch_ahead_us: float = 0.0
-    sync: str = "device"
-    warm: str = "kernel"
-    throttle_ratio: float = 0.9
+    """How calls are timed (`timing:` in configs/defaults.yaml, which holds every default)."""
+
+    warmup_seconds: float
+    warmup_min_calls: int
+    min_calls: int
+    min_seconds: float
+    max_seconds: float
+    max_calls: int
+    target_rse: float
+    ring_slots: int
+    calibration_calls: int
+    l2_flush_factor: float
+    cpu_flush_bytes: int
+    check_timed_calls: str
+    spin_seconds: float
+    mailbox: bool
+    launch_ahead_us: float
+    sync: str
+    warm: str
+    throttle_ratio: float
 
     def __post_init__(self) -> None:
         if self.sync not in ("device", "event"):
@@ -46,34 +48,38 @@ class TimingSettings:
 
 @dataclass
 class IntegritySettings:
-    gap_abs_us: float = 100.0
-    gap_rel: float = 0.5
-    calibration_slack_us: float = 200.0
-    floor_margin: float = 1.0
-    refuse_ranking_on: list[str] = field(default_factory=lambda: ["hard"])
+    """Thresholds of the judge's integrity checks (`integrity:`)."""
+
+    gap_abs_us: float
+    gap_rel: float
+    calibration_slack_us: float
+    floor_margin: float
+    refuse_ranking_on: list[str]
 
 
 @dataclass
 class WorkerSettings:
-    start_timeout: float = 180.0
-    output_limit_bytes: int = 65536
-    file_size_limit_bytes: int = 256 << 20
-    cpu_memory_limit_gb: float = 16.0
-    gpu_memory_fraction: float = 0.9
-    max_restarts: int = 3
-    pin_cpus: bool = False
-    gc_freeze: bool = False
+    """Limits and start-up of the worker process (`worker:`)."""
+
+    start_timeout: float
+    output_limit_bytes: int
+    file_size_limit_bytes: int
+    cpu_memory_limit_gb: float
+    gpu_memory_fraction: float
+    max_restarts: int
+    pin_cpus: bool
+    gc_freeze: bool
 
 
 @dataclass
 class Settings:
     """Every tunable of an evaluation; built from YAML, never from scattered literals."""
 
-    timing: TimingSettings = field(default_factory=TimingSettings)
-    integrity: IntegritySettings = field(default_factory=IntegritySettings)
-    worker: WorkerSettings = field(default_factory=WorkerSettings)
-    default_timeout: float = 180.0
-    store_path: str = "results.db"
+    timing: TimingSettings
+    integrity: IntegritySettings
+    worker: WorkerSettings
+    default_timeout: float
+    store_path: str
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -89,11 +95,11 @@ class Settings:
         """Build settings from a mapping shaped like `configs/defaults.yaml`."""
         return cls(
             raw=data,
-            timing=_fill(TimingSettings, data.get("timing", {})),
-            integrity=_fill(IntegritySettings, data.get("integrity", {})),
-            worker=_fill(WorkerSettings, data.get("worker", {})),
-            default_timeout=float(data.get("tasks", {}).get("default_timeout", 180)),
-            store_path=str(data.get("store", {}).get("path", "results.db")),
+            timing=_fill(TimingSettings, _section(data, "timing")),
+            integrity=_fill(IntegritySettings, _section(data, "integrity")),
+            worker=_fill(WorkerSettings, _section(data, "worker")),
+            default_timeout=float(_section(data, "tasks")["default_timeout"]),
+            store_path=str(_section(data, "store")["path"]),
         )
 
 
@@ -123,11 +129,22 @@ def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _section(data: dict[str, Any], name: str) -> dict[str, Any]:
+    section = data.get(name)
+    if not isinstance(section, dict):
+        raise ValueError(f"settings: no {name!r} section (configs/defaults.yaml has every key)")
+    return section
+
+
 def _fill(kind: type, values: dict[str, Any]) -> Any:
     known = {f for f in kind.__dataclass_fields__}
     unknown = set(values) - known
     if unknown:
         raise ValueError(f"unknown settings for {kind.__name__}: {sorted(unknown)}")
+    missing = known - set(values)
+    if missing:
+        raise ValueError(f"settings for {kind.__name__} lack {sorted(missing)} "
+                         "(configs/defaults.yaml has every key)")
     return kind(**values)
 
 

@@ -12,7 +12,7 @@ import signal
 import pytest
 from conftest import HAS_GPU, ROOT, gpu, run_cli
 
-from harness.results import case_flags
+from harness.results.document import case_flags
 
 CORPUS = ROOT / "tests" / "adversarial"
 CASE = ["--case", "size: 256; seed: 1"]

@@ -1,7 +1,7 @@
 import pytest
 
-from harness.cases import CaseError, format_case, parse_case
-from harness.directives import parse_directives
+from harness.loading.cases import CaseError, format_case, parse_case
+from harness.loading.directives import parse_directives
 
 
 def test_parse_public_case_string():

@@ -1,6 +1,6 @@
 import torch
 
-from harness.checking import compare, match_reference, output_sanity
+from harness.judging.checking import compare, match_reference, output_sanity
 
 
 def test_equal_outputs_pass():

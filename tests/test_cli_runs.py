@@ -31,7 +31,7 @@ def test_benchmark_mode_with_a_case_string(cli):
     # where the time went: worker start-up, then the phase, all within the run's wall time
     assert 0 < r.doc["startup_seconds"] and 0 < phase["wall_seconds"]
     assert r.doc["startup_seconds"] + phase["wall_seconds"] <= r.doc["wall_seconds"]
-    from harness.results import document_to_evaluation
+    from harness.results.document import document_to_evaluation
     assert document_to_evaluation(r.doc).phases[0].wall_seconds == phase["wall_seconds"]
 
 

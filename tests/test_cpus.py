@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, gpu
 
-from harness import cpus
+from harness.judging import cpus
 
 REPORTER = textwrap.dedent("""
     import gc
@@ -79,7 +79,7 @@ def test_slot_strings_round_trip(tmp_path, monkeypatch):
 def test_gpu_slots_get_shares_of_the_cores(tmp_path, monkeypatch):
     import torch
 
-    from harness.batch import local_slots
+    from harness.frontends.backends import local_slots
 
     monkeypatch.setattr(cpus, "SYSFS", fake_sysfs(tmp_path, {c: (0, c) for c in range(8)}))
     monkeypatch.setattr(cpus, "allowed_now", lambda: set(range(8)))
@@ -140,7 +140,7 @@ def test_heap_frozen_when_asked(cli, tmp_path):
 
 def test_batch_judge_runs_on_its_slot_cpus(tmp_path):
     """A batch slot's CPUs bind its judge subprocess and, through it, the worker."""
-    from harness.batch import run_judge
+    from harness.frontends.judge_process import run_judge
 
     allowed = cpus.allowed_now()
     if not allowed or len(allowed) < 2:

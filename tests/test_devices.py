@@ -4,7 +4,7 @@ import os
 import stat
 import time
 
-from harness.devices import ClockReading, read_clocks
+from harness.judging.devices import ClockReading, read_clocks
 
 SCRIPT = """#!/bin/sh
 echo "$@" > "{log}"
@@ -62,7 +62,7 @@ def test_a_cancelled_reading_leaves_no_process(tmp_path, monkeypatch):
 def test_uuid_in_nvidia_smi_form():
     from types import SimpleNamespace
 
-    from harness.devices import _smi_uuid
+    from harness.judging.devices import _smi_uuid
 
     assert _smi_uuid(SimpleNamespace(uuid="c3dcb995-6880")) == "GPU-c3dcb995-6880"
     assert _smi_uuid(SimpleNamespace(uuid="GPU-c3dcb995")) == "GPU-c3dcb995"

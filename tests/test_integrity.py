@@ -1,6 +1,6 @@
 import pytest
 
-from harness.integrity import (
+from harness.judging.integrity import (
     Calibration,
     calibration_disturbed,
     check_clocks,
@@ -8,7 +8,7 @@ from harness.integrity import (
     find_gpu,
     physics_floor,
 )
-from harness.settings import IntegritySettings
+from harness.settings import Settings
 
 CAL = Calibration(median_ns=50_000, p90_ns=55_000, calls=40)
 
@@ -16,7 +16,7 @@ CAL = Calibration(median_ns=50_000, p90_ns=55_000, calls=40)
 def test_honest_gaps_are_not_flagged():
     reported = [1_000_000.0] * 50
     roundtrip = [r + 52_000 for r in reported]
-    check = check_clocks(reported, roundtrip, CAL, IntegritySettings())
+    check = check_clocks(reported, roundtrip, CAL, Settings.load().integrity)
     assert not check.flagged
     assert check.judge_mean_ns == pytest.approx(1_002_000)
 
@@ -24,7 +24,7 @@ def test_honest_gaps_are_not_flagged():
 def test_hidden_work_is_flagged_and_timed_by_the_judge():
     reported = [10_000.0] * 50  # the timer saw 10 µs...
     roundtrip = [10_000 + 50_000 + 400_000.0] * 50  # ...the judge waited 400 µs more
-    check = check_clocks(reported, roundtrip, CAL, IntegritySettings())
+    check = check_clocks(reported, roundtrip, CAL, Settings.load().integrity)
     assert check.flagged and "outside the timed region" in check.message
     assert check.judge_mean_ns == pytest.approx(410_000)
 
@@ -32,11 +32,11 @@ def test_hidden_work_is_flagged_and_timed_by_the_judge():
 def test_allowance_grows_with_the_reported_time():
     reported = [10_000_000.0] * 20
     roundtrip = [r + 50_000 + 1_500_000 for r in reported]  # 15% extra: within 25%
-    assert not check_clocks(reported, roundtrip, CAL, IntegritySettings()).flagged
+    assert not check_clocks(reported, roundtrip, CAL, Settings.load().integrity).flagged
 
 
 def test_calibration_disturbed_after_import():
-    settings = IntegritySettings()
+    settings = Settings.load().integrity
     assert not calibration_disturbed(CAL, Calibration(60_000, 70_000, 40), settings)
     assert calibration_disturbed(CAL, Calibration(2_000_000, 2_100_000, 40), settings)
     assert not calibration_disturbed(CAL, Calibration(2_000_000, 2_100_000, 40), settings,

@@ -1,7 +1,7 @@
 import pytest
 from conftest import ROOT
 
-from harness.screen import RULES, screen, worst
+from harness.loading.screen import RULES, screen, worst
 
 
 def rules(source):
@@ -15,7 +15,7 @@ def rules(source):
     ("import torch\ntorch.allclose = lambda *a: True\n", "patches-checker"),
     ("import sys\nsys.modules['torch'].x = 1\n", "sys-modules"),
     ("from reference import ref_kernel\n", "touches-harness"),
-    ("import harness.judge\n", "touches-harness"),
+    ("import harness.judging.judge\n", "touches-harness"),
     ("import gc\nx = gc.get_objects()\n", "gc-walk"),
     ("import sys\nf = sys._getframe(1)\n", "frame-walk"),
     ("import torch\nclass L(torch.Tensor):\n    pass\n", "tensor-subclass"),

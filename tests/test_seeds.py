@@ -1,4 +1,4 @@
-from harness.seeds import SeedPlan
+from harness.judging.seeds import SeedPlan
 
 
 def test_public_first_call_uses_the_case_seed():

@@ -13,8 +13,8 @@ import uuid
 import pytest
 from conftest import ROOT, run_cli
 
-from harness.ranking import find, program_key, rank
-from harness.store import SCHEMA_VERSION, Store, StoreError
+from harness.results.ranking import find, program_key, rank
+from harness.results.store import SCHEMA_VERSION, Store, StoreError
 
 PG_URL = os.environ.get("HARNESS_TEST_POSTGRES")
 

@@ -1,6 +1,6 @@
 import torch
 
-from harness.structure import (
+from harness.judging.structure import (
     SharedAllocator,
     clone,
     describe,

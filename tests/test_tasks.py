@@ -2,7 +2,7 @@ import textwrap
 
 import pytest
 
-from harness.tasks import TaskError, import_reference, list_task_names, load_task
+from harness.loading.task_folder import TaskError, import_reference, list_task_names, load_task
 
 REFERENCE = textwrap.dedent('''
     import torch

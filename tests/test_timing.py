@@ -1,9 +1,10 @@
 import math
+from dataclasses import replace
 
 import pytest
 
-from harness.settings import TimingSettings
-from harness.timing import StoppingRule, WarmUp, combine, summarize
+from harness.judging.timing import StoppingRule, WarmUp, combine, summarize
+from harness.settings import Settings, TimingSettings
 
 
 class FakeClock:
@@ -19,7 +20,7 @@ class FakeClock:
 def settings(**kw) -> TimingSettings:
     base = dict(min_calls=10, min_seconds=0.5, max_seconds=5.0, max_calls=1000, target_rse=0.01)
     base.update(kw)
-    return TimingSettings(**base)
+    return replace(Settings.load().timing, **base)
 
 
 def test_summarize_statistics():
@@ -88,7 +89,7 @@ def test_rse_matches_summary():
 
 def test_warm_up_by_time_budget_with_minimum_calls():
     clock = FakeClock()
-    warm = WarmUp(TimingSettings(warmup_seconds=0.2, warmup_min_calls=3), clock)
+    warm = WarmUp(settings(warmup_seconds=0.2, warmup_min_calls=3), clock)
     warm.add()
     clock.now = 1.0
     assert not warm.done()  # time is up but only one call

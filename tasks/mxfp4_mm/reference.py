@@ -9,7 +9,7 @@ divided by 2**e and rounded to e2m1 with ties to even, saturating at 6.
 import torch
 from task import input_t, output_t
 
-from harness.checking import compare
+from harness.judging.checking import compare
 
 BLOCK = 32
 E2M1 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)

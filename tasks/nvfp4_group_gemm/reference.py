@@ -10,7 +10,7 @@ on any CUDA GPU.
 import torch
 from task import input_t, output_t
 
-from harness.checking import compare
+from harness.judging.checking import compare
 
 SF_VEC = 16
 # e2m1 nibble: bit 3 is the sign, bits 2..0 index these magnitudes.
@@ -101,7 +101,7 @@ def ref_kernel(data: input_t) -> output_t:
 
 def check_implementation(data: input_t, output: output_t) -> tuple[bool, str]:
     """g outputs of the right shape and dtype, each within rtol = atol = 1e-3."""
-    from harness.structure import clone
+    from harness.judging.structure import clone
 
     abc = data[0]
     if not isinstance(output, (list, tuple)) or len(output) != len(abc):

@@ -3,7 +3,7 @@
 import torch
 from task import input_t, output_t
 
-from harness.checking import match_reference
+from harness.judging.checking import match_reference
 
 
 def generate_input(size: int, seed: int, device: str | None = None) -> input_t:

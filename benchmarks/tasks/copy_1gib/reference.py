@@ -1,6 +1,6 @@
 import torch
 
-from harness.checking import match_reference
+from harness.judging.checking import match_reference
 
 
 def generate_input(size, seed, device=None):

@@ -1,0 +1,61 @@
+"""Statuses and exit codes: the words and numbers every part of the harness shares."""
+
+from __future__ import annotations
+
+from enum import IntEnum, StrEnum
+
+
+class Status(StrEnum):
+    """The verdict of a case (and of a run: its worst case)."""
+
+    PASSED = "passed"
+    FAILED = "failed"  # wrong output
+    ERROR = "error"  # an exception in the submission (load or call)
+    COMPILE_ERROR = "compile error"
+    NEEDS_GPU = "needs a GPU"
+    REJECTED = "rejected"
+    CRASHED = "crashed"
+    TIMED_OUT = "timed out"
+    CUDA_ERROR = "CUDA error"
+    SKIPPED = "skipped"
+
+
+class ExitCode(IntEnum):
+    """What `runner.py` returns to the shell (the README's table)."""
+
+    OK = 0
+    FAILED = 1
+    USAGE = 2
+    CRASHED = 3
+    REJECTED = 4
+    INTERNAL = 5
+
+
+# From best to worst: a run's status is the worst of its cases'.
+SEVERITY = [Status.PASSED, Status.SKIPPED, Status.FAILED, Status.ERROR, Status.COMPILE_ERROR,
+            Status.NEEDS_GPU, Status.REJECTED, Status.CUDA_ERROR, Status.TIMED_OUT,
+            Status.CRASHED]
+
+EXIT_BY_STATUS = {
+    Status.PASSED: ExitCode.OK, Status.SKIPPED: ExitCode.FAILED, Status.FAILED: ExitCode.FAILED,
+    Status.ERROR: ExitCode.FAILED, Status.COMPILE_ERROR: ExitCode.FAILED,
+    Status.NEEDS_GPU: ExitCode.FAILED, Status.REJECTED: ExitCode.REJECTED,
+    Status.CRASHED: ExitCode.CRASHED, Status.TIMED_OUT: ExitCode.CRASHED,
+    Status.CUDA_ERROR: ExitCode.CRASHED,
+}
+
+
+class Mark(StrEnum):
+    """What the database says of a submission: an organiser may mark it hacked."""
+
+    OK = "ok"
+    SUSPICIOUS = "suspicious"  # flagged by the screen or an integrity check
+    HACKED = "hacked"  # never ranked
+
+
+class JobState(StrEnum):
+    """Where one submission of a batch is."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"

@@ -1,0 +1,1 @@
+"""The commands: submit, batch (local and Ray backends), browse, reports."""

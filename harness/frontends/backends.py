@@ -1,0 +1,159 @@
+"""Where `batch` runs its evaluations: one interface, two backends.
+
+Each backend takes the batch's jobs, runs each in a judge process
+(`harness.frontends.judge_process`) and hands every result document back to
+`batch.finish`, which records it. The local backend keeps one job per GPU (or per CPU
+slot) at a time; the Ray backend makes each job a Ray task asking for one GPU (Ray pins it
+through CUDA_VISIBLE_DEVICES) or one CPU (optional: pip install -e '.[ray]').
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from harness.consts import JobState
+from harness.frontends.judge_process import run_judge
+from harness.judging.cpus import slot_cpus
+
+
+class BatchRun(Protocol):
+    """What a backend needs of a batch (see harness.frontends.batch.Batch)."""
+
+    jobs: list
+    device: str | None
+    lock: threading.Lock
+
+    def request(self, job) -> dict[str, Any]: ...
+    def wall_limit(self, job=None) -> float: ...
+    def finish(self, job, doc: dict[str, Any]) -> None: ...
+
+
+class Backend(Protocol):
+    """Runs every job of a batch and calls `on_change` whenever one starts or ends."""
+
+    def run(self, batch: BatchRun, on_change: Callable[[], None]) -> None: ...
+
+
+def make_backend(name: str, address: str | None, jobs: int | None, pin: bool) -> Backend:
+    """The backend called `name` (`local` or `ray`)."""
+    if name == "ray":
+        return RayBackend(address, pin)
+    return LocalBackend(jobs, pin)
+
+
+def local_slots(device: str | None, jobs: int | None, pin: bool = True) -> list[dict[str, str]]:
+    """One environment per slot: a GPU each (with an equal share of the CPU cores when
+    `pin`), or CPU slots."""
+    import torch
+
+    if device != "cpu" and torch.cuda.is_available():
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        ids = [g for g in visible.split(",") if g] if visible else [str(i) for i in range(torch.cuda.device_count())]
+        return [{"CUDA_VISIBLE_DEVICES": g, "_where": f"GPU {g}",
+                 "_cpus": slot_cpus(i, len(ids)) if pin else ""} for i, g in enumerate(ids)]
+    return [{"CUDA_VISIBLE_DEVICES": "", "_where": f"CPU slot {i}"} for i in range(max(1, jobs or 1))]
+
+
+class LocalBackend:
+    """Every local GPU (one job each at a time), or `jobs` CPU slots."""
+
+    def __init__(self, jobs: int | None, pin: bool) -> None:
+        self.jobs, self.pin = jobs, pin
+
+    def run(self, batch: BatchRun, on_change: Callable[[], None]) -> None:
+        todo: queue.Queue = queue.Queue()
+        for job in batch.jobs:
+            todo.put(job)
+
+        def serve(slot: dict[str, str]) -> None:
+            while True:
+                try:
+                    job = todo.get_nowait()
+                except queue.Empty:
+                    return
+                with batch.lock:
+                    job.state, job.where, job.started = JobState.RUNNING, slot["_where"], time.time()
+                    job.used.append(slot["_where"])
+                on_change()
+                batch.finish(job, run_judge(batch.request(job), slot, batch.wall_limit(job)))
+                on_change()
+
+        threads = [threading.Thread(target=serve, args=(s,), daemon=True)
+                   for s in local_slots(batch.device, self.jobs, self.pin)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+
+class RayBackend:
+    """Each job a Ray task on a cluster (`address`) or a local Ray instance."""
+
+    def __init__(self, address: str | None, pin: bool) -> None:
+        self.address, self.pin = address, pin
+
+    def run(self, batch: BatchRun, on_change: Callable[[], None]) -> None:
+        try:
+            import ray
+        except ImportError as exc:
+            raise RuntimeError("the Ray backend needs ray: pip install -e '.[ray]'") from exc
+
+        if not ray.is_initialized():
+            if self.address:
+                ray.init(address=self.address, log_to_driver=False)
+            else:
+                ray.init(num_cpus=max(1, _cpus_for(batch)), log_to_driver=False,
+                         include_dashboard=False)
+        gpus = ray.cluster_resources().get("GPU", 0)
+        use_gpu = batch.device != "cpu" and gpus > 0
+        wall = batch.wall_limit()  # the longest of the batch's tasks
+        pin = use_gpu and self.pin
+        node_gpus = int(gpus)
+
+        @ray.remote(num_gpus=1 if use_gpu else 0, num_cpus=1, max_retries=0)
+        def evaluate(request: dict[str, Any]) -> dict[str, Any]:
+            import os
+            import socket
+
+            from harness.frontends.judge_process import run_judge
+            from harness.judging.cpus import slot_cpus
+
+            host = socket.gethostname()
+            visible = os.environ.get("CUDA_VISIBLE_DEVICES", "") if use_gpu else ""
+            where = f"{host} GPU {visible}" if use_gpu else f"{host} CPU"
+            env = {"CUDA_VISIBLE_DEVICES": visible}
+            gpu = visible.split(",")[0]
+            if pin and gpu.isdigit():  # evaluations on one node's GPUs get separate cores
+                env["_cpus"] = slot_cpus(int(gpu), node_gpus)
+            doc = run_judge(request, env, wall)
+            doc["_where"] = where
+            return doc
+
+        pending = {}
+        for job in batch.jobs:
+            ref = evaluate.remote(batch.request(job))
+            pending[ref] = job
+            job.state, job.where, job.started = JobState.RUNNING, "ray", time.time()
+        on_change()
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                job = pending.pop(ref)
+                try:
+                    doc = ray.get(ref)
+                except Exception as exc:  # noqa: BLE001 - a lost node, a killed task
+                    doc = {"error": f"the Ray task failed: {exc}"}
+                with batch.lock:
+                    job.where = doc.pop("_where", "ray")
+                    job.used.append(job.where)
+                batch.finish(job, doc)
+                on_change()
+
+
+def _cpus_for(batch: BatchRun) -> int:
+    return min(len(batch.jobs), max(1, (os.cpu_count() or 2)))

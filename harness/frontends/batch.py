@@ -1,0 +1,187 @@
+"""`runner.py batch`: many submissions, one evaluation per device at a time.
+
+Each evaluation runs in its own judge process (`python -m harness.frontends.judge_process`) pinned to one
+GPU with CUDA_VISIBLE_DEVICES (two evaluations never share a GPU), or to one of `--jobs`
+CPU slots. With `--backend ray`, each evaluation is a Ray task asking for one GPU (or one
+CPU), running the same judge process on its node. Either way the driver records every
+result in the database and prints the ranked table at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.markup import escape
+from rich.table import Table
+
+from harness.consts import ExitCode, JobState, Status
+from harness.frontends.backends import make_backend
+from harness.frontends.report import fmt_ns, print_ranked
+from harness.loading.task_folder import TaskError, load_task
+from harness.options import RunOptions
+from harness.results.document import case_flags, document_to_evaluation
+from harness.results.recording import record_evaluation
+from harness.results.store import Store, resolve_db
+from harness.settings import Settings
+
+
+@dataclass
+class Job:
+    """One submission of the batch and what became of it."""
+
+    file: Path
+    task: str = ""
+    state: JobState = JobState.QUEUED
+    where: str = ""
+    started: float = 0.0
+    wall: float = 0.0
+    doc: dict[str, Any] | None = None
+    error: str = ""
+    submission_id: int | None = None
+    used: list[str] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        if self.error:
+            return "harness error"
+        return self.doc["status"] if self.doc else ""
+
+
+def collect(paths: list[Path]) -> list[Path]:
+    """Submission files named directly or found (recursively) in folders."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files += sorted(p for p in path.rglob("*.py") if not p.name.startswith("_"))
+        elif path.suffix == ".py":
+            files.append(path)
+    return files
+
+
+class Batch:
+    """Runs the jobs on slots, records results, keeps the live view current."""
+
+    def __init__(self, files: list[Path], options: RunOptions, settings: Settings) -> None:
+        self.options = options
+        self.mode = options.mode
+        self.jobs = [Job(f, options.task or _directive_task(f)) for f in files]
+        missing = [j.file.name for j in self.jobs if not j.task]
+        if missing:
+            raise ValueError(f"no task for {', '.join(missing)}: pass --task or start each file "
+                             "with '#!POPCORN leaderboard NAME'")
+        self.tasks = {name: load_task(name) for name in sorted({j.task for j in self.jobs})}
+        self.settings = settings
+        self.store = Store(resolve_db(options.db, settings.store_path))
+        self.boards = {name: self.store.leaderboard(t.name, t.content_hash)
+                       for name, t in self.tasks.items()}
+        self.device, self.timeout, self.user = options.device, options.timeout, options.user
+        self.lock = threading.Lock()
+
+    def request(self, job: Job) -> dict[str, Any]:
+        board = self.boards[job.task]
+        secret = board.secret if self.mode == "leaderboard" else None
+        options = replace(self.options, file=job.file.resolve(),
+                          task=str(self.tasks[job.task].root), secret=secret,
+                          db=None, user=None, json_path=None, summary_md=None)
+        return options.to_wire()
+
+    def wall_limit(self, job: Job | None = None) -> float:
+        tasks = [self.tasks[job.task]] if job else list(self.tasks.values())
+        phases = 4 if self.mode == "leaderboard" else 1
+        per = self.timeout or max(t.timeout(p, self.settings.default_timeout)
+                                  for t in tasks for p in ("test", "benchmark", "ranked"))
+        return phases * per + self.settings.worker.start_timeout + 60
+
+    def finish(self, job: Job, doc: dict[str, Any]) -> None:
+        """Record one result (in the driver: one writer for the whole batch)."""
+        with self.lock:
+            job.wall = time.time() - job.started
+            job.state = JobState.DONE
+            if "error" in doc:
+                job.error = doc["error"]
+                return
+            job.doc = doc
+            ev = document_to_evaluation(doc)
+            who = self.user or job.file.stem
+            job.submission_id = record_evaluation(self.store, self.boards[job.task], who, ev,
+                                                  self.settings.integrity.refuse_ranking_on)
+
+    def view(self) -> Table:
+        tasks = ", ".join(self.tasks)
+        table = Table(title=f"Batch: {len(self.jobs)} submissions to {tasks} ({self.mode})",
+                      title_justify="left")
+        for col in ("submission", "task", "state", "where", "result", "score", "time"):
+            table.add_column(col)
+        for job in self.jobs:
+            score = fmt_ns(job.doc.get("score_ns")) if job.doc else ""
+            wall = f"{job.wall:.1f} s" if job.state == JobState.DONE else (
+                f"{time.time() - job.started:.0f} s" if job.state == JobState.RUNNING else "")
+            colour = "green" if job.status == Status.PASSED else "red"
+            result = f"[{colour}]{escape(job.status)}[/]" if job.state == JobState.DONE else ""
+            table.add_row(escape(str(job.file.name)), job.task, job.state, job.where, result,
+                          score, wall)
+        return table
+
+
+def _directive_task(path: Path) -> str:
+    from harness.loading.directives import parse_directives
+
+    try:
+        return parse_directives(path.read_text()).leaderboard or ""
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def run_batch(console: Console, paths: list[Path], options: RunOptions, jobs: int | None,
+              backend: str, address: str | None) -> int:
+    """The `batch` command; exit 0 when every submission passed."""
+    files = collect(paths)
+    if not files:
+        console.print("[red]error:[/] no submission files found")
+        return ExitCode.USAGE
+    try:
+        settings = Settings.load(options.config)
+        batch = Batch(files, options, settings)
+    except (ValueError, TaskError) as exc:
+        console.print(f"[red]error:[/] {exc}")
+        return ExitCode.USAGE
+    t0 = time.time()
+    with Live(batch.view(), console=console, refresh_per_second=4, transient=False) as live:
+        def on_change() -> None:
+            live.update(batch.view())
+
+        make_backend(backend, address, jobs, settings.worker.pin_cpus).run(batch, on_change)
+        live.update(batch.view())
+    wall = time.time() - t0
+    for job in batch.jobs:
+        if job.error:
+            console.print(f"[red]{escape(job.file.name)}:[/] {escape(job.error)}")
+    from harness.results.ranking import rank
+
+    for name, t in batch.tasks.items():
+        kinds = sorted({j.doc["device"]["ranking_kind"] for j in batch.jobs if j.doc and j.task == name})
+        for kind in kinds:
+            print_ranked(console, rank(batch.store.entries(t.name, t.content_hash), kind),
+                         f"{name} on {kind}")
+    console.print(f"{len(files)} submissions in {wall:.1f} s ({backend} backend)")
+    if options.json_path:
+        options.json_path.write_text(json.dumps({
+            "tasks": list(batch.tasks), "mode": options.mode, "backend": backend, "wall_seconds": wall,
+            "results": [{"file": str(j.file), "task": j.task, "status": j.status, "where": j.used,
+                         "started": j.started, "wall_seconds": j.wall,
+                         "score_ns": j.doc.get("score_ns") if j.doc else None,
+                         "submission_id": j.submission_id, "error": j.error,
+                         "cases": [[c.get("score_ns") for c in p["cases"]] for p in j.doc["phases"]]
+                         if j.doc else [],
+                         "flags": case_flags(j.doc) if j.doc else [],
+                         "device_uuid": j.doc["device"].get("uuid", "") if j.doc else ""}
+                        for j in batch.jobs]}, indent=2))
+    return ExitCode.OK if all(j.status == Status.PASSED for j in batch.jobs) else ExitCode.FAILED
+

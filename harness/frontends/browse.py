@@ -1,0 +1,149 @@
+"""Commands that read (or annotate) the results database: leaderboard, history, show,
+export, record, mark."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.syntax import Syntax
+from rich.table import Table
+
+from harness.consts import ExitCode
+from harness.frontends.report import fmt_ns, print_ranked
+from harness.loading.task_folder import TaskError, load_task
+from harness.results.ranking import device_kinds, rank
+from harness.results.recording import resolve_user
+from harness.results.store import Store, resolve_db
+from harness.settings import Settings
+
+
+def open_store(db: str | None) -> Store:
+    return Store(resolve_db(db, Settings.load().store_path))
+
+
+def leaderboard(console: Console, task_name: str, device: str | None, as_json: bool,
+                all_versions: bool, db: str | None) -> int:
+    """Print (or emit as JSON) the ranked table of a task, per device kind."""
+    store = open_store(db)
+    try:
+        content_hash = load_task(task_name).content_hash
+    except TaskError:
+        board = store.current_board(task_name)
+        if board is None:
+            console.print(f"[red]error:[/] no task {task_name!r} here and no results for it")
+            return ExitCode.USAGE
+        content_hash = board["content_hash"]
+    entries = store.entries(task_name, None if all_versions else content_hash)
+    kinds = [device] if device else device_kinds(entries)
+    tables = {kind: rank(entries, kind) for kind in kinds}
+    if as_json:
+        doc = {"task": task_name, "content_hash": None if all_versions else content_hash,
+               "devices": {k: [vars(r) for r in t] for k, t in tables.items()}}
+        print(json.dumps(doc, indent=2))
+        return ExitCode.OK
+    if not tables:
+        console.print(f"no results for {task_name} yet")
+    for kind, table in tables.items():
+        print_ranked(console, table, f"{task_name} on {kind}")
+    if not all_versions:
+        older = [e for e in store.entries(task_name) if e["content_hash"] != content_hash]
+        if older:
+            console.print(f"[dim]{len(older)} result(s) from earlier versions of the task are "
+                          "kept; --all-versions ranks them together[/]")
+    return ExitCode.OK
+
+
+def history(console: Console, task: str | None, user: str | None, db: str | None) -> int:
+    rows = open_store(db).history(task, user)
+    table = Table(title="History", title_justify="left")
+    for col in ("id", "task", "user", "file", "when", "status", "runs"):
+        table.add_column(col)
+    for row in rows:
+        runs = ", ".join(
+            f"{r['mode']}/{r['seeds']}: {'pass' if r['passed'] else 'FAIL'}"
+            + (f" {fmt_ns(r['score_ns'])}" if r["score_ns"] else "") for r in row["runs"])
+        table.add_row(str(row["id"]), row["task"], escape(row["user_name"]),
+                      escape(row["file_name"]), row["created_at"][:19].replace("T", " "),
+                      row["status"], escape(runs))
+    console.print(table)
+    return ExitCode.OK
+
+
+def show(console: Console, submission_id: int, code: bool, db: str | None) -> int:
+    sub = open_store(db).submission(submission_id)
+    if sub is None:
+        console.print(f"[red]error:[/] no submission {submission_id}")
+        return ExitCode.USAGE
+    console.print(f"[bold]Submission {sub['id']}[/] {escape(sub['file_name'])} by "
+                  f"{escape(sub['user_name'])} on {sub['task']} ({sub['created_at']}), "
+                  f"status {sub['status']}" + (f", not ranked: {sub['refused']}" if sub["refused"] else ""))
+    console.print(f"sha256 {sub['sha256']}  task version {sub['content_hash'][:12]}")
+    for f in sub["screen"]:
+        console.print(f"  screen [{f['severity']}] {f['rule']} (line {f['line']}): "
+                      f"{escape(f['explanation'])}")
+    for run in sub["runs"]:
+        verdict = "passed" if run["passed"] else "FAILED"
+        console.print(f"run {run['id']}: {run['mode']} / {run['seeds']} seeds on "
+                      f"{run['device_name']}: {verdict}, score {fmt_ns(run['score_ns'])}")
+        for case in run["cases"]:
+            mean = fmt_ns(case.get("score_ns"))
+            console.print(f"    {case['phase']} #{case['index']}: {case['status']} {mean} "
+                          f"{escape((case.get('message') or '').splitlines()[0][:100]) if case.get('message') else ''}")
+    if code:
+        console.print(Syntax(sub["code"], "python", line_numbers=True))
+    return ExitCode.OK
+
+
+def export(fmt: str, output: Path | None, db: str | None) -> int:
+    rows = open_store(db).export_rows()
+    if fmt == "json":
+        text = json.dumps(rows, indent=2)
+    else:
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=list(rows[0]) if rows else ["run_id"])
+        writer.writeheader()
+        writer.writerows(rows)
+        text = buf.getvalue()
+    if output:
+        output.write_text(text)
+    else:
+        sys.stdout.write(text)
+    return ExitCode.OK
+
+
+def record(console: Console, documents: list[Path], user: str | None, db: str | None,
+           repeat: int) -> int:
+    """Record result documents written by `submit --json` (e.g. CI artifacts)."""
+    from harness.results.document import document_to_evaluation
+    from harness.results.recording import record_evaluation
+
+    store = open_store(db)
+    refuse_on = Settings.load().integrity.refuse_ranking_on
+    for path in documents:
+        try:
+            doc: dict[str, Any] = json.loads(Path(path).read_text())
+            ev = document_to_evaluation(doc)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            console.print(f"[red]error:[/] {path}: not a result document ({exc})")
+            return ExitCode.USAGE
+        board = store.leaderboard(ev.task["name"], ev.task["content_hash"])
+        who = user or doc.get("record", {}).get("user") or resolve_user(None)
+        for _ in range(repeat):
+            sub_id = record_evaluation(store, board, who, ev, refuse_on)
+        console.print(f"recorded {path} as submission {sub_id}")
+    return ExitCode.OK
+
+
+def mark(console: Console, submission_id: int, status: str, db: str | None) -> int:
+    if not open_store(db).set_status(submission_id, status):
+        console.print(f"[red]error:[/] no submission {submission_id}")
+        return ExitCode.USAGE
+    console.print(f"submission {submission_id} is now {status}")
+    return ExitCode.OK

@@ -1,0 +1,73 @@
+"""One evaluation in its own judge process: the unit of work of `batch`.
+
+    python -m harness.frontends.judge_process < request.json    # writes the result document to request["out"]
+
+The request (JSON on standard input, so the leaderboard secret never sits in an
+environment or on a command line) names the file, task, mode, device, cases, timeout,
+settings file and, in leaderboard mode, the secret in hex. Nothing is recorded here: the
+batch driver records every result in one place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from harness.judging.cpus import parse
+from harness.judging.cpus import pin as pin_cpus
+from harness.settings import ROOT
+
+
+def evaluate_request(request: dict[str, Any]) -> dict[str, Any]:
+    """Run one evaluation in this process and return its result document."""
+    from harness.judging.evaluate import evaluate
+    from harness.judging.prepare import prepare
+    from harness.options import RunOptions
+    from harness.settings import Settings
+
+    options = RunOptions.from_wire(request)
+    evaluation = evaluate(prepare(options), Settings.load(options.config))
+    return evaluation.to_dict()
+
+
+def main() -> int:
+    request = json.loads(sys.stdin.read())
+    try:
+        doc = evaluate_request(request)
+    except Exception as exc:  # noqa: BLE001 - reported to the driver as a failed evaluation
+        doc = {"error": f"{type(exc).__name__}: {exc}"}
+    Path(request["out"]).write_text(json.dumps(doc, default=str))
+    return 0
+
+
+def run_judge(request: dict[str, Any], env_extra: dict[str, str], wall_limit: float) -> dict[str, Any]:
+    """Run one evaluation in a judge subprocess; the result document (or an error)."""
+    with tempfile.TemporaryDirectory(prefix="harness-batch-") as tmp:
+        request = dict(request, out=str(Path(tmp) / "result.json"))
+        env = {**os.environ, **{k: v for k, v in env_extra.items() if not k.startswith("_")}}
+        env["PYTHONPATH"] = str(ROOT)
+        cpus = parse(env_extra.get("_cpus", ""))
+        proc = subprocess.Popen([sys.executable, "-m", "harness.frontends.judge_process"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                                cwd=ROOT, start_new_session=True, text=True,
+                                preexec_fn=(lambda: pin_cpus(cpus)) if cpus else None)
+        try:
+            out, _ = proc.communicate(json.dumps(request), timeout=wall_limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+            return {"error": f"the judge process ran past {wall_limit:.0f} s and was killed"}
+        path = Path(request["out"])
+        if not path.exists():
+            return {"error": f"the judge process ended without a result (exit {proc.returncode}): "
+                             f"{out[-2000:]}"}
+        return json.loads(path.read_text())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

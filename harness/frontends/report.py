@@ -1,0 +1,224 @@
+"""Output for people: rich tables, a progress bar, verdicts with hints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.panel import Panel
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from harness.consts import Status
+from harness.judging.phases import PhaseSpec
+from harness.judging.phases import Progress as JudgeProgress
+from harness.loading.cases import format_case
+from harness.results.document import CaseResult, Evaluation, PhaseResult
+from harness.results.ranking import find, rank
+from harness.results.recording import Recorder
+
+_STYLE = {Status.PASSED: "green", Status.SKIPPED: "dim"}
+
+
+def fmt_ns(ns: float | None) -> str:
+    """A duration with a readable unit."""
+    if ns is None:
+        return "-"
+    if ns < 1e3:
+        return f"{ns:.0f} ns"
+    if ns < 1e6:
+        return f"{ns / 1e3:.2f} µs"
+    if ns < 1e9:
+        return f"{ns / 1e6:.3f} ms"
+    return f"{ns / 1e9:.3f} s"
+
+
+class LiveProgress(JudgeProgress):
+    """A progress bar per phase while cases run (silent when not on a terminal)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.bar = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[case]}"), TimeElapsedColumn(),
+            console=console, transient=True,
+        )
+        self.task_id = None
+
+    def __enter__(self) -> LiveProgress:
+        self.bar.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.bar.stop()
+
+    def phase_start(self, spec: PhaseSpec) -> None:
+        label = f"{spec.name} ({spec.seeds} seeds)"
+        self.task_id = self.bar.add_task(label, total=len(spec.cases), case="")
+
+    def case_start(self, spec: PhaseSpec, index: int, case: dict[str, Any]) -> None:
+        self.bar.update(self.task_id, case=escape(format_case(case))[:60])
+
+    def case_done(self, spec: PhaseSpec, result: CaseResult) -> None:
+        self.bar.advance(self.task_id)
+
+
+def print_evaluation(console: Console, ev: Evaluation) -> None:
+    """The whole report of one evaluation."""
+    console.print(f"[bold]Task[/] {ev.task['name']}   [bold]Submission[/] {escape(ev.submission['name'])}"
+                  f"   [bold]Mode[/] {ev.mode}")
+    console.print(f"[bold]Device[/] {escape(_device_line(ev.device))}")
+    for warning in ev.warnings:
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
+    _print_screen(console, ev.screen)
+    if ev.load_error is not None:
+        err = ev.load_error
+        body = escape(err["message"])
+        if err.get("hint"):
+            body += f"\n\n[bold]hint:[/] {escape(err['hint'])}"
+        console.print(Panel(body, title=f"[red]{err['status']}: {escape(err['title'])}",
+                            border_style="red"))
+    for phase in ev.phases:
+        if phase.name == "test":
+            console.print(_test_table(phase))
+        else:
+            console.print(_bench_table(phase))
+            if phase.score_ns is not None:
+                console.print(f"  score ({ev.task['ranking_by']} of case means): "
+                              f"[bold]{fmt_ns(phase.score_ns)}[/]")
+        _print_failures(console, phase)
+    _print_output(console, ev.worker_output)
+    colour = "green" if ev.passed else "red"
+    console.print(f"[bold {colour}]{ev.status.upper()}[/]  ({ev.wall_seconds:.1f} s, "
+                  f"exit code {ev.exit_code})")
+    if ev.phases:
+        console.print(f"[dim]time: {time_breakdown(ev)}[/]")
+
+
+def time_breakdown(ev: Evaluation) -> str:
+    """Where an evaluation's wall time went: worker start-up, then each phase."""
+    parts = [f"start-up {ev.startup_seconds:.1f} s"]
+    parts += [f"{p.name} ({p.seeds}) {p.wall_seconds:.1f} s" for p in ev.phases]
+    return ", ".join(parts)
+
+
+def _device_line(device: dict[str, Any]) -> str:
+    from harness.judging.devices import DeviceInfo
+
+    fields = {k: device[k] for k in ("kind", "name", "chosen_by", "capability", "sm_count",
+                                     "l2_bytes", "memory_bytes", "clocks", "software")}
+    return DeviceInfo(**fields).describe()
+
+
+def _print_screen(console: Console, findings: list[dict]) -> None:
+    shown = [f for f in findings if f["severity"] != "info"]
+    if not shown:
+        return
+    table = Table(title="Static screen", title_justify="left", show_lines=False)
+    for col in ("rule", "severity", "line", "why it matters"):
+        table.add_column(col)
+    for f in shown:
+        style = "red" if f["severity"] == "hard" else "yellow"
+        table.add_row(f["rule"], f"[{style}]{f['severity']}[/]", str(f["line"]),
+                      escape(f["explanation"]))
+    console.print(table)
+
+
+def _status(result: CaseResult) -> str:
+    style = _STYLE.get(result.status, "red")
+    text = f"[{style}]{result.status}[/]"
+    if result.flags:
+        text += " [yellow](flagged)[/]"
+    return text
+
+
+def _test_table(phase: PhaseResult) -> Table:
+    table = Table(title=f"Tests ({phase.seeds} seeds)", title_justify="left")
+    table.add_column("#", justify="right")
+    table.add_column("case")
+    table.add_column("result")
+    table.add_column("reason")
+    for c in phase.cases:
+        reason = c.message.splitlines()[0] if c.message else ""
+        table.add_row(str(c.index), escape(format_case(c.case)), _status(c), escape(reason[:100]))
+    return table
+
+
+def _bench_table(phase: PhaseResult) -> Table:
+    table = Table(title=f"Benchmarks ({phase.seeds} seeds)", title_justify="left")
+    for col, just in (("#", "right"), ("case", "left"), ("result", "left"), ("calls", "right"),
+                      ("mean ± std", "right"), ("best", "right"), ("worst", "right"),
+                      ("SoL", "right")):
+        table.add_column(col, justify=just)
+    for c in phase.cases:
+        s = c.stats or {}
+        sol = c.integrity.get("speed_of_light_fraction")
+        table.add_row(
+            str(c.index), escape(format_case(c.case)), _status(c), str(s.get("calls", "-")),
+            f"{fmt_ns(c.score_ns)} ± {fmt_ns(s.get('std'))}" if s else "-",
+            fmt_ns(s.get("best")), fmt_ns(s.get("worst")), f"{sol:.0%}" if sol else "-",
+        )
+    return table
+
+
+def _print_failures(console: Console, phase: PhaseResult) -> None:
+    for c in phase.cases:
+        if c.status not in (Status.PASSED, Status.SKIPPED) and c.message:
+            console.print(Panel(escape(c.message), title=f"[red]{phase.name} case {c.index}: "
+                                f"{c.status}", border_style="red", expand=False))
+        for flag in c.flags:
+            console.print(f"[yellow]flag[/] ({phase.name} case {c.index}): {escape(flag)}")
+
+
+def _print_output(console: Console, output: dict[str, str]) -> None:
+    for stream in ("stdout", "stderr"):
+        text = (output or {}).get(stream, "").strip()
+        if text:
+            console.print(Panel(escape(text[-4000:]), title=f"the submission's {stream} (tail)",
+                                border_style="dim", expand=False))
+
+
+def print_ranking(console: Console, recorder: Recorder, ev: Evaluation) -> None:
+    """Where a recorded evaluation ranks (or why it does not), under the ranked table."""
+    if ev.mode != "leaderboard":
+        console.print(f"recorded as submission {recorder.submission_id} (mode {ev.mode}: not ranked)")
+        return
+    kind = ev.device["ranking_kind"]
+    table = rank(recorder.store.entries(recorder.board.task, recorder.board.content_hash), kind)
+    print_ranked(console, table, f"{recorder.board.task} on {kind}", recorder.submission_id)
+    mine = find(table, recorder.submission_id)
+    if mine is None:
+        why = ev.record.get("refused") or (
+            "it did not pass every public and secret case" if not ev.passed
+            else "this user has a better earlier result")
+        console.print(f"submission {recorder.submission_id} by {escape(recorder.user)} is recorded but "
+                      f"not ranked: {escape(why)}")
+    else:
+        above = table[mine.rank - 2] if mine.rank > 1 else None
+        gap = (f", {fmt_ns(mine.score_ns - above.score_ns)} behind #{above.rank} "
+               f"({escape(above.user)})") if above else ""
+        repeated = (f"; this program's score is the median of its {mine.evaluations} "
+                    "evaluations") if mine.evaluations > 1 else ""
+        console.print(f"submission {recorder.submission_id} by {escape(recorder.user)}: "
+                      f"[bold]rank {mine.rank}[/] of {len(table)}{gap}{repeated}")
+
+
+def print_ranked(console: Console, table: list, title: str, highlight: int | None = None) -> None:
+    """A ranked table, with one submission highlighted."""
+    out = Table(title=f"Leaderboard: {escape(title)}", title_justify="left")
+    for col, just in (("rank", "right"), ("user", "left"), ("score", "right"),
+                      ("gap", "right"), ("file", "left"), ("submission", "right"),
+                      ("runs", "right"), ("when", "left"), ("status", "left")):
+        out.add_column(col, justify=just)
+    previous = None
+    for r in table:
+        gap = f"+{fmt_ns(r.score_ns - previous)}" if previous is not None else ""
+        style = "bold reverse" if highlight in r.submission_ids else None
+        out.add_row(str(r.rank), escape(r.user), fmt_ns(r.score_ns), gap, escape(r.file_name),
+                    str(r.submission_id), str(r.evaluations), r.created_at[:19].replace("T", " "),
+                    r.status, style=style)
+        previous = r.score_ns
+    if not table:
+        out.add_row("-", "no ranked submissions yet", "", "", "", "", "", "", "")
+    console.print(out)

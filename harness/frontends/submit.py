@@ -1,0 +1,60 @@
+"""The `submit` command's job: evaluate, record, rank, report, and pick the exit code."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from harness.consts import ExitCode
+from harness.frontends.report import LiveProgress, print_evaluation, print_ranking
+from harness.judging.devices import DeviceError
+from harness.judging.evaluate import evaluate
+from harness.judging.prepare import UsageError, prepare
+from harness.loading.cases import CaseError
+from harness.loading.task_folder import TaskError
+from harness.options import RunOptions
+from harness.results.document import write_json
+from harness.settings import Settings
+
+
+def run_submit(opts: RunOptions, console: Console) -> int:
+    """Evaluate one submission end to end; return the process exit code."""
+    try:
+        settings = Settings.load(opts.config)
+        prepared = prepare(opts)
+    except (UsageError, TaskError, DeviceError, CaseError, ValueError, OSError) as exc:
+        console.print(f"[red]error:[/] {exc}")
+        return ExitCode.USAGE
+    recorder = None
+    if opts.records:
+        from harness.results.recording import Recorder
+        from harness.results.store import StoreError
+
+        try:
+            recorder = Recorder.open(opts, settings, prepared)
+        except (StoreError, ValueError, OSError) as exc:
+            console.print(f"[red]error:[/] cannot open the results database: {exc}")
+            return ExitCode.USAGE
+        opts.secret = recorder.secret
+    try:
+        with LiveProgress(console) as progress:
+            evaluation = evaluate(prepared, settings, progress)
+    except TaskError as exc:
+        console.print(f"[red]error:[/] the task is broken: {exc}")
+        return ExitCode.USAGE
+    except Exception as exc:  # noqa: BLE001 - our bug: say so, keep the details
+        import traceback
+
+        console.print(f"[red]internal harness error:[/] {exc!r}; please report it with:\n"
+                      + "".join(traceback.format_exc()))
+        return ExitCode.INTERNAL
+    if recorder is not None:
+        recorder.record(evaluation)
+    print_evaluation(console, evaluation)
+    if recorder is not None:
+        print_ranking(console, recorder, evaluation)
+    if opts.json_path:
+        write_json(opts.json_path, evaluation.to_dict())
+    from harness.frontends.summary import write_summary
+
+    write_summary(opts.summary_md, evaluation)
+    return evaluation.exit_code

@@ -1,0 +1,51 @@
+"""Markdown summaries for CI job pages."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from harness.frontends.report import fmt_ns
+from harness.loading.cases import format_case
+from harness.results.document import Evaluation
+
+
+def render_markdown(ev: Evaluation) -> str:
+    """A short markdown report of one evaluation."""
+    icon = "✅" if ev.passed else "❌"
+    lines = [
+        f"### {icon} `{ev.submission['name']}` on `{ev.task['name']}`: {ev.status}",
+        "",
+        f"Device: {ev.device['name']} · mode: {ev.mode} · {ev.wall_seconds:.1f} s",
+        "",
+    ]
+    if ev.load_error:
+        lines += [f"**{ev.load_error['title']}**", "", "```", ev.load_error["message"], "```"]
+        if ev.load_error.get("hint"):
+            lines += ["", f"Hint: {ev.load_error['hint']}"]
+    for phase in ev.phases:
+        lines += [f"#### {phase.name} ({phase.seeds} seeds)", "",
+                  "| # | case | result | mean | calls |", "|---|---|---|---|---|"]
+        for c in phase.cases:
+            calls = (c.stats or {}).get("calls", "")
+            lines.append(f"| {c.index} | `{format_case(c.case)}` | {c.status} | "
+                         f"{fmt_ns(c.score_ns)} | {calls} |")
+        if phase.score_ns is not None:
+            lines += ["", f"Score: **{fmt_ns(phase.score_ns)}**"]
+        lines.append("")
+    if ev.record.get("rank"):
+        lines.append(f"Rank: **{ev.record['rank']}** of {ev.record.get('ranked', '?')}")
+    return "\n".join(lines) + "\n"
+
+
+def write_summary(path: Path | None, ev: Evaluation) -> None:
+    """Write to `path` and append to $GITHUB_STEP_SUMMARY when either is given."""
+    text = None
+    targets = [path] if path else []
+    if os.environ.get("GITHUB_STEP_SUMMARY"):
+        targets.append(Path(os.environ["GITHUB_STEP_SUMMARY"]))
+    for target in targets:
+        text = text or render_markdown(ev)
+        mode = "a" if str(target) == os.environ.get("GITHUB_STEP_SUMMARY") else "w"
+        with open(target, mode) as fh:
+            fh.write(text)

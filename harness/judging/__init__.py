@@ -1,0 +1,1 @@
+"""The judge and its worker: one evaluation, run in two processes, timed and checked."""

@@ -1,0 +1,84 @@
+"""The per-call round trip between judge and worker: a shared mailbox, or the pipe."""
+
+from __future__ import annotations
+
+import time
+
+from harness.judging.protocol import Event, Mailbox, ProtocolError, decode, encode
+from harness.judging.sandbox import WorkerDied, WorkerProcess, WorkerTimeout
+
+
+class Channel:
+    """Asks a worker to run one call (or no-op) and times the answer on the judge's clock.
+
+    With a mailbox, requests and answers are numbers in shared memory (no system calls
+    on the way); errors still come on the pipe. Without one, everything uses the pipe,
+    with sequence numbers so that stray or forged frames are caught.
+    """
+
+    def __init__(self, worker: WorkerProcess, mailbox_path: str | None, spin: float) -> None:
+        self.worker = worker
+        self.spin = spin
+        self.seq = 0
+        self.mailbox_path = mailbox_path
+        self.mailbox = Mailbox(mailbox_path, create=True) if mailbox_path else None
+
+    def roundtrip(self, message: dict, timeout: float) -> tuple[dict, float]:
+        """The worker's reply to `message` and the round-trip time in ns."""
+        if self.mailbox is not None:
+            return self._mail(message, timeout)
+        self.seq += 1
+        message = dict(message, seq=self.seq)
+        t0 = time.perf_counter_ns()
+        self.worker.send(message)
+        reply = self.worker.recv(timeout, self.spin)
+        t1 = time.perf_counter_ns()
+        if reply.get("seq") != self.seq:
+            raise ProtocolError("the worker answered out of turn (a reply that was not asked "
+                                "for: forged or stray protocol bytes)")
+        return reply, float(t1 - t0)
+
+    def _wait(self, ready, deadline: float, spin_until: float | None, what: str,
+              timeout: float) -> None:
+        """Poll `ready()` until it holds; every few hundred polls, check the deadline and
+        that the worker lives, and after `spin_until` (if given) sleep a little between."""
+        n = 0
+        while not ready():
+            n += 1
+            if n % 256 == 0:
+                now = time.perf_counter()
+                if now > deadline:
+                    raise WorkerTimeout(f"{what} within {timeout:.3g} s")
+                if self.worker.proc.poll() is not None:
+                    raise WorkerDied(self.worker.exit_description())
+                if spin_until is not None and now > spin_until:
+                    time.sleep(0.0001)
+
+    def close(self) -> None:
+        """Unmap the mailbox (the worker using it is gone)."""
+        if self.mailbox is not None:
+            self.mailbox.close()
+            self.mailbox = None
+
+    def _mail(self, message: dict, timeout: float) -> tuple[dict, float]:
+        """The same round trip through the shared mailbox (no system calls on the way)."""
+        self.seq += 1
+        seq, box = self.seq, self.mailbox
+        spin_until = time.perf_counter() + self.spin
+        deadline = time.perf_counter() + timeout
+        box.wake(seq)  # the worker may be asleep after a long gap: wake it off the clock
+        self._wait(lambda: box.awake(seq), deadline, None, "the worker did not answer", timeout)
+        t0 = time.perf_counter_ns()
+        box.request(seq, message["op"], message["slot"])
+        self._wait(lambda: box.reply_seq() == seq, deadline, spin_until, "no answer", timeout)
+        t1 = time.perf_counter_ns()
+        reply = box.reply()
+        if reply["status"] == Mailbox.SEE_PIPE:
+            reply = self.worker.recv(max(deadline - time.perf_counter(), 1.0))
+            if reply.get("event") != Event.ERROR:
+                raise ProtocolError("the worker sent an unexpected message on the pipe: "
+                                    f"forged or stray protocol bytes ({str(reply)[:200]})")
+        else:
+            reply = decode(encode(reply))  # the same validation as a pipe message
+        return reply, float(t1 - t0)
+

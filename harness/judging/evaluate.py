@@ -1,0 +1,125 @@
+"""One evaluation of one submission: read it, screen it, stage the task, run the judge.
+
+No database and no printing here: `submit.py` records and `report.py` prints.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import platform
+import shutil
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from harness import __version__
+from harness.consts import Status
+from harness.judging.judge import Judge, PhaseSpec, Progress
+from harness.judging.prepare import Prepared, UsageError
+from harness.judging.verdicts import load_error_verdict
+from harness.loading.cases import parse_case
+from harness.loading.screen import screen
+from harness.loading.task_folder import import_reference
+from harness.results.document import Evaluation
+from harness.settings import Settings
+
+
+def phase_specs(prepared: Prepared, settings: Settings) -> list[PhaseSpec]:
+    """The phases a mode runs, with the task's (or the overridden) timeouts."""
+    task, request = prepared.task, prepared.request
+    override = [parse_case(c) for c in request.cases]
+
+    def timeout(phase: str) -> float:
+        return request.timeout or task.timeout(phase, settings.default_timeout)
+
+    tests = override if override and request.mode == "test" else task.tests
+    benchmarks = override if override and request.mode != "test" else task.benchmarks
+    if request.mode in ("benchmark", "leaderboard") and not benchmarks:
+        raise UsageError(f"task {task.name} has no benchmarks to time")
+    check_all = settings.timing.check_timed_calls == "all"
+    if request.mode == "test":
+        return [PhaseSpec("test", "public", tests, False, False, timeout("test"))]
+    if request.mode == "benchmark":
+        return [PhaseSpec("benchmark", "public", benchmarks, True, check_all, timeout("benchmark"))]
+    specs = []
+    for seeds in ("public", "secret"):
+        specs.append(PhaseSpec("test", seeds, tests, False, False, timeout("test")))
+        specs.append(PhaseSpec("benchmark", seeds, benchmarks, True, True, timeout("ranked")))
+    return specs
+
+
+def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None = None) -> Evaluation:
+    """Run every phase of the request's mode and return what was learned."""
+    request, task, device = prepared.request, prepared.task, prepared.device
+    settings = settings.for_device(device.kind)
+    started = time.monotonic()
+    evaluation = Evaluation(
+        task={"name": task.name, "path": str(task.root), "content_hash": task.content_hash,
+              "ranking_by": task.ranking_by},
+        submission={"file": str(request.file), "name": Path(request.file).name,
+                    "sha256": hashlib.sha256(prepared.source.encode()).hexdigest(),
+                    "code": prepared.source,
+                    "directives": {"leaderboard": prepared.directives.leaderboard,
+                                   "gpus": prepared.directives.gpus}},
+        device=device.to_dict(),
+        mode=request.mode,
+        started=_now(),
+        screen=[f.to_dict() for f in screen(prepared.source)],
+        warnings=list(prepared.warnings),
+        harness={"version": __version__, "python": platform.python_version(),
+                 "platform": platform.platform()},
+    )
+    specs = phase_specs(prepared, settings)
+    try:
+        ast.parse(prepared.source, filename=Path(request.file).name)
+    except SyntaxError as exc:
+        where = f"line {exc.lineno}" + (f", column {exc.offset}" if exc.offset else "")
+        text = f"\n    {exc.text.rstrip()}" if exc.text else ""
+        evaluation.load_error = load_error_verdict("syntax_error", f"{exc.msg} ({where}){text}")
+        return _finish(evaluation, started)
+    work = Path(tempfile.mkdtemp(prefix="harness-run-"))
+    try:
+        judge_dir = task.stage(work / "judge")
+        worker_dir = task.stage(work / "worker", Path(request.file), for_worker=True)
+        reference = import_reference(task, judge_dir)
+        judge = Judge(task, reference, device, settings, Path(request.file), worker_dir,
+                      secret=request.secret, progress=progress)
+        try:
+            judge_started = time.monotonic()
+            ready = judge.start(specs[0].timeout)
+            evaluation.startup_seconds = time.monotonic() - judge_started
+            if ready:
+                for spec in specs:
+                    phase = judge.run_phase(spec)
+                    evaluation.phases.append(phase)
+                    if any(c.status == Status.TIMED_OUT for c in phase.cases):
+                        evaluation.warnings.append(
+                            "later phases were not run: this one timed out")
+                        break
+            evaluation.load_error = judge.load_error if not evaluation.phases else None
+        finally:
+            judge.close()
+        evaluation.worker_output = judge.worker_output
+        if judge.cpus is not None:
+            evaluation.harness["cpus"] = judge.cpus.to_dict()
+        evaluation.warnings += judge.warnings
+        if judge.stray_pids:
+            evaluation.warnings.append(
+                f"killed {len(judge.stray_pids)} process(es) the submission left running")
+        if judge.base_calibration is not None:
+            evaluation.calibration = vars(judge.base_calibration)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return _finish(evaluation, started)
+
+
+def _finish(evaluation: Evaluation, started: float) -> Evaluation:
+    evaluation.ended = _now()
+    evaluation.wall_seconds = time.monotonic() - started
+    return evaluation
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,0 +1,137 @@
+"""Integrity checks the judge makes: two clocks, and the physics floor."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from harness.settings import IntegritySettings, load_gpu_table
+
+
+@dataclass
+class Calibration:
+    """The harness's own per-call overhead: judge round trip minus reported time."""
+
+    median_ns: float
+    p90_ns: float
+    calls: int
+
+    @classmethod
+    def from_gaps(cls, gaps: list[float]) -> Calibration:
+        ordered = sorted(gaps)
+        p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
+        return cls(statistics.median(ordered), p90, len(ordered))
+
+
+@dataclass
+class ClockCheck:
+    """The two clocks compared for one case."""
+
+    flagged: bool
+    gap_median_ns: float
+    gap_p90_ns: float
+    expected_gap_ns: float
+    allowed_excess_ns: float
+    judge_mean_ns: float
+    message: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def check_clocks(
+    reported: list[float], roundtrip: list[float], calibration: Calibration,
+    settings: IntegritySettings,
+) -> ClockCheck:
+    """Flag work done outside the timed region: a round trip longer than calibrated.
+
+    The judge's estimate of a call's time is its round trip minus the calibrated overhead.
+    """
+    gaps = [r - t for r, t in zip(roundtrip, reported)]
+    gap = statistics.median(gaps)
+    judge = [max(r - calibration.median_ns, 0.0) for r in roundtrip]
+    judge_mean = statistics.fmean(judge)
+    # The allowance scales with the judge's own estimate of a call (which the submission
+    # cannot forge), not with the reported time (which it can).
+    spread = max(calibration.p90_ns - calibration.median_ns, 0.0)
+    allowed = max(settings.gap_abs_us * 1e3, settings.gap_rel * statistics.median(judge), 3 * spread)
+    excess = gap - calibration.median_ns
+    flagged = excess > allowed
+    message = ""
+    if flagged:
+        message = (
+            f"the judge's clock saw {excess / 1e3:.1f} µs more per call than the reported time "
+            f"explains (allowed {allowed / 1e3:.1f} µs): work may run outside the timed region; "
+            f"judge-clock mean {judge_mean / 1e3:.2f} µs"
+        )
+    p90 = sorted(gaps)[min(len(gaps) - 1, int(0.9 * len(gaps)))]
+    return ClockCheck(flagged, gap, p90, calibration.median_ns, allowed, judge_mean, message)
+
+
+def calibration_disturbed(
+    before_import: Calibration, per_case: Calibration, settings: IntegritySettings,
+    copy_ns: float = 0.0,
+) -> str:
+    """A reason when the per-case calibration is far above the one made before import.
+
+    The per-case no-op also copies an output of the case's size; `copy_ns` is the judge's
+    own time for that copy.
+    """
+    excess = per_case.median_ns - before_import.median_ns
+    spread = max(before_import.p90_ns - before_import.median_ns, 0.0)
+    if excess > settings.calibration_slack_us * 1e3 + 3 * copy_ns + 3 * spread:
+        return (
+            f"the harness's own overhead grew by {excess / 1e3:.0f} µs after the submission "
+            "was imported (something slows the harness's no-op calls)"
+        )
+    return ""
+
+
+@dataclass
+class Floor:
+    """The speed-of-light time of a case on a GPU."""
+
+    ns: float
+    compute_ns: float
+    memory_ns: float
+    gpu: str
+
+
+def find_gpu(name: str, table: dict[str, dict[str, Any]] | None = None) -> tuple[str, dict] | None:
+    """The table entry whose key appears in the device name (longest key first)."""
+    table = table if table is not None else load_gpu_table()
+    upper = name.upper()
+    for key in sorted(table, key=len, reverse=True):
+        if key.upper() in upper:
+            return key, table[key]
+    return None
+
+
+def physics_floor(
+    work: dict[str, float], device_name: str, dtype: str, table: dict | None = None
+) -> Floor | None:
+    """FLOPs over the peak rate or bytes over bandwidth, whichever is larger."""
+    found = find_gpu(device_name, table)
+    if found is None:
+        return None
+    key, entry = found
+    rate = float(entry["tflops"].get(dtype, max(entry["tflops"].values()))) * 1e12
+    compute = float(work.get("flops", 0)) / rate * 1e9
+    memory = float(work.get("bytes", 0)) / (float(entry["bandwidth_tbs"]) * 1e12) * 1e9
+    return Floor(max(compute, memory), compute, memory, key)
+
+
+def clock_note(case: dict, reading: dict, ratio: float) -> tuple[dict, str]:
+    """The SM clock as a case's timed calls ended, and a warning when it was throttled.
+
+    `reading` is one of `devices.ClockReading` (empty when unreadable)."""
+    if not reading:
+        return {}, ""
+    record = {"end": reading.get("sm_mhz"), "max": reading.get("sm_max_mhz"),
+              "power_w": reading.get("power_w"), "temp_c": reading.get("temp_c")}
+    top, end = reading.get("sm_max_mhz"), reading.get("sm_mhz")
+    if top and end and end < ratio * top:
+        return record, (f"the SM clock was {end:.0f} MHz (max {top:.0f}) at the end of the timed "
+                        f"calls of case {case}: the GPU throttled, so its times may be slow")
+    return record, ""

@@ -1,0 +1,475 @@
+"""The judge: owns seeds, inputs, references and verdicts; drives one worker at a time.
+
+For each case: generate the input, compute the reference, share input slots and output
+buffers with the worker once, then per call fill a slot with fresh values, flush the
+caches, send the slot number, wait (with a deadline) for the worker's report, and check
+the output against the judge's own pristine copy of the input.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from harness.consts import Status
+from harness.judging.channel import Channel
+from harness.judging.checking import all_finite, output_sanity
+from harness.judging.cpus import CpuPlan, allowed_now, pin, plan
+from harness.judging.devices import ClockReading, DeviceInfo, Flusher
+from harness.judging.integrity import (
+    Calibration,
+    calibration_disturbed,
+    check_clocks,
+    clock_note,
+    physics_floor,
+)
+from harness.judging.phases import PhaseSpec, Progress
+from harness.judging.protocol import Event, ProtocolError
+from harness.judging.sandbox import WorkerDied, WorkerProcess, WorkerTimeout, become_subreaper
+from harness.judging.seeds import SeedPlan
+from harness.judging.structure import (
+    SharedAllocator,
+    clone,
+    copy_into,
+    describe,
+    fill_slot,
+    make_outputs,
+    make_slot,
+    nbytes,
+    poison,
+)
+from harness.judging.timing import StoppingRule, WarmUp, combine, summarize
+from harness.judging.verdicts import (
+    FATAL,
+    STATUS_BY_KIND,
+    CaseFailure,
+    compile_reason,
+    load_error_verdict,
+)
+from harness.loading.task_folder import Reference, Task, TaskError
+from harness.results.document import CaseResult, PhaseResult
+from harness.settings import Settings
+
+
+class Judge:
+    """Runs phases of cases against a worker that holds the submission."""
+
+    def __init__(
+        self, task: Task, reference: Reference, device: DeviceInfo, settings: Settings,
+        submission: Path, worker_staging: Path, secret: bytes | None = None,
+        progress: Progress | None = None, clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self.task, self.ref, self.device, self.settings = task, reference, device, settings
+        self.submission, self.staging, self.secret = submission, worker_staging, secret
+        self.progress = progress or Progress()
+        self.clock = clock
+        self.worker: WorkerProcess | None = None
+        self.channel: Channel | None = None
+        self.restarts = 0
+        self.base_calibration: Calibration | None = None
+        self.load_error: dict[str, Any] | None = None
+        self.flusher = Flusher(device, settings.timing.l2_flush_factor, settings.timing.cpu_flush_bytes)
+        self.shm_root = Path(tempfile.mkdtemp(prefix="harness-shm-", dir=_shm_parent()))
+        self.worker_output = {"stdout": "", "stderr": ""}
+        self.warnings: list[str] = []
+        self.stray_pids: list[int] = []
+        self.clock_reading: ClockReading | None = None
+        self.cpus: CpuPlan | None = None
+        self._cpus_before: set[int] | None = None
+        become_subreaper()
+        self._pin_cpus()
+        if device.kind == "cuda":
+            torch.backends.cuda.matmul.allow_tf32 = False
+            torch.backends.cudnn.allow_tf32 = False
+
+    def _pin_cpus(self) -> None:
+        """With `worker.pin_cpus`, give the worker a physical core of its own and the judge
+        the others (see harness.judging.cpus; off by default: no gain measured on the H200 VM)."""
+        allowed = allowed_now()
+        if not (self.settings.worker.pin_cpus and allowed):
+            return
+        self.cpus = plan(allowed)
+        if self.cpus is not None:
+            self._cpus_before = allowed
+            pin(self.cpus.judge)
+
+    # -- worker lifecycle -------------------------------------------------------------
+    def start(self, timeout: float) -> bool:
+        """Start a worker and load the submission; False (with `load_error`) if it fails."""
+        w = WorkerProcess(self.settings.worker, self.device.kind,
+                          cpus=self.cpus.worker if self.cpus else None)
+        self.worker = w
+        w.start()
+        w.send({
+            "device": self.device.kind, "staging": str(self.staging),
+            "submission": self.task.submission_name, "shown_name": self.submission.name,
+            "gpu_memory_fraction": self.settings.worker.gpu_memory_fraction,
+            "spin_seconds": self.settings.timing.spin_seconds,
+            "mailbox": self._open_channel(w),
+            "launch_ahead_cycles": self._ahead_cycles(),
+            "sync": self.settings.timing.sync,
+            "warm": self.settings.timing.warm,
+            "gc_freeze": self.settings.worker.gc_freeze,
+        })
+        try:
+            ready = w.recv(self.settings.worker.start_timeout)
+            if ready.get("event") == Event.ERROR:
+                raise CaseFailure(Status.CRASHED, ready.get("message", "the worker failed to start"))
+            gaps = [self._noop_gap(timeout) for _ in range(self.settings.timing.calibration_calls)]
+            self.base_calibration = Calibration.from_gaps(gaps)
+            w.send({"op": "load"})
+            loaded = w.recv(timeout)
+        except (WorkerDied, WorkerTimeout, ProtocolError, CaseFailure) as exc:
+            status, message = self._fault(exc)
+            self.load_error = {"status": status, "kind": "load", "title":
+                               "the submission stopped the worker while loading",
+                               "hint": "", "message": message}
+            self.stop()
+            return False
+        if loaded.get("event") == Event.ERROR:
+            self.load_error = load_error_verdict(
+                loaded.get("kind", "load_error"), str(loaded.get("message", "")),
+                str(loaded.get("module", "")),
+            )
+            self._collect_output()
+            self.stop()
+            return False
+        return True
+
+    def _ahead_cycles(self) -> int:
+        us = self.settings.timing.launch_ahead_us
+        if us <= 0 or self.device.kind != "cuda":
+            return 0
+        mhz = self.device.clocks.get("sm_max_mhz") or 2000.0
+        return int(us * mhz)
+
+    def _open_channel(self, worker: WorkerProcess) -> str | None:
+        path = str(self.shm_root / f"mailbox{self.restarts}")
+        self.channel = Channel(worker, path if self.settings.timing.mailbox else None,
+                               self.settings.timing.spin_seconds)
+        return self.channel.mailbox_path
+
+    def stop(self) -> None:
+        # A clock reading still running is the judge's own child: end it before the
+        # worker's strays are killed, or it would be counted as one of them.
+        self._drop_clock_reading()
+        if self.worker is None:
+            return
+        try:
+            self.worker.send({"op": "exit"})
+        except WorkerDied:
+            pass
+        self._collect_output()
+        self.stray_pids += self.worker.close()
+        if self.channel is not None:
+            self.channel.close()
+        self.worker = None
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.shm_root, ignore_errors=True)
+        if self._cpus_before is not None:  # the process outlives this evaluation
+            pin(self._cpus_before)
+            self._cpus_before = None
+
+    def _collect_output(self) -> None:
+        if self.worker is not None:
+            out, err = self.worker.output()
+            self.worker_output = {"stdout": out, "stderr": err}
+
+    def _fault(self, exc: Exception) -> tuple[str, str]:
+        if isinstance(exc, WorkerTimeout):
+            return Status.TIMED_OUT, f"timed out: {exc}; the worker was killed"
+        if isinstance(exc, WorkerDied):
+            self._collect_output()
+            return Status.CRASHED, f"crashed: {exc}"
+        if isinstance(exc, ProtocolError):
+            return Status.REJECTED, f"rejected: {exc}"
+        return exc.status, exc.message
+
+    # -- phases ---------------------------------------------------------------------
+    def run_phase(self, spec: PhaseSpec) -> PhaseResult:
+        """Run every case of a phase; a hang ends the phase, a crash only its case."""
+        phase = PhaseResult(spec.name, spec.seeds)
+        self.progress.phase_start(spec)
+        phase_started = self.clock()
+        deadline = phase_started + spec.timeout
+        stop_reason = ""
+        for index, case in enumerate(spec.cases):
+            self.progress.case_start(spec, index, case)
+            if stop_reason:
+                result = CaseResult(index, case, Status.SKIPPED, stop_reason)
+            else:
+                case_started = self.clock()
+                result = self._case_or_failure(spec, index, case, deadline)
+                result.wall_seconds = self.clock() - case_started
+                if result.status == Status.TIMED_OUT:
+                    stop_reason = "not run: an earlier case of this phase timed out"
+                elif result.status == Status.NEEDS_GPU:
+                    stop_reason = "not run: the submission needs a GPU"
+                elif self.restarts > self.settings.worker.max_restarts:
+                    stop_reason = "not run: the worker failed too many times"
+            phase.cases.append(result)
+            self.progress.case_done(spec, result)
+        scores = [c.score_ns for c in phase.cases]
+        if spec.timed and phase.passed and all(s is not None for s in scores):
+            phase.score_ns = combine(scores, self.task.ranking_by)
+        phase.wall_seconds = self.clock() - phase_started
+        return phase
+
+    def _case_or_failure(self, spec: PhaseSpec, index: int, case: dict, deadline: float) -> CaseResult:
+        if self.worker is None:
+            self.restarts += 1
+            if not self.start(max(deadline - self.clock(), 1.0)):
+                err = self.load_error or {}
+                return CaseResult(index, case, err.get("status", Status.CRASHED), err.get("message", ""))
+        try:
+            return self._run_case(spec, index, case, deadline)
+        except CaseFailure as exc:
+            if exc.fatal or exc.status in FATAL:
+                self.stop()
+            return CaseResult(index, case, exc.status, exc.message)
+        except (WorkerDied, WorkerTimeout, ProtocolError) as exc:
+            status, message = self._fault(exc)
+            self.stop()
+            return CaseResult(index, case, status, message)
+
+    # -- one case -------------------------------------------------------------------
+    def _run_case(self, spec: PhaseSpec, index: int, case: dict, deadline: float) -> CaseResult:
+        self._drop_clock_reading()  # never another case's reading
+        secret = self.secret if spec.seeds == "secret" else None
+        plan = SeedPlan(int(case.get("seed", 0)), secret, stream=spec.name)
+        data = self._generate(case, plan, 0)
+        try:
+            template = self.ref.reference(clone(data))
+        except Exception as exc:  # noqa: BLE001 - the task's own code failed
+            raise TaskError(f"{self.task.name}: ref_kernel failed on case {case}: {exc!r}") from exc
+        finite = all_finite(template)
+        alloc = SharedAllocator(Path(tempfile.mkdtemp(dir=self.shm_root)))
+        slots = [make_slot(data, alloc) for _ in range(max(1, self.settings.timing.ring_slots))]
+        outputs = make_outputs(template, alloc)
+        self.worker.send({
+            "op": "case", "slots": [alloc.to_wire(s) for s in slots],
+            "outputs": alloc.to_wire(outputs), "expected": describe(template),
+        })
+        self._expect_ack(deadline)
+        result = CaseResult(index, case, Status.PASSED)
+        try:
+            calibration = self._calibrate(deadline) if spec.timed else None
+            self._checked_call(data, slots[0], 0, outputs, finite, deadline, "the first call")
+            result.checked_calls = 1
+            if spec.timed:
+                self._time_case(spec, case, plan, slots, outputs, finite, deadline, calibration,
+                                template, result)
+        except CaseFailure as exc:
+            if not (exc.fatal or exc.status in FATAL):
+                self._release(deadline)
+            raise
+        self._release(deadline)
+        self._note_clocks(case, result)
+        return result
+
+    def _release(self, deadline: float) -> None:
+        """Tell the worker to drop the case's buffers (only while it is healthy)."""
+        self.worker.send({"op": "release"})
+        self._expect_ack(deadline + 30)
+
+    def _generate(self, case: dict, plan: SeedPlan, call: int) -> Any:
+        kwargs = dict(case)
+        kwargs["seed"] = plan.seed(call)
+        try:
+            return self.ref.generate(kwargs, self.device.kind)
+        except Exception as exc:  # noqa: BLE001 - the task's own code (or the case) failed
+            raise TaskError(f"{self.task.name}: generate_input failed on case {case}: "
+                            f"{exc!r}") from exc
+
+    def _expect_ack(self, deadline: float) -> None:
+        reply = self.worker.recv(max(deadline - self.clock(), 1.0))
+        if reply.get("event") not in (Event.ERROR, Event.ACK):
+            raise ProtocolError(f"expected an acknowledgement, got {reply.get('event')!r}: "
+                                "forged or stray protocol bytes")
+        if reply.get("event") == Event.ERROR:
+            raise CaseFailure(STATUS_BY_KIND.get(reply.get("kind"), Status.ERROR),
+                              str(reply.get("message", "")))
+
+    def _roundtrip(self, message: dict, timeout: float) -> tuple[dict, float]:
+        """Flush, send, wait: the worker's reply and the judge's round-trip time (ns)."""
+        self.flusher.flush()
+        reply, rt = self.channel.roundtrip(message, timeout)
+        self.last_reply = reply
+        return reply, rt
+
+    def _noop_gap(self, timeout: float) -> float:
+        """One no-op call: the judge's round trip minus the reported time."""
+        reply, rt = self._roundtrip({"op": "noop", "slot": 0}, timeout)
+        if reply.get("event") != Event.DONE:
+            raise CaseFailure(Status.REJECTED, "the harness's no-op call failed after the "
+                              f"submission was imported: {reply.get('message', '')}")
+        return rt - float(reply["ns"])
+
+    def _calibrate(self, deadline: float) -> Calibration:
+        timeout = max(deadline - self.clock(), 1.0)
+        gaps = [self._noop_gap(timeout) for _ in range(self.settings.timing.calibration_calls)]
+        return Calibration.from_gaps(gaps)
+
+    def _call(self, data: Any, slot: Any, slot_index: int, outputs: Any, deadline: float) -> tuple[float, float]:
+        """One call on fresh data: (reported ns, judge round-trip ns)."""
+        fill_slot(slot, data)
+        poison(outputs)
+        left = deadline - self.clock()
+        if left <= 0:
+            raise WorkerTimeout("the phase's time limit ran out")
+        reply, rt = self._roundtrip({"op": "call", "slot": slot_index}, left)
+        if reply.get("event") == Event.ERROR:
+            kind = reply.get("kind", "exception")
+            status = STATUS_BY_KIND.get(kind, Status.ERROR)
+            message = str(reply.get("message", ""))
+            if status == Status.COMPILE_ERROR:
+                self._collect_output()
+                message = compile_reason(message, self.worker_output["stderr"],
+                                          str(self.staging / self.task.submission_name),
+                                          self.submission.name, self.device.capability or "?")
+            elif status == Status.NEEDS_GPU:
+                message = ("this submission needs a GPU (it launches GPU kernels or asks for "
+                           "CUDA), and this run is on the CPU: run it where a GPU is visible\n"
+                           + message)
+            raise CaseFailure(status, message, fatal=status in FATAL)
+        if reply.get("event") != Event.DONE:
+            raise ProtocolError(f"unexpected reply {reply.get('event')!r} to a call")
+        return float(reply["ns"]), rt
+
+    def _checked_call(self, data, slot, slot_index, outputs, finite, deadline, what) -> tuple[float, float]:
+        ns, rt = self._call(data, slot, slot_index, outputs, deadline)
+        problem = output_sanity(outputs, finite)
+        if not problem:
+            try:
+                ok, problem = self.ref.check(data, outputs)
+            except Exception as exc:  # noqa: BLE001 - the check met an output it cannot read
+                ok, problem = False, f"the check could not read the output: {exc!r}"
+            if ok:
+                return ns, rt
+        raise CaseFailure(Status.FAILED, f"{what}: wrong output\n{problem}".rstrip())
+
+    def _time_case(self, spec, case, plan, slots, outputs, finite, deadline, calibration,
+                   template, result: CaseResult) -> None:
+        timing = self.settings.timing
+        check = spec.check_all
+        ring = len(slots)
+        call = 1
+        warm = WarmUp(timing, self.clock)
+        while not warm.done() and self.clock() < deadline:
+            data = self._generate(case, plan, call)
+            self._run_one(data, slots[call % ring], call % ring, outputs, finite, deadline,
+                          check, f"warm-up call {call}")
+            warm.add()
+            call += 1
+        rule = StoppingRule(timing, self.clock)
+        roundtrips, breakdown = [], []
+        timing_started = self.clock()
+        while not rule.done() and self.clock() < deadline - 0.5:
+            data = self._generate(case, plan, call)
+            ns, rt = self._run_one(data, slots[call % ring], call % ring, outputs, finite,
+                                   deadline, check, f"timed call {call}")
+            rule.add(ns)
+            roundtrips.append(rt)
+            breakdown.append(self.last_reply)
+            call += 1
+        if self.device.kind == "cuda":  # the clock as the timed calls end, collected later
+            self.clock_reading = ClockReading(self.device.uuid or None)
+        if not rule.samples:
+            raise CaseFailure(Status.TIMED_OUT, "no call could be timed within the phase's time limit")
+        stats = summarize(rule.samples)
+        result.stats = stats.to_dict()
+        result.checked_calls += (call - 1) if check else 0
+        result.score_ns = stats.mean
+        clocks = check_clocks(rule.samples, roundtrips, calibration, self.settings.integrity)
+        result.integrity = {"stopped": rule.reason, "clocks": clocks.to_dict(),
+                            "timing_seconds": self.clock() - timing_started,
+                            "calibration": vars(calibration),
+                            "worker_says": _medians(breakdown, roundtrips)}
+        disturbed = calibration_disturbed(self.base_calibration, calibration,
+                                          self.settings.integrity, self._copy_ns(outputs, template))
+        if disturbed:
+            result.flags.append(disturbed)
+        if clocks.flagged:
+            result.flags.append(clocks.message)
+            result.score_ns = max(stats.mean, clocks.judge_mean_ns)
+        self._apply_floor(case, result)
+
+    def _drop_clock_reading(self) -> None:
+        if self.clock_reading is not None:
+            self.clock_reading.cancel()
+            self.clock_reading = None
+
+    def _note_clocks(self, case: dict, result: CaseResult) -> None:
+        """Store the SM clock read as the case's timed calls ended; warn if it throttled."""
+        reading, self.clock_reading = self.clock_reading, None
+        if reading is None:
+            return
+        record, warning = clock_note(case, reading.result(), self.settings.timing.throttle_ratio)
+        if record:
+            result.integrity["sm_mhz"] = record
+        if warning:
+            self.warnings.append(warning)
+
+    def _run_one(self, data, slot, slot_index, outputs, finite, deadline, check, what):
+        if check:
+            return self._checked_call(data, slot, slot_index, outputs, finite, deadline, what)
+        return self._call(data, slot, slot_index, outputs, deadline)
+
+    def _copy_ns(self, outputs: Any, template: Any) -> float:
+        """The judge's own time to copy one output: the worker does the same per call."""
+        if nbytes(template) == 0:
+            return 0.0
+        t0 = time.perf_counter_ns()
+        copy_into(outputs, template)
+        if self.device.kind == "cuda":
+            torch.cuda.synchronize()
+        return float(time.perf_counter_ns() - t0)
+
+    def _apply_floor(self, case: dict, result: CaseResult) -> None:
+        work = self.ref.work(case)
+        if work is None or self.device.kind != "cuda":
+            return
+        floor = physics_floor(work, self.device.name, self.task.peak_dtype or "bf16")
+        if floor is None:
+            warning = (f"no peak rates known for {self.device.name}: the physics floor "
+                       "check is off (add it to configs/gpus.yaml)")
+            if warning not in self.warnings:
+                self.warnings.append(warning)
+            return
+        result.integrity["floor_ns"] = floor.ns
+        result.integrity["speed_of_light_fraction"] = floor.ns / result.score_ns
+        if result.score_ns < floor.ns * self.settings.integrity.floor_margin:
+            result.status = Status.REJECTED
+            result.message = (
+                f"rejected: a mean of {result.score_ns / 1e3:.3f} µs is below the physical floor "
+                f"of {floor.ns / 1e3:.3f} µs on {floor.gpu} (compute {floor.compute_ns / 1e3:.3f} µs, "
+                f"memory {floor.memory_ns / 1e3:.3f} µs): the timer cannot be trusted"
+            )
+
+
+def _medians(replies: list[dict], roundtrips: list[float]) -> dict[str, float]:
+    """Medians of the worker's own time breakdown (diagnostics only: it is not trusted)."""
+    import statistics
+
+    out = {}
+    for key in ("host_ns", "sync_ns", "copy_ns", "busy_ns"):
+        values = [float(r[key]) for r in replies if isinstance(r.get(key), (int, float))]
+        if values:
+            out[key] = statistics.median(values)
+    busy = [float(r.get("busy_ns", 0)) for r in replies]
+    if busy and len(busy) == len(roundtrips):
+        out["transport_ns"] = statistics.median(rt - b for rt, b in zip(roundtrips, busy))
+    return out
+
+
+def _shm_parent() -> str | None:
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and shm.stat().st_mode & 0o002 else None

@@ -1,0 +1,28 @@
+"""What a phase runs, and the callbacks for live progress (no torch here: light imports)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from harness.results.document import CaseResult
+
+
+@dataclass
+class PhaseSpec:
+    """What to run: a list of cases, their seeds, whether to time and check every call."""
+
+    name: str
+    seeds: str
+    cases: list[dict[str, Any]]
+    timed: bool
+    check_all: bool
+    timeout: float
+
+
+class Progress:
+    """Callbacks for live output; the default does nothing."""
+
+    def phase_start(self, spec: PhaseSpec) -> None: ...
+    def case_start(self, spec: PhaseSpec, index: int, case: dict[str, Any]) -> None: ...
+    def case_done(self, spec: PhaseSpec, result: CaseResult) -> None: ...

@@ -1,0 +1,64 @@
+"""A request checked before any work: the submission read, its task and device resolved."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.judging.devices import DeviceInfo, pick_device
+from harness.loading.cases import parse_case
+from harness.loading.directives import Directives, parse_directives
+from harness.loading.task_folder import Task, load_task
+from harness.options import MODES, RunOptions
+
+
+class UsageError(ValueError):
+    """A mistake in how the harness was called: a message and exit code 2."""
+
+
+@dataclass
+class Prepared:
+    """A request checked and resolved: the task, the source, the device."""
+
+    request: RunOptions
+    task: Task
+    source: str
+    directives: Directives
+    device: DeviceInfo
+    warnings: list[str]
+
+
+def prepare(request: RunOptions) -> Prepared:
+    """Resolve the task (flag or directive) and device; raise UsageError on mistakes."""
+    path = Path(request.file)
+    if not path.is_file():
+        raise UsageError(f"no such submission file: {path}")
+    try:
+        source = path.read_text()
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path} is not a text file: {exc}") from exc
+    directives = parse_directives(source)
+    name = request.task or directives.leaderboard
+    if name is None:
+        raise UsageError(
+            f"which task? pass --task NAME, or start {path.name} with "
+            "'#!POPCORN leaderboard NAME'"
+        )
+    task = load_task(name)
+    if request.task and directives.leaderboard and directives.leaderboard != task.name:
+        raise UsageError(
+            f"{path.name} says '#!POPCORN leaderboard {directives.leaderboard}' but --task "
+            f"is {request.task!r}: remove one of them"
+        )
+    if request.mode not in MODES:
+        raise UsageError(f"unknown mode {request.mode!r}: use one of {', '.join(MODES)}")
+    for text in request.cases:
+        parse_case(text)  # a malformed case string is a usage error, found before any work
+    device = pick_device(request.device)
+    warnings = []
+    if directives.gpus and device.kind == "cuda" and not any(
+        g.upper() in device.name.upper() for g in directives.gpus
+    ):
+        warnings.append(f"the submission targets {', '.join(directives.gpus)}; "
+                        f"this run is on {device.name}")
+    return Prepared(request, task, source, directives, device, warnings)

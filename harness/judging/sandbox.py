@@ -1,0 +1,276 @@
+"""Containment of the worker process: environment, limits, scratch folder, killing.
+
+The worker is a fresh interpreter (`python -m harness.judging.worker`), never a fork of the
+judge. It runs in its own session and process group, in a scratch folder, with an
+environment stripped of the harness's secrets, its output captured to files, and file
+size (and on the CPU, address space) limits. The judge registers as a child subreaper so
+that processes the worker leaves behind come back to it and are killed too.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, Pipe
+from pathlib import Path
+
+from harness.judging.cpus import pin
+from harness.settings import ROOT, WorkerSettings
+
+# Variables a worker may inherit: enough to find Python, the GPU and compilers.
+_ENV_KEEP = {"PATH", "LANG", "LC_ALL", "TZ", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR"}
+_ENV_PREFIXES = (
+    "CUDA_", "NVIDIA_", "LD_LIBRARY_PATH", "ROCM_", "HIP_", "HSA_", "OMP_", "MKL_",
+    "OPENBLAS_", "NCCL_", "TORCH_SYMM", "TRITON_CACHE_DIR", "TRITON_INTERPRET", "NVSHMEM_",
+)
+# Never passed on, whatever the prefix rules say.
+_ENV_DROP_PREFIXES = ("HARNESS_", "GITHUB_", "AWS_", "PG", "DATABASE")
+
+
+class WorkerDied(RuntimeError):
+    """The worker ended (crash, exit) while the judge waited for it."""
+
+
+class WorkerTimeout(RuntimeError):
+    """The worker did not answer within the time allowed."""
+
+
+def worker_env(scratch: Path, device: str) -> dict[str, str]:
+    """The environment of a worker: an allow-list of the judge's, nothing secret."""
+    env = {}
+    for key, value in os.environ.items():
+        if key.startswith(_ENV_DROP_PREFIXES):
+            continue
+        if key in _ENV_KEEP or key.startswith(_ENV_PREFIXES):
+            env[key] = value
+    env["HOME"] = str(scratch)
+    env["PYTHONPATH"] = str(ROOT)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PYTHONUNBUFFERED"] = "1"
+    env.setdefault("TRITON_CACHE_DIR", str(_shared_triton_cache()))
+    if device == "cpu":
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    return env
+
+
+def _shared_triton_cache() -> Path:
+    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    path = base / "kernel-harness" / "triton"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def become_subreaper() -> bool:
+    """Adopt orphaned descendants (Linux), so escaped processes can be found and killed."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
+def child_pids(parent: int) -> list[int]:
+    """Processes whose parent is `parent`, read from /proc."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()
+        if len(fields) > 1 and int(fields[1]) == parent:
+            pids.append(int(entry.name))
+    return pids
+
+
+def kill_strays(keep: set[int]) -> list[int]:
+    """Kill and reap the judge's children that are not in `keep`; return their pids."""
+    killed: list[int] = []
+    for _ in range(20):
+        strays = [p for p in child_pids(os.getpid()) if p not in keep]
+        if not strays:
+            break
+        for pid in strays:
+            _signal_quietly(pid, signal.SIGKILL, group=False)
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+            killed.append(pid)
+    return killed
+
+
+def _signal_quietly(pid: int, sig: int, group: bool) -> None:
+    try:
+        os.killpg(pid, sig) if group else os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+@dataclass
+class Limits:
+    file_size: int
+    address_space: int | None
+    cpus: frozenset[int] | None = None
+
+    def apply(self) -> None:
+        """Runs in the child between fork and exec."""
+        if self.cpus:
+            pin(self.cpus)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (self.file_size, self.file_size))
+        if self.address_space:
+            resource.setrlimit(resource.RLIMIT_AS, (self.address_space, self.address_space))
+
+
+class WorkerProcess:
+    """One worker: start it, talk to it, watch its clock, kill it and its descendants."""
+
+    def __init__(self, settings: WorkerSettings, device: str, keep_scratch: bool = False,
+                 cpus: frozenset[int] | None = None) -> None:
+        self.settings = settings
+        self.device = device
+        self.cpus = cpus
+        self.scratch = Path(tempfile.mkdtemp(prefix="harness-worker-"))
+        self.keep_scratch = keep_scratch
+        self.proc: subprocess.Popen | None = None
+        self.conn: Connection | None = None
+        self._out = open(self.scratch / ".stdout", "w+b")
+        self._err = open(self.scratch / ".stderr", "w+b")
+
+    def start(self) -> None:
+        parent, child = Pipe(duplex=True)
+        address_space = None
+        if self.device == "cpu" and self.settings.cpu_memory_limit_gb > 0:
+            address_space = int(self.settings.cpu_memory_limit_gb * (1 << 30))
+        limits = Limits(self.settings.file_size_limit_bytes, address_space, self.cpus)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "harness.judging.worker", str(child.fileno())],
+            pass_fds=[child.fileno()],
+            cwd=self.scratch,
+            env=worker_env(self.scratch, self.device),
+            stdin=subprocess.DEVNULL,
+            stdout=self._out,
+            stderr=self._err,
+            start_new_session=True,
+            preexec_fn=limits.apply,
+        )
+        child.close()
+        self.conn = parent
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def send(self, message: dict) -> None:
+        """Send a message (pickled: the worker trusts the judge, never the reverse)."""
+        try:
+            self.conn.send(message)
+        except (BrokenPipeError, ConnectionResetError, OSError) as exc:
+            raise WorkerDied(self.exit_description()) from exc
+
+    def recv(self, timeout: float, spin: float = 0.0) -> dict:
+        """The worker's next message, parsed as JSON only; raises on timeout or death.
+
+        With `spin` > 0, poll without sleeping for that many seconds first: a blocked
+        process wakes tens of microseconds late on some machines.
+        """
+        from harness.judging.protocol import decode
+
+        deadline = time.monotonic() + timeout
+        spin_until = time.perf_counter() + min(spin, timeout)
+        while time.perf_counter() < spin_until:
+            if self.conn.poll(0):
+                break
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise WorkerTimeout(f"no answer within {timeout:.3g} s")
+            try:
+                ready = self.conn.poll(min(left, 1.0))
+            except (OSError, EOFError) as exc:
+                raise WorkerDied(self.exit_description()) from exc
+            if ready:
+                try:
+                    raw = self.conn.recv_bytes(maxlength=1 << 20)
+                except (EOFError, OSError) as exc:
+                    raise WorkerDied(self.exit_description()) from exc
+                return decode(raw)
+            if self.proc.poll() is not None and not self.conn.poll(0):
+                raise WorkerDied(self.exit_description())
+
+    def exit_description(self) -> str:
+        """How the worker ended: a signal's name, or its exit status."""
+        if self.proc is None:
+            return "the worker never started"
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            return "the worker stopped answering"
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            hint = {
+                "SIGSEGV": "a segmentation fault",
+                "SIGABRT": "an abort",
+                "SIGKILL": "killed (out of memory, or by the harness)",
+                "SIGXFSZ": "it wrote past the output size limit",
+                "SIGBUS": "a bus error",
+                "SIGFPE": "an arithmetic fault",
+            }.get(name, "")
+            return f"the worker was killed by {name}" + (f" ({hint})" if hint else "")
+        return f"the worker exited with status {code} in the middle of the run"
+
+    def output(self) -> tuple[str, str]:
+        """Captured stdout and stderr, each cut to the configured limit (the tail kept)."""
+        return tuple(_tail(f, self.settings.output_limit_bytes) for f in (self._out, self._err))
+
+    def kill(self) -> list[int]:
+        """Kill the worker's process group and every stray it left; return stray pids."""
+        if self.proc is not None:
+            _signal_quietly(self.proc.pid, signal.SIGKILL, group=True)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        if self.conn is not None:
+            self.conn.close()
+        return kill_strays(keep=set())
+
+    def close(self) -> list[int]:
+        """Kill everything, drop the scratch folder; return the pids of strays killed."""
+        strays = self.kill()
+        for f in (self._out, self._err):
+            f.close()
+        if not self.keep_scratch:
+            _remove_tree(self.scratch)
+        return strays
+
+
+def _tail(f, limit: int) -> str:
+    f.flush()
+    size = f.seek(0, os.SEEK_END)
+    start = max(0, size - limit)
+    f.seek(start)
+    text = f.read().decode("utf-8", "replace")
+    f.seek(0, os.SEEK_END)
+    if start:
+        text = f"[... {start} earlier bytes cut ...]\n" + text
+    return text
+
+
+def _remove_tree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)

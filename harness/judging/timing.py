@@ -1,0 +1,127 @@
+"""Statistics of timed calls and the rule that decides when to stop timing.
+
+Pure logic: the clock is passed in, so tests drive it with a fake one.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+from harness.settings import TimingSettings
+
+
+@dataclass
+class Stats:
+    """Summary of one case's timed calls, in nanoseconds."""
+
+    calls: int
+    mean: float
+    std: float
+    stderr: float
+    median: float
+    best: float
+    worst: float
+
+    @property
+    def rse(self) -> float:
+        """Relative standard error of the mean."""
+        return self.stderr / self.mean if self.mean > 0 else math.inf
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self) | {"rse": self.rse}
+
+
+def summarize(samples: list[float]) -> Stats:
+    """Mean, spread and extremes of `samples` (at least one)."""
+    if not samples:
+        raise ValueError("no samples")
+    n = len(samples)
+    mean = statistics.fmean(samples)
+    std = statistics.stdev(samples) if n > 1 else 0.0
+    return Stats(
+        calls=n,
+        mean=mean,
+        std=std,
+        stderr=std / math.sqrt(n) if n > 1 else math.inf,
+        median=statistics.median(samples),
+        best=min(samples),
+        worst=max(samples),
+    )
+
+
+class StoppingRule:
+    """Time until the mean is precise enough, within call and wall-time bounds.
+
+    Stops when, with at least `min_calls` calls and `min_seconds` elapsed, the relative
+    standard error is below `target_rse`; or at `max_calls`; or at `max_seconds`.
+    """
+
+    def __init__(self, settings: TimingSettings, clock: Callable[[], float]) -> None:
+        self.settings = settings
+        self.clock = clock
+        self.start = clock()
+        self.samples: list[float] = []
+        self._sum = 0.0
+        self._sumsq = 0.0
+        self.reason = ""
+
+    def add(self, sample: float) -> None:
+        self.samples.append(sample)
+        self._sum += sample
+        self._sumsq += sample * sample
+
+    def rse(self) -> float:
+        n = len(self.samples)
+        if n < 2 or self._sum <= 0:
+            return math.inf
+        mean = self._sum / n
+        var = max(self._sumsq / n - mean * mean, 0.0) * n / (n - 1)
+        return math.sqrt(var / n) / mean
+
+    def done(self) -> bool:
+        """True once timing should stop; `reason` then says why."""
+        s, n = self.settings, len(self.samples)
+        elapsed = self.clock() - self.start
+        if n >= s.max_calls:
+            self.reason = f"reached {s.max_calls} calls"
+        elif elapsed >= s.max_seconds:
+            self.reason = f"reached the {s.max_seconds:g} s budget"
+        elif n >= s.min_calls and elapsed >= s.min_seconds and self.rse() <= s.target_rse:
+            self.reason = f"relative standard error {self.rse():.2%} <= {s.target_rse:.2%}"
+        else:
+            return False
+        return True
+
+
+class WarmUp:
+    """Warm up by time budget (after the first call), with a minimum number of calls."""
+
+    def __init__(self, settings: TimingSettings, clock: Callable[[], float]) -> None:
+        self.settings = settings
+        self.clock = clock
+        self.start = clock()
+        self.calls = 0
+
+    def add(self) -> None:
+        self.calls += 1
+
+    def done(self) -> bool:
+        s = self.settings
+        enough = self.calls >= s.warmup_min_calls
+        return enough and self.clock() - self.start >= s.warmup_seconds
+
+
+def combine(scores: list[float], ranking_by: str) -> float:
+    """The task score from per-case means: `last`, `mean` or `geom`."""
+    if not scores:
+        raise ValueError("no case scores")
+    if ranking_by == "last":
+        return scores[-1]
+    if ranking_by == "mean":
+        return statistics.fmean(scores)
+    if ranking_by == "geom":
+        return math.exp(statistics.fmean(math.log(s) for s in scores))
+    raise ValueError(f"unknown ranking_by {ranking_by!r}")

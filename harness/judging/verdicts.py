@@ -1,0 +1,62 @@
+"""Verdicts: worker error kinds to statuses, and the messages people read."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from harness.consts import Status
+
+STATUS_BY_KIND = {
+    "wrong_output": Status.FAILED, "exception": Status.ERROR, "load_error": Status.ERROR,
+    "syntax_error": Status.ERROR, "import_error": Status.ERROR, "missing_entry": Status.ERROR,
+    "out_of_memory": Status.ERROR, "compile_error": Status.COMPILE_ERROR, "needs_gpu": Status.NEEDS_GPU,
+    "cuda_error": Status.CUDA_ERROR, "protocol": Status.CRASHED,
+}
+FATAL = {Status.CUDA_ERROR, Status.CRASHED, Status.TIMED_OUT, Status.REJECTED}
+
+
+class CaseFailure(Exception):
+    """Ends a case early with a status and a message."""
+
+    def __init__(self, status: str, message: str, fatal: bool = False) -> None:
+        super().__init__(message)
+        self.status, self.message, self.fatal = status, message, fatal
+
+
+def load_error_verdict(kind: str, message: str, module: str = "") -> dict[str, Any]:
+    """The verdict for a submission that could not be loaded, with a hint."""
+    status = STATUS_BY_KIND.get(kind, Status.ERROR)
+    titles = {
+        "syntax_error": "the submission has a syntax error",
+        "import_error": f"the submission imports {module!r}, which is not installed here",
+        "missing_entry": "the submission defines no custom_kernel(data)",
+        "needs_gpu": "the submission needs a GPU",
+    }
+    title = titles.get(kind, "the submission failed while loading")
+    hint = ""
+    if kind == "import_error" and module.split(".")[0] == "aiter":
+        hint = ("aiter is AMD's ROCm kernel library (published as 'amd-aiter'); it needs an AMD "
+                "GPU with ROCm and cannot run on this machine")
+    elif kind == "import_error" and module.split(".")[0] in ("reference", "eval"):
+        hint = "submissions cannot import the task's reference or evaluator"
+    elif kind == "import_error":
+        hint = f"install {module.split('.')[0]!r} where the harness runs, or remove the import"
+    return {"status": status, "kind": kind, "title": title, "hint": hint, "message": message}
+
+
+def compile_reason(message: str, stderr: str, staged: str, shown: str, capability: str) -> str:
+    """The compiler's one-line reason, from its diagnostics when it printed any."""
+    lines = [line.strip().replace(staged, shown) for line in stderr.splitlines()]
+    errors = [line for line in lines if " error: " in line or line.startswith("error:")]
+    passes = re.findall(r"Pipeline failed while executing \[`(\w+)`", stderr)
+    last = message.strip().splitlines()[-1] if message.strip() else "compilation failed"
+    reason = errors[0] if errors else last
+    if passes:
+        reason += f" (the compiler pass {passes[0]} failed)"
+    text = f"a kernel does not compile for this GPU (sm_{capability}): {reason}"
+    if "dot_scaled" in stderr + message or (passes and passes[0] == "TritonGPUAccelerateMatmul"):
+        text += ("\nhint: block-scaled dots (tl.dot_scaled) with float8_e4m3fn scales, as NVFP4 "
+                 "uses, need FP4 tensor cores (sm_100, B200); on other GPUs decode the FP4 "
+                 "values in registers and use bf16 dots")
+    return f"{text}\n(the exception: {last})"

@@ -1,0 +1,306 @@
+"""The worker: a fresh process that imports the submission and calls `custom_kernel`.
+
+It runs untrusted code, so it decides nothing: it times calls with device events (or
+the host clock on the CPU), copies outputs into the judge's shared buffers and reports.
+The judge checks every claim against its own clock and its own reference.
+
+Usage (by the judge only): python -m harness.judging.worker FD
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib.util
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from harness.judging.protocol import Event, encode
+
+_TRACE_LIMIT = 12000
+_NEEDS_GPU_SIGNS = (
+    "Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "active drivers",
+    "cannot be accessed from Triton", "No CUDA GPUs are available", "CUDA driver",
+    "libcuda", "no GPU", "cuda is not available",
+)
+_COMPILE_SIGNS = ("PassManager::run failed", "CompilationError", "ptxas", "LLVM ERROR")
+_CUDA_SIGNS = (
+    "CUDA error", "illegal memory access", "device-side assert", "misaligned address",
+    "unspecified launch failure", "an illegal instruction",
+)
+
+
+class Worker:
+    """State of one worker: the submission, the current case's buffers, the timers."""
+
+    def __init__(self, conn: Connection, init: dict[str, Any]) -> None:
+        import torch
+
+        self.torch = torch
+        self.conn = conn
+        self.device = init["device"]
+        self.staging = Path(init["staging"])
+        self.shown_name = init.get("shown_name", "submission.py")
+        self.submission_path = self.staging / init["submission"]
+        self.kernel: Callable[[Any], Any] | None = None
+        self.slots: list[Any] = []
+        self.outputs: Any = None
+        self.expected: dict | None = None
+        self.noop_output: Any = None
+        self.cuda = self.device == "cuda"
+        self.spin_seconds = float(init.get("spin_seconds", 0.0))
+        self.ahead_cycles = int(init.get("launch_ahead_cycles", 0))
+        self.sync_device = init.get("sync", "device") != "event"
+        self.warm_kernel = init.get("warm", "kernel") == "kernel"
+        self.gc_freeze = bool(init.get("gc_freeze", False))
+        self.mailbox = None
+        self.mail_seq = 0
+        if init.get("mailbox"):
+            from harness.judging.protocol import Mailbox
+
+            self.mailbox = Mailbox(init["mailbox"])
+        if self.cuda:
+            torch.cuda.set_device(0)
+            torch.cuda.init()
+            fraction = init.get("gpu_memory_fraction")
+            if fraction:
+                torch.cuda.set_per_process_memory_fraction(float(fraction))
+            self.start_event = torch.cuda.Event(enable_timing=True)
+            self.end_event = torch.cuda.Event(enable_timing=True)
+            self.warm_event = torch.cuda.Event()
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.conn.send_bytes(encode(message))
+
+    def serve(self) -> None:
+        info = {"event": Event.READY, "torch": self.torch.__version__, "python": sys.version.split()[0]}
+        if self.cuda:
+            info["device_name"] = self.torch.cuda.get_device_name(0)
+        self.send(info)
+        handlers = {
+            "load": self.load, "case": self.set_case, "call": self.call,
+            "noop": self.noop, "release": self.release,
+        }
+        while True:
+            if self.mailbox is not None and self._wait_mail():
+                continue
+            try:
+                message = self.conn.recv()
+            except EOFError:
+                return
+            op = message.get("op")
+            if op == "exit":
+                return
+            handlers[op](message)
+
+    def _wait_mail(self) -> bool:
+        """Poll the mailbox and the pipe; True once a mailbox call was served.
+
+        Polls without pause for `spin_seconds`, then with short sleeps: a call must
+        never wait for a wake-up from a blocking read."""
+        spin_until = time.perf_counter() + self.spin_seconds
+        n = 0
+        while True:
+            pending = self.mailbox.pending(self.mail_seq)
+            if pending is not None:
+                self.mail_seq = pending[0]
+                self._mail(*pending)
+                return True
+            if self.mailbox.wake_pending():
+                spin_until = time.perf_counter() + self.spin_seconds
+            n += 1
+            if n % 64 == 0:
+                if self.conn.poll(0):
+                    return False
+                if time.perf_counter() > spin_until:
+                    time.sleep(0.0001)
+
+    # -- loading ---------------------------------------------------------------------
+    def load(self, message: dict[str, Any]) -> None:
+        sys.path.insert(0, str(self.staging))
+        try:
+            compile(self.submission_path.read_text(), str(self.submission_path), "exec")
+        except SyntaxError as exc:
+            self.send({"event": Event.ERROR, "kind": "syntax_error", "message": _syntax(exc)})
+            return
+        # A real file on disk, so that tools reading their own source (Triton's @jit) work.
+        spec = importlib.util.spec_from_file_location("submission", self.submission_path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["submission"] = module
+        try:
+            spec.loader.exec_module(module)
+        except ModuleNotFoundError as exc:
+            self.send({
+                "event": Event.ERROR, "kind": "import_error", "module": exc.name or "",
+                "message": self._trace(exc),
+            })
+            return
+        except BaseException as exc:  # noqa: BLE001 - any failure is the submission's
+            self.send({"event": Event.ERROR, "kind": self._classify(exc, "load_error"),
+                       "message": self._trace(exc)})
+            return
+        kernel = getattr(module, "custom_kernel", None)
+        if not callable(kernel):
+            names = sorted(n for n in vars(module) if not n.startswith("_"))[:20]
+            self.send({"event": Event.ERROR, "kind": "missing_entry",
+                       "message": f"no callable custom_kernel; the module defines {names}"})
+            return
+        self.kernel = kernel
+        if self.gc_freeze:
+            # torch's, Triton's and the submission's objects never change generation again:
+            # a collection during a timed call then scans only what was made since.
+            gc.collect()
+            gc.freeze()
+        self.send({"event": Event.LOADED})
+
+    # -- cases and calls -------------------------------------------------------------
+    def set_case(self, message: dict[str, Any]) -> None:
+        from harness.judging.structure import clone, from_wire
+
+        self.slots = [from_wire(s) for s in message["slots"]]
+        self.outputs = from_wire(message["outputs"])
+        self.expected = message["expected"]
+        self.noop_output = clone(self.outputs)
+        if self.gc_freeze:
+            gc.freeze()  # what warm-up compiled for the last case joins the frozen heap
+        self.send({"event": Event.ACK})
+
+    def release(self, message: dict[str, Any]) -> None:
+        self.slots, self.outputs, self.noop_output = [], None, None
+        if self.gc_freeze:
+            gc.collect()  # cheap: the frozen heap is not scanned
+        if self.cuda:
+            self.torch.cuda.synchronize()
+        self.send({"event": Event.ACK})
+
+    def noop(self, message: dict[str, Any]) -> None:
+        self.send(self._noop(message["slot"]) | {"seq": message.get("seq")})
+
+    def call(self, message: dict[str, Any]) -> None:
+        self.send(self._run(self.kernel, message["slot"], check=True) | {"seq": message.get("seq")})
+
+    def _noop(self, slot: int) -> dict[str, Any]:
+        """The same protocol as a call, around a function that returns at once."""
+        output = self.noop_output
+        return self._run(lambda data: output, slot, check=output is not None)
+
+    def _mail(self, seq: int, op: str, slot: int) -> None:
+        """A call requested through the mailbox: answer there, errors on the pipe."""
+        from harness.judging.protocol import Mailbox
+
+        reply = self._noop(slot) if op == "noop" else self._run(self.kernel, slot, check=True)
+        if reply["event"] == Event.DONE:
+            self.mailbox.answer(seq, Mailbox.DONE, reply)
+        else:
+            self.send(reply)
+            self.mailbox.answer(seq, Mailbox.SEE_PIPE)
+
+    def _run(self, fn: Callable[[Any], Any], slot: int, check: bool) -> dict[str, Any]:
+        from harness.judging.structure import copy_into, structure_error
+
+        data = self.slots[slot] if self.slots else None
+        torch = self.torch
+        t_in = time.perf_counter_ns()
+        try:
+            if self.cuda:
+                # Bring this process's context onto the GPU (after the judge's flush)
+                # before the clock starts. An event alone does not: the switch then
+                # happens after the start event, overlapping (hiding) host launch time.
+                if self.warm_kernel:
+                    torch.cuda._sleep(1)
+                self.warm_event.record()
+                self.warm_event.synchronize()
+                if self.ahead_cycles:  # let the host enqueue the call before the clock starts
+                    torch.cuda._sleep(self.ahead_cycles)
+                self.start_event.record()
+                out = fn(data)
+                self.end_event.record()
+                t_ret = time.perf_counter_ns()
+                if self.sync_device:
+                    torch.cuda.synchronize()
+                else:  # work on other streams is still caught: by the judge's clock
+                    self.end_event.synchronize()
+                ns = self.start_event.elapsed_time(self.end_event) * 1e6
+            else:
+                t0 = time.perf_counter_ns()
+                out = fn(data)
+                t_ret = time.perf_counter_ns()
+                ns = t_ret - t0
+        except BaseException as exc:  # noqa: BLE001
+            return {"event": Event.ERROR, "kind": self._classify(exc, "exception"),
+                    "message": self._trace(exc)}
+        t_synced = time.perf_counter_ns()
+        if check:
+            problem = structure_error(self.expected, out)
+            if problem:
+                return {"event": Event.ERROR, "kind": "wrong_output", "message": problem}
+            try:
+                copy_into(self.outputs, out)
+                if self.cuda:
+                    torch.cuda.synchronize()
+            except BaseException as exc:  # noqa: BLE001
+                return {"event": Event.ERROR, "kind": self._classify(exc, "exception"),
+                        "message": self._trace(exc)}
+        t_out = time.perf_counter_ns()
+        # The breakdown is the worker's own account: diagnostics, never trusted.
+        return {"event": Event.DONE, "ns": ns, "host_ns": t_ret - t_in, "sync_ns": t_synced - t_ret,
+                "copy_ns": t_out - t_synced, "busy_ns": time.perf_counter_ns() - t_in}
+
+    # -- errors ----------------------------------------------------------------------
+    def _classify(self, exc: BaseException, default: str) -> str:
+        text = f"{type(exc).__module__}.{type(exc).__name__}: {exc}"
+        if not self.cuda and any(s in text for s in _NEEDS_GPU_SIGNS):
+            return "needs_gpu"
+        if isinstance(exc, MemoryError) or "OutOfMemoryError" in text:
+            return "out_of_memory"
+        if any(s in text for s in _COMPILE_SIGNS) or type(exc).__module__.startswith(
+            "triton.compiler"
+        ):
+            return "compile_error"
+        if any(s in text for s in _CUDA_SIGNS) or type(exc).__name__ == "AcceleratorError":
+            return "cuda_error"
+        return default
+
+    def _trace(self, exc: BaseException) -> str:
+        return trim_traceback(exc, str(self.submission_path), self.shown_name)[-_TRACE_LIMIT:]
+
+
+def trim_traceback(exc: BaseException, path: str, shown: str) -> str:
+    """The traceback of `exc` cut to the frames of the submission's own file."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename in (path, shown)]
+    lines = []
+    if frames:
+        lines.append("Traceback (the submission's frames):")
+        for f in frames:
+            lines.append(f'  File "{shown}", line {f.lineno}, in {f.name}')
+            if f.line:
+                lines.append(f"    {f.line.strip()}")
+    lines.extend(traceback.format_exception_only(type(exc), exc))
+    return "\n".join(line.rstrip("\n") for line in lines)
+
+
+def _syntax(exc: SyntaxError) -> str:
+    where = f"line {exc.lineno}" + (f", column {exc.offset}" if exc.offset else "")
+    text = (exc.text or "").rstrip()
+    pointer = f"\n    {text}" if text else ""
+    return f"{exc.msg} ({where}){pointer}"
+
+
+def main() -> None:
+    conn = Connection(int(sys.argv[1]))
+    init = conn.recv()
+    try:
+        worker = Worker(conn, init)
+    except BaseException as exc:  # noqa: BLE001 - e.g. no usable GPU
+        conn.send_bytes(encode({"event": Event.ERROR, "kind": "protocol",
+                                "message": f"the worker could not start: {exc!r}"}))
+        return
+    worker.serve()
+
+
+if __name__ == "__main__":
+    main()

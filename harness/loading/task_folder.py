@@ -1,0 +1,253 @@
+"""Task folders: read `task.yml`, resolve its `files:`, stage them, import the reference."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import yaml
+
+from harness.settings import ROOT
+
+TASKS_DIR = ROOT / "tasks"
+SUBMISSION_MARK = "@SUBMISSION@"
+RANKINGS = ("last", "mean", "geom")
+DEFAULT_FILES = ("task.py", "reference.py", "utils.py")
+
+
+class TaskError(ValueError):
+    """A task that cannot be found or is malformed; the message says which and why."""
+
+
+@dataclass
+class TaskFile:
+    name: str
+    source: Path | None  # None stands for the contestant's file
+
+    @property
+    def is_submission(self) -> bool:
+        return self.source is None
+
+
+@dataclass
+class Task:
+    """One task folder, read and checked, with its cases and settings."""
+
+    name: str
+    root: Path
+    spec: dict[str, Any]
+    files: list[TaskFile]
+    tests: list[dict[str, Any]]
+    benchmarks: list[dict[str, Any]]
+    ranking_by: str = "last"
+    description: str = ""
+    gpus: list[str] = field(default_factory=list)
+    templates: dict[str, str] = field(default_factory=dict)
+    timeouts: dict[str, float] = field(default_factory=dict)
+    content_hash: str = ""
+
+    @property
+    def submission_name(self) -> str:
+        return next((f.name for f in self.files if f.is_submission), "submission.py")
+
+    @property
+    def peak_dtype(self) -> str | None:
+        return self.spec.get("peak_dtype")
+
+    @property
+    def outputs_in_place(self) -> bool:
+        return bool(self.spec.get("outputs_in_place", False))
+
+    def timeout(self, phase: str, default: float) -> float:
+        """Seconds allowed for a phase: `test`, `benchmark` or `ranked`."""
+        return float(self.timeouts.get(phase, default))
+
+    def stage(self, dest: Path, submission: Path | None = None, for_worker: bool = False) -> Path:
+        """Copy the task's files into `dest` under their names.
+
+        The worker's copy leaves out the reference and the public evaluator, so a
+        submission cannot import them; the judge's copy leaves out the submission.
+        """
+        dest.mkdir(parents=True, exist_ok=True)
+        hidden = {"reference.py", _config_main(self.spec)}
+        for f in self.files:
+            if f.is_submission:
+                if for_worker and submission is not None:
+                    shutil.copyfile(submission, dest / f.name)
+                continue
+            if for_worker and f.name in hidden:
+                continue
+            shutil.copyfile(f.source, dest / f.name)
+        return dest
+
+
+def _config_main(spec: dict[str, Any]) -> str:
+    config = spec.get("config") or {}
+    return str(config.get("main", "eval.py")) if isinstance(config, dict) else "eval.py"
+
+
+def resolve_task_dir(name_or_path: str, tasks_dir: Path = TASKS_DIR) -> Path:
+    """A task name (a folder under `tasks/`) or the path of any task folder."""
+    as_path = Path(name_or_path).expanduser()
+    if (as_path / "task.yml").is_file():
+        return as_path.resolve()
+    by_name = tasks_dir / name_or_path
+    if (by_name / "task.yml").is_file():
+        return by_name.resolve()
+    known = ", ".join(list_task_names(tasks_dir)) or "none"
+    raise TaskError(
+        f"no task {name_or_path!r}: not a folder with a task.yml, nor a task under "
+        f"{tasks_dir} (known tasks: {known})"
+    )
+
+
+def list_task_names(tasks_dir: Path = TASKS_DIR) -> list[str]:
+    """Names of the task folders under `tasks_dir`."""
+    if not tasks_dir.is_dir():
+        return []
+    return sorted(p.name for p in tasks_dir.iterdir() if (p / "task.yml").is_file())
+
+
+def load_task(name_or_path: str, tasks_dir: Path = TASKS_DIR) -> Task:
+    """Read a task folder and check it against the contract."""
+    root = resolve_task_dir(name_or_path, tasks_dir)
+    yml = root / "task.yml"
+    try:
+        spec = yaml.safe_load(yml.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise TaskError(f"{yml}: not valid YAML: {exc}") from exc
+    if not isinstance(spec, dict):
+        raise TaskError(f"{yml}: expected a mapping of keys")
+    lang = spec.get("lang", "py")
+    if lang != "py":
+        raise TaskError(f"{yml}: lang {lang!r} is not supported yet (only 'py' tasks run here)")
+    files = _read_files(spec, root)
+    tests = _read_cases(spec, "tests", yml)
+    benchmarks = _read_cases(spec, "benchmarks", yml, required=False)
+    ranking = spec.get("ranking_by", "last")
+    if ranking not in RANKINGS:
+        raise TaskError(f"{yml}: ranking_by must be one of {RANKINGS}, got {ranking!r}")
+    timeouts = {
+        phase: float(spec[f"{phase}_timeout"])
+        for phase in ("test", "benchmark", "ranked")
+        if spec.get(f"{phase}_timeout") is not None
+    }
+    task = Task(
+        name=root.name,
+        root=root,
+        spec=spec,
+        files=files,
+        tests=tests,
+        benchmarks=benchmarks,
+        ranking_by=ranking,
+        description=str(spec.get("description", "")).strip(),
+        gpus=[str(g) for g in spec.get("gpus", []) or []],
+        templates={str(k): str(v) for k, v in (spec.get("templates") or {}).items()},
+        timeouts=timeouts,
+    )
+    task.content_hash = _content_hash(yml, files)
+    return task
+
+
+def _read_files(spec: dict[str, Any], root: Path) -> list[TaskFile]:
+    entries = spec.get("files")
+    if entries is None:
+        entries = [{"name": "submission.py", "source": SUBMISSION_MARK}]
+        entries += [{"name": n, "source": n} for n in DEFAULT_FILES if (root / n).is_file()]
+    files = []
+    for entry in entries:
+        if not isinstance(entry, dict) or "name" not in entry or "source" not in entry:
+            raise TaskError(f"{root}/task.yml: each files entry needs 'name' and 'source'")
+        if entry["source"] == SUBMISSION_MARK:
+            files.append(TaskFile(str(entry["name"]), None))
+            continue
+        source = (root / str(entry["source"])).resolve()
+        if not source.is_file():
+            raise TaskError(
+                f"{root}/task.yml: file {entry['name']!r} points to {entry['source']!r}, "
+                f"which does not exist ({source})"
+            )
+        files.append(TaskFile(str(entry["name"]), source))
+    names = {f.name for f in files}
+    for needed in ("task.py", "reference.py"):
+        if needed not in names:
+            raise TaskError(f"{root}: the task has no {needed} (files: {sorted(names)})")
+    return files
+
+
+def _read_cases(spec: dict[str, Any], key: str, yml: Path, required: bool = True) -> list[dict]:
+    cases = spec.get(key) or []
+    if required and not cases:
+        raise TaskError(f"{yml}: no {key} cases")
+    if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases):
+        raise TaskError(f"{yml}: {key} must be a list of mappings")
+    return [dict(c) for c in cases]
+
+
+def _content_hash(yml: Path, files: list[TaskFile]) -> str:
+    digest = hashlib.sha256(yml.read_bytes())
+    for f in sorted((f for f in files if not f.is_submission), key=lambda f: f.name):
+        digest.update(f.name.encode() + b"\0" + f.source.read_bytes())
+    return digest.hexdigest()
+
+
+@dataclass
+class Reference:
+    """The task's reference module as the judge uses it."""
+
+    module: ModuleType
+    generate_accepts_device: bool
+
+    def generate(self, case: dict[str, Any], device: str) -> Any:
+        """One input for `case` on `device`."""
+        kwargs = dict(case)
+        if self.generate_accepts_device:
+            kwargs["device"] = device
+        return self.module.generate_input(**kwargs)
+
+    def reference(self, data: Any) -> Any:
+        return self.module.ref_kernel(data)
+
+    def check(self, data: Any, output: Any) -> tuple[bool, str]:
+        """Run the task's check; accept both `(bool, str)` and the older string form."""
+        result = self.module.check_implementation(data, output)
+        if isinstance(result, tuple) and len(result) == 2:
+            return bool(result[0]), str(result[1] or "")
+        if isinstance(result, str):
+            return result == "", result
+        if isinstance(result, bool):
+            return result, "" if result else "check failed"
+        raise TypeError(f"check_implementation returned {type(result).__name__}")
+
+    def work(self, case: dict[str, Any]) -> dict[str, float] | None:
+        """FLOPs and bytes of a case, when the task declares them."""
+        fn = getattr(self.module, "work", None)
+        return dict(fn(**case)) if callable(fn) else None
+
+
+def import_reference(task: Task, staged: Path) -> Reference:
+    """Import `reference.py` from a staged copy without leaving its modules behind."""
+    names = [Path(f.name).stem for f in task.files]
+    saved = {n: sys.modules.pop(n) for n in names if n in sys.modules}
+    sys.path.insert(0, str(staged))
+    try:
+        module = importlib.import_module("reference")
+    except Exception as exc:
+        raise TaskError(f"{task.root}: reference.py failed to import: {exc!r}") from exc
+    finally:
+        sys.path.remove(str(staged))
+        for n in names:
+            sys.modules.pop(n, None)
+        sys.modules.update(saved)
+    for needed in ("generate_input", "ref_kernel", "check_implementation"):
+        if not callable(getattr(module, needed, None)):
+            raise TaskError(f"{task.root}: reference.py defines no {needed}()")
+    params = inspect.signature(module.generate_input).parameters
+    return Reference(module, "device" in params)

@@ -1,0 +1,52 @@
+"""What a user asks of one evaluation: the options shared by `submit`, `batch` and the
+judge process that `batch` starts (one type, so that no front end passes them by position)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+MODES = ("test", "benchmark", "leaderboard")
+
+
+@dataclass
+class RunOptions:
+    """The options of an evaluation; `file` is empty for a batch (each job has its own)."""
+
+    file: Path | None = None
+    task: str | None = None
+    mode: str = "leaderboard"
+    cases: list[str] = field(default_factory=list)
+    device: str | None = None
+    timeout: float | None = None
+    config: Path | None = None
+    db: str | None = None
+    user: str | None = None
+    record: bool | None = None  # None: record in leaderboard mode only
+    json_path: Path | None = None
+    summary_md: Path | None = None
+    secret: bytes | None = field(default=None, repr=False)  # the judge's only; never printed
+
+    @property
+    def records(self) -> bool:
+        """Whether this run is written to the results database."""
+        return bool(self.record) or (self.record is None and self.mode == "leaderboard")
+
+    def to_wire(self) -> dict[str, Any]:
+        """A JSON-able form for a judge process (the secret in hex, on its standard input)."""
+        out = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items()}
+        out["cases"] = list(self.cases)
+        out["secret"] = self.secret.hex() if self.secret else None
+        return out
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> RunOptions:
+        """The options a judge process received (see `to_wire`)."""
+        known = {k: data.get(k) for k in cls.__dataclass_fields__ if k in data}
+        for key in ("file", "config", "json_path", "summary_md"):
+            if known.get(key):
+                known[key] = Path(known[key])
+        known["cases"] = list(known.get("cases") or [])
+        known["secret"] = bytes.fromhex(data["secret"]) if data.get("secret") else None
+        return cls(**known)

@@ -1,0 +1,1 @@
+"""Results of evaluations: the versioned document, the database, the ranking."""

@@ -1,0 +1,141 @@
+"""Results of an evaluation, and the versioned JSON document written by `--json`."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.consts import EXIT_BY_STATUS, SEVERITY, ExitCode, Status
+
+SCHEMA = "kernel-harness/result"
+SCHEMA_VERSION = 1
+
+@dataclass
+class CaseResult:
+    """One case of one phase."""
+
+    index: int
+    case: dict[str, Any]
+    status: str
+    message: str = ""
+    stats: dict[str, float] | None = None
+    score_ns: float | None = None
+    checked_calls: int = 0
+    integrity: dict[str, Any] = field(default_factory=dict)
+    flags: list[str] = field(default_factory=list)
+    wall_seconds: float = 0.0  # the judge's time on this case: inputs, warm-up, timing, checks
+
+    @property
+    def passed(self) -> bool:
+        return self.status == Status.PASSED
+
+
+@dataclass
+class PhaseResult:
+    """The cases of `tests` or `benchmarks`, run with public or secret seeds."""
+
+    name: str  # "test" or "benchmark"
+    seeds: str  # "public" or "secret"
+    cases: list[CaseResult] = field(default_factory=list)
+    score_ns: float | None = None
+    wall_seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.cases) and all(c.passed for c in self.cases)
+
+
+@dataclass
+class Evaluation:
+    """Everything one `submit` learned about one submission."""
+
+    task: dict[str, Any]
+    submission: dict[str, Any]
+    device: dict[str, Any]
+    mode: str
+    started: str
+    ended: str = ""
+    phases: list[PhaseResult] = field(default_factory=list)
+    load_error: dict[str, Any] | None = None
+    screen: list[dict[str, Any]] = field(default_factory=list)
+    worker_output: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    harness: dict[str, Any] = field(default_factory=dict)
+    calibration: dict[str, Any] = field(default_factory=dict)
+    wall_seconds: float = 0.0
+    startup_seconds: float = 0.0  # worker start, harness calibration, submission import
+    record: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def status(self) -> str:
+        """The worst status seen, or `passed`."""
+        if self.load_error is not None:
+            return self.load_error["status"]
+        statuses = [c.status for p in self.phases for c in p.cases]
+        if not statuses:
+            return Status.SKIPPED
+        return max(statuses, key=_severity)
+
+    @property
+    def passed(self) -> bool:
+        return self.status == Status.PASSED
+
+    @property
+    def exit_code(self) -> int:
+        return int(EXIT_BY_STATUS.get(self.status, ExitCode.FAILED))
+
+    def phase(self, name: str, seeds: str = "public") -> PhaseResult | None:
+        return next((p for p in self.phases if p.name == name and p.seeds == seeds), None)
+
+    @property
+    def score_ns(self) -> float | None:
+        """The ranked score: the secret benchmark run's, else the public one's."""
+        for seeds in ("secret", "public"):
+            phase = self.phase("benchmark", seeds)
+            if phase is not None and phase.score_ns is not None:
+                return phase.score_ns
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        doc = {"schema": SCHEMA, "version": SCHEMA_VERSION}
+        doc.update(asdict(self))
+        doc.update(status=self.status, passed=self.passed, exit_code=self.exit_code,
+                   score_ns=self.score_ns)
+        return doc
+
+
+def _severity(status: str) -> int:
+    return SEVERITY.index(status) if status in SEVERITY else len(SEVERITY)
+
+
+def case_flags(doc: dict[str, Any]) -> list[str]:
+    """Every integrity flag of every case of a result document, in order."""
+    return [f for p in doc.get("phases", []) for c in p["cases"] for f in c["flags"]]
+
+
+def write_json(path: Path, doc: dict[str, Any]) -> None:
+    """Write atomically: a reader never sees half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w") as fh:
+        json.dump(doc, fh, indent=2, default=str)
+    os.replace(tmp, path)
+
+
+def document_to_evaluation(doc: dict[str, Any]) -> Evaluation:
+    """Rebuild an Evaluation from its JSON document (schema version checked)."""
+    if doc.get("schema") != SCHEMA or doc.get("version") != SCHEMA_VERSION:
+        raise ValueError(f"schema {doc.get('schema')!r} version {doc.get('version')!r}, "
+                         f"expected {SCHEMA!r} version {SCHEMA_VERSION}")
+    fields = {k: doc[k] for k in Evaluation.__dataclass_fields__ if k in doc}
+    fields["phases"] = [
+        PhaseResult(p["name"], p["seeds"], [CaseResult(**c) for c in p["cases"]], p["score_ns"],
+                    p.get("wall_seconds", 0.0))
+        for p in doc["phases"]
+    ]
+    return Evaluation(**fields)

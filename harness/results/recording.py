@@ -1,0 +1,110 @@
+"""Recording an evaluation in the results database, and showing where it ranks."""
+
+from __future__ import annotations
+
+import getpass
+import os
+import subprocess
+from dataclasses import asdict
+from typing import Any
+
+from harness.consts import Mark
+from harness.results.document import Evaluation
+from harness.results.ranking import find, program_key, rank
+from harness.results.store import Leaderboard, Store, resolve_db
+
+ENV_USER = "HARNESS_USER"
+
+
+def resolve_user(flag: str | None) -> str:
+    """--user, else $HARNESS_USER, else git's user.name, else the login name."""
+    if flag:
+        return flag
+    if os.environ.get(ENV_USER):
+        return os.environ[ENV_USER]
+    try:
+        name = subprocess.run(["git", "config", "user.name"], capture_output=True, text=True,
+                              timeout=5).stdout.strip()
+        if name:
+            return name
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return getpass.getuser()
+
+
+def runs_of(ev: Evaluation) -> list[dict[str, Any]]:
+    """The run rows of an evaluation: one per seed kind (public, and secret when used)."""
+    seeds = ["public", "secret"] if ev.mode == "leaderboard" else ["public"]
+    rows = []
+    for kind in seeds:
+        phases = [p for p in ev.phases if p.seeds == kind]
+        bench = next((p for p in phases if p.name == "benchmark"), None)
+        cases = [{"phase": p.name} | asdict(c) for p in phases for c in p.cases]
+        rows.append({
+            "mode": ev.mode, "seeds": kind, "device_kind": ev.device["ranking_kind"],
+            "device_name": ev.device["name"], "started_at": ev.started, "ended_at": ev.ended,
+            "passed": ev.load_error is None and bool(phases) and all(p.passed for p in phases),
+            "score_ns": bench.score_ns if bench else None, "cases": cases,
+            "messages": {"load_error": ev.load_error, "warnings": ev.warnings,
+                         "flags": [f for c in cases for f in c["flags"]]},
+            "harness_version": ev.harness.get("version", ""),
+            "system": {"harness": ev.harness, "device": ev.device},
+        })
+    return rows
+
+
+def status_of(ev: Evaluation) -> str:
+    screened = any(f["severity"] in ("hard", "flag") for f in ev.screen)
+    flagged = any(c.flags for p in ev.phases for c in p.cases)
+    return Mark.SUSPICIOUS if screened or flagged else Mark.OK
+
+
+def refusal(ev: Evaluation, refuse_on: list[str]) -> str | None:
+    """Why the screen refuses this submission a rank, if it does."""
+    hits = [f for f in ev.screen if f["severity"] in refuse_on]
+    if hits:
+        return "static screen: " + ", ".join(sorted({f["rule"] for f in hits}))
+    return None
+
+
+def record_evaluation(store: Store, board: Leaderboard, user: str, ev: Evaluation,
+                      refuse_on: list[str]) -> int:
+    """Record one evaluation (its submission and runs, in one transaction); its id."""
+    code = ev.submission.get("code", "")
+    return store.record(board, user, ev.submission["name"], code,
+                        ev.submission["sha256"], status_of(ev), ev.screen,
+                        refusal(ev, refuse_on), runs_of(ev), program=program_key(code))
+
+
+class Recorder:
+    """Opens the database for one submission, records it, prints the ranked table."""
+
+    def __init__(self, store: Store, board: Leaderboard, user: str, refuse_on: list[str]) -> None:
+        self.store, self.board, self.user = store, board, user
+        self.refuse_on = refuse_on
+        self.submission_id: int | None = None
+
+    @classmethod
+    def open(cls, opts, settings, prepared) -> Recorder:
+        store = Store(resolve_db(opts.db, settings.store_path))
+        board = store.leaderboard(prepared.task.name, prepared.task.content_hash)
+        return cls(store, board, resolve_user(opts.user), settings.integrity.refuse_ranking_on)
+
+    @property
+    def secret(self) -> bytes:
+        return self.board.secret
+
+    def record(self, ev: Evaluation) -> int:
+        refused = refusal(ev, self.refuse_on)
+        self.submission_id = record_evaluation(self.store, self.board, self.user, ev,
+                                               self.refuse_on)
+        ev.record = {"submission_id": self.submission_id, "user": self.user,
+                     "database": self.store.url if not self.store.postgres else "postgresql",
+                     "refused": refused}
+        if ev.mode == "leaderboard":
+            table = rank(self.store.entries(self.board.task, self.board.content_hash),
+                         ev.device["ranking_kind"])
+            mine = find(table, self.submission_id)
+            ev.record.update(ranked=len(table), rank=mine.rank if mine else None,
+                             evaluations_of_file=mine.evaluations if mine else None)
+        return self.submission_id

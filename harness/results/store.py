@@ -1,0 +1,313 @@
+"""The results database: leaderboards, submissions and runs, in SQLite or PostgreSQL.
+
+One schema, versioned, built by numbered migrations that run in order inside a
+transaction. Every evaluation is recorded in one transaction: a reader (or a crash)
+never sees a submission without its runs. SQLite runs in WAL mode with a busy timeout,
+so several runner processes can write to one file; PostgreSQL (`postgresql://...`) lets
+runners on many hosts share one leaderboard.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ENV_DB = "HARNESS_DB"
+
+# Each migration: (version, statements). `{pk}` becomes the dialect's auto-increment key.
+MIGRATIONS: list[tuple[int, list[str]]] = [
+    (1, [
+        """CREATE TABLE leaderboards (
+            id {pk},
+            task TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            secret TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            UNIQUE (task, content_hash))""",
+        """CREATE TABLE submissions (
+            id {pk},
+            leaderboard_id INTEGER NOT NULL REFERENCES leaderboards(id),
+            user_name TEXT NOT NULL,
+            file_name TEXT NOT NULL,
+            code TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'ok')""",
+        """CREATE TABLE runs (
+            id {pk},
+            submission_id INTEGER NOT NULL REFERENCES submissions(id),
+            mode TEXT NOT NULL,
+            seeds TEXT NOT NULL,
+            device_kind TEXT NOT NULL,
+            device_name TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            ended_at TEXT NOT NULL,
+            passed INTEGER NOT NULL,
+            score_ns DOUBLE PRECISION,
+            cases TEXT NOT NULL,
+            messages TEXT NOT NULL,
+            harness_version TEXT NOT NULL,
+            system TEXT NOT NULL)""",
+        "CREATE INDEX runs_by_submission ON runs (submission_id)",
+        "CREATE INDEX submissions_by_board ON submissions (leaderboard_id, user_name)",
+    ]),
+    (2, [
+        # The static screen's findings and why a submission may not rank, kept with it.
+        "ALTER TABLE submissions ADD COLUMN screen TEXT NOT NULL DEFAULT '[]'",
+        "ALTER TABLE submissions ADD COLUMN refused TEXT",
+    ]),
+    (3, [
+        # The program's identity apart from comments and layout (harness.results.ranking): one
+        # program evaluated again counts with its median. NULL on older rows (sha256 then).
+        "ALTER TABLE submissions ADD COLUMN program TEXT",
+    ]),
+]
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+class StoreError(RuntimeError):
+    """The database cannot be opened or is of a newer schema than this harness."""
+
+
+def resolve_db(flag: str | None, configured: str) -> str:
+    """The database: --db, else $HARNESS_DB, else the configured path."""
+    return flag or os.environ.get(ENV_DB) or configured
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+@dataclass
+class Leaderboard:
+    id: int
+    task: str
+    content_hash: str
+    secret: bytes
+
+
+class Store:
+    """A connection to the results database, SQLite or PostgreSQL."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.postgres = url.startswith(("postgresql://", "postgres://"))
+        if self.postgres:
+            try:
+                import psycopg
+            except ImportError as exc:
+                raise StoreError("PostgreSQL needs the 'psycopg' package: "
+                                 "pip install -e '.[postgres]'") from exc
+            try:
+                self.conn = psycopg.connect(url, autocommit=True)
+            except psycopg.Error as exc:
+                raise StoreError(f"cannot connect to {url}: {exc}") from exc
+        else:
+            path = Path(url.removeprefix("sqlite:///"))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self.conn = sqlite3.connect(path, timeout=60, isolation_level=None,
+                                            check_same_thread=False)
+                self._enter_wal()
+                self.conn.execute("PRAGMA synchronous=NORMAL")
+                self.conn.execute("PRAGMA foreign_keys=ON")
+                self.conn.execute("PRAGMA busy_timeout=60000")
+            except sqlite3.DatabaseError as exc:
+                raise StoreError(f"{path} is not a usable SQLite database: {exc}") from exc
+        self.migrate()
+
+    def _enter_wal(self) -> None:
+        """Switch a SQLite file to WAL mode. Two runners opening a new file at once can
+        meet here, and SQLite answers "locked" at once (no busy wait): try again."""
+        for attempt in range(100):
+            try:
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or attempt == 99:
+                    raise
+                time.sleep(0.05)
+
+    # -- plumbing ---------------------------------------------------------------------
+    def _sql(self, sql: str) -> str:
+        if self.postgres:
+            return sql.replace("?", "%s").replace("{pk}", "BIGSERIAL PRIMARY KEY")
+        return sql.replace("{pk}", "INTEGER PRIMARY KEY AUTOINCREMENT")
+
+    def execute(self, sql: str, params: tuple = ()) -> Any:
+        return self.conn.execute(self._sql(sql), params)
+
+    def query(self, sql: str, params: tuple = ()) -> list[dict[str, Any]]:
+        cur = self.execute(sql, params)
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row)) for row in cur.fetchall()]
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One atomic unit of work; SQLite takes the write lock up front."""
+        for attempt in range(50):
+            try:
+                self.conn.execute("BEGIN" if self.postgres else "BEGIN IMMEDIATE")
+                break
+            except sqlite3.OperationalError as exc:  # locked beyond the busy timeout
+                if attempt == 49:
+                    raise StoreError(f"the database stayed locked: {exc}") from exc
+                time.sleep(0.1)
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def version(self) -> int:
+        self.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+        rows = self.query("SELECT MAX(version) AS v FROM schema_version")
+        return int(rows[0]["v"] or 0)
+
+    def migrate(self) -> None:
+        """Bring the schema up to SCHEMA_VERSION, one migration per transaction."""
+        with self.transaction():
+            if self.postgres:
+                self.execute("SELECT pg_advisory_xact_lock(7340211)")
+            current = self.version()
+        if current > SCHEMA_VERSION:
+            raise StoreError(f"the database has schema {current}; this harness knows up to "
+                             f"{SCHEMA_VERSION}: upgrade the harness")
+        for version, statements in MIGRATIONS:
+            with self.transaction():
+                if self.postgres:  # serialize migrations across hosts
+                    self.execute("SELECT pg_advisory_xact_lock(7340211)")
+                if self.version() >= version:  # another process got here first
+                    continue
+                for statement in statements:
+                    self.execute(statement)
+                self.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- leaderboards -----------------------------------------------------------------
+    def leaderboard(self, task: str, content_hash: str) -> Leaderboard:
+        """The leaderboard of a task version, made (with a fresh secret) on first use."""
+        with self.transaction():
+            # Two runners may make the same board at once: the first insert wins, the other
+            # waits for it and then reads the winner's row (and secret).
+            self.execute(
+                "INSERT INTO leaderboards (task, content_hash, secret, created_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (task, content_hash) DO NOTHING",
+                (task, content_hash, secrets.token_hex(32), now()))
+            rows = self.query("SELECT * FROM leaderboards WHERE task = ? AND content_hash = ?",
+                              (task, content_hash))
+        row = rows[0]
+        return Leaderboard(row["id"], row["task"], row["content_hash"], bytes.fromhex(row["secret"]))
+
+    def current_board(self, task: str) -> dict[str, Any] | None:
+        """The newest leaderboard of a task (its latest content hash), if any."""
+        rows = self.query("SELECT * FROM leaderboards WHERE task = ? ORDER BY id DESC", (task,))
+        return rows[0] if rows else None
+
+    # -- recording --------------------------------------------------------------------
+    def record(self, board: Leaderboard, user: str, file_name: str, code: str, sha256: str,
+               status: str, screen: list[dict], refused: str | None, runs: list[dict],
+               program: str | None = None) -> int:
+        """Insert a submission and its runs in one transaction; return the submission id."""
+        with self.transaction():
+            cur = self.execute(
+                "INSERT INTO submissions (leaderboard_id, user_name, file_name, code, sha256, "
+                "created_at, status, screen, refused, program) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                (board.id, user, file_name, code, sha256, now(), status, json.dumps(screen),
+                 refused, program))
+            sub_id = int(cur.fetchone()[0])
+            for run in runs:
+                self.execute(
+                    "INSERT INTO runs (submission_id, mode, seeds, device_kind, device_name, "
+                    "started_at, ended_at, passed, score_ns, cases, messages, harness_version, "
+                    "system) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (sub_id, run["mode"], run["seeds"], run["device_kind"], run["device_name"],
+                     run["started_at"], run["ended_at"], int(run["passed"]), run["score_ns"],
+                     json.dumps(run["cases"]), json.dumps(run["messages"]),
+                     run["harness_version"], json.dumps(run["system"])))
+        return sub_id
+
+    def set_status(self, submission_id: int, status: str) -> bool:
+        with self.transaction():
+            cur = self.execute("UPDATE submissions SET status = ? WHERE id = ?",
+                               (status, submission_id))
+        return cur.rowcount > 0
+
+    # -- reading ----------------------------------------------------------------------
+    def entries(self, task: str, content_hash: str | None = None) -> list[dict[str, Any]]:
+        """One row per submission of a task with its public and secret leaderboard runs."""
+        sql = (
+            "SELECT s.id, s.user_name, s.file_name, s.sha256, s.program, s.created_at, s.status, "
+            "s.refused, "
+            "l.content_hash, r.seeds, r.passed, r.score_ns, r.device_kind, r.device_name, r.mode "
+            "FROM submissions s JOIN leaderboards l ON l.id = s.leaderboard_id "
+            "JOIN runs r ON r.submission_id = s.id WHERE l.task = ?"
+        )
+        params: tuple = (task,)
+        if content_hash:
+            sql += " AND l.content_hash = ?"
+            params += (content_hash,)
+        by_id: dict[int, dict[str, Any]] = {}
+        for row in self.query(sql + " ORDER BY s.id", params):
+            entry = by_id.setdefault(row["id"], {
+                k: row[k] for k in ("id", "user_name", "file_name", "sha256", "program",
+                                    "created_at", "status", "refused", "content_hash",
+                                    "device_kind", "device_name", "mode")
+            } | {"public": None, "secret": None})
+            entry[row["seeds"]] = {"passed": bool(row["passed"]), "score_ns": row["score_ns"]}
+        return list(by_id.values())
+
+    def submission(self, submission_id: int) -> dict[str, Any] | None:
+        rows = self.query(
+            "SELECT s.*, l.task, l.content_hash FROM submissions s "
+            "JOIN leaderboards l ON l.id = s.leaderboard_id WHERE s.id = ?", (submission_id,))
+        if not rows:
+            return None
+        sub = rows[0]
+        sub["screen"] = json.loads(sub["screen"] or "[]")
+        sub["runs"] = self.query("SELECT * FROM runs WHERE submission_id = ? ORDER BY id",
+                                 (submission_id,))
+        for run in sub["runs"]:
+            for key in ("cases", "messages", "system"):
+                run[key] = json.loads(run[key])
+        return sub
+
+    def history(self, task: str | None = None, user: str | None = None) -> list[dict[str, Any]]:
+        sql = ("SELECT s.id, l.task, s.user_name, s.file_name, s.created_at, s.status, "
+               "l.content_hash FROM submissions s JOIN leaderboards l ON l.id = s.leaderboard_id "
+               "WHERE 1 = 1")
+        params: tuple = ()
+        if task:
+            sql += " AND l.task = ?"
+            params += (task,)
+        if user:
+            sql += " AND s.user_name = ?"
+            params += (user,)
+        rows = self.query(sql + " ORDER BY s.id", params)
+        for row in rows:
+            runs = self.query("SELECT seeds, passed, score_ns, device_kind, mode FROM runs "
+                              "WHERE submission_id = ? ORDER BY id", (row["id"],))
+            row["runs"] = runs
+        return rows
+
+    def export_rows(self) -> list[dict[str, Any]]:
+        """Every run with its submission and task, flat, for CSV or JSON export."""
+        return self.query(
+            "SELECT r.id AS run_id, s.id AS submission_id, l.task, l.content_hash, s.user_name, "
+            "s.file_name, s.sha256, s.status, s.created_at, r.mode, r.seeds, r.device_kind, "
+            "r.device_name, r.passed, r.score_ns, r.started_at, r.ended_at, r.harness_version "
+            "FROM runs r JOIN submissions s ON s.id = r.submission_id "
+            "JOIN leaderboards l ON l.id = s.leaderboard_id ORDER BY r.id")
