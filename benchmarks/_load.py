@@ -15,17 +15,16 @@ sys.path.insert(0, str(ROOT))
 
 
 def load_task_modules(task: str) -> tuple[ModuleType, list[dict], list[dict]]:
-    """(reference module, tests, benchmarks) of a task under tasks/."""
-    import yaml
+    """(reference module, tests, benchmarks) of a task under tasks/, from a staged copy."""
+    import tempfile
 
-    folder = ROOT / "tasks" / task
-    sys.path.insert(0, str(folder))
-    for name in ("task", "reference"):
-        sys.modules.pop(name, None)
-    import reference  # noqa: E402
+    from harness.loading.task_folder import import_reference, load_task
 
-    spec = yaml.safe_load((folder / "task.yml").read_text())
-    return reference, spec["tests"], spec["benchmarks"]
+    loaded = load_task(task)
+    staged = loaded.stage(Path(tempfile.mkdtemp(prefix="bench-task-")))
+    # Submissions import `task` (and may import `utils`): keep the staged folder on the path.
+    sys.path.insert(0, str(staged))
+    return import_reference(loaded, staged).module, loaded.tests, loaded.benchmarks
 
 
 def load_submission(path: str | Path) -> ModuleType:

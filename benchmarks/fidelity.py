@@ -83,7 +83,7 @@ def isolated(fn, gap_us: float, ahead_us: float, seconds: float = 2.0, warmup: i
     """Mean µs of single calls as the harness times them, in one process: flush the L2
     (twice its size, as the judge does), wait for the GPU, stay idle for `gap_us` (the
     harness's measured gap between calls), optionally let the GPU sleep `ahead_us` (as
-    `timing.launch_ahead_us`), then events around one call and a device synchronize."""
+    the harness's hidden launch window), then events around one call and a device synchronize."""
     import time
 
     import torch
@@ -114,14 +114,16 @@ def isolated(fn, gap_us: float, ahead_us: float, seconds: float = 2.0, warmup: i
     return sum(timed) / len(timed)
 
 
-def _launch_ahead_us(config: str | None) -> float:
-    """timing.launch_ahead_us of an extra settings file (0 without one)."""
-    if not config:
-        return 0.0
-    import yaml
+def _launch_ahead_us(config: str | None, task_dir: Path) -> float:
+    """The hidden launch window the harness uses for this task under `config` (0 when the
+    settings count host launch time)."""
+    from harness.loading.task_folder import load_task
+    from harness.settings import Settings
 
-    data = yaml.safe_load(Path(config).read_text()) or {}
-    return float((data.get("timing") or {}).get("launch_ahead_us", 0.0))
+    timing = Settings.load(Path(config) if config else None).timing
+    if timing.host_launch == "counted":
+        return 0.0
+    return float(load_task(str(task_dir)).timing.get("hidden_window_us", timing.hidden_window_us))
 
 
 def geomean(xs):
@@ -139,7 +141,6 @@ def main() -> int:
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     extra = ["--config", args.config] if args.config else []
-    ahead_us = _launch_ahead_us(args.config)
     report: dict = {"workloads": {}, "nvfp4_repeats": [], "leaderboard_walls": {}}
 
     print("== 1. known workloads: harness vs triton.testing.do_bench (µs)")
@@ -150,6 +151,7 @@ def main() -> int:
         case = doc["phases"][0]["cases"][0]
         stats, clocks = case["stats"] or {}, case["integrity"].get("clocks", {})
         gap_us = clocks.get("gap_median_ns", 0) / 1e3
+        ahead_us = _launch_ahead_us(args.config, task_dir)
         ind, alone, bench_clocks = independent(task_dir, gap_us, ahead_us)
         mean_us = stats.get("mean", float("nan")) / 1e3
         row = {"harness_mean_us": mean_us, "harness_median_us": stats.get("median", 0) / 1e3,

@@ -28,10 +28,11 @@ class TimingSettings:
     calibration_calls: int
     l2_flush_factor: float
     cpu_flush_bytes: int
-    check_timed_calls: str
     spin_seconds: float
     mailbox: bool
-    launch_ahead_us: float
+    host_launch: str
+    hidden_window_us: float
+    probe_every: int
     sync: str
     warm: str
     throttle_ratio: float
@@ -41,9 +42,8 @@ class TimingSettings:
             raise ValueError(f"timing.sync must be device or event, not {self.sync!r}")
         if self.warm not in ("kernel", "event"):
             raise ValueError(f"timing.warm must be kernel or event, not {self.warm!r}")
-        if self.check_timed_calls not in ("leaderboard", "all"):
-            raise ValueError("timing.check_timed_calls must be leaderboard or all, "
-                             f"not {self.check_timed_calls!r}")
+        if self.host_launch not in ("hidden", "counted"):
+            raise ValueError(f"timing.host_launch must be hidden or counted, not {self.host_launch!r}")
 
 
 @dataclass

@@ -64,6 +64,15 @@ def test_wrong_outputs_fail(cli, name, rule):
     assert_not_clean(cli, name)
 
 
+@pytest.mark.parametrize("name", ["cache_by_id", "cache_by_data_ptr", "cache_by_shape"])
+def test_result_caches_fail_in_benchmark_mode_too(cli, name):
+    """Every timed output is checked in benchmark mode as well: a cache never shows a
+    fake time there (it used to, where only leaderboard mode checked them)."""
+    r = attack(cli, name, "--mode", "benchmark")
+    assert r.rc == 1, r.out
+    assert statuses(r.doc) == {"failed"} and r.doc["score_ns"] is None
+
+
 def test_host_timer_patch_is_seen_by_the_judges_clock(cli):
     r = attack(cli, "patch_host_timer")
     assert screen_rules(r.doc)["patches-timing"] == "hard"

@@ -7,7 +7,7 @@ from harness.settings import Settings
 
 def test_defaults_follow_the_evaluation_protocol():
     timing = Settings.load().timing
-    assert timing.sync == "device" and timing.warm == "kernel" and timing.launch_ahead_us == 0
+    assert timing.sync == "device" and timing.warm == "kernel" and timing.host_launch == "hidden"
 
 
 def test_cpu_section_replaces_gpu_values():
@@ -17,7 +17,7 @@ def test_cpu_section_replaces_gpu_values():
 
 
 @pytest.mark.parametrize("key,value", [("sync", "stream"), ("warm", "nothing"),
-                                       ("check_timed_calls", "some")])
+                                       ("host_launch", "some")])
 def test_unknown_choices_are_refused(tmp_path, key, value):
     extra = tmp_path / "bad.yaml"
     extra.write_text(f"timing:\n  {key}: {value}\n")

@@ -3,7 +3,14 @@ from dataclasses import replace
 
 import pytest
 
-from harness.judging.timing import StoppingRule, WarmUp, combine, summarize
+from harness.judging.timing import (
+    StoppingRule,
+    WarmUp,
+    ahead_cycles,
+    combine,
+    hidden_window_us,
+    summarize,
+)
 from harness.settings import Settings, TimingSettings
 
 
@@ -106,3 +113,23 @@ def test_combine(how, expected):
 def test_combine_rejects_unknown():
     with pytest.raises(ValueError):
         combine([1.0], "median")
+
+
+def test_hidden_window_follows_the_task_then_the_default():
+    timing = settings()
+    assert hidden_window_us(timing, {}, "cuda") == timing.hidden_window_us
+    assert hidden_window_us(timing, {"hidden_window_us": 20000}, "cuda") == 20000
+    assert hidden_window_us(timing, {"hidden_window_us": 20000}, "cpu") == 0
+    counted = settings(host_launch="counted")
+    assert hidden_window_us(counted, {"hidden_window_us": 20000}, "cuda") == 0
+
+
+def test_gpu_sleep_covers_the_launch_but_never_exceeds_the_window():
+    mhz = 2000.0
+    # 10 µs of host time per call: 1.5 x 10 + 20 = 35 µs of sleep, in SM cycles
+    assert ahead_cycles(100, 10_000, 1, mhz) == int(35 * mhz)
+    # fifteen calls per sample: the sleep covers the whole sample's launch
+    assert ahead_cycles(20000, 10_000, 15, mhz) == int((1.5 * 150 + 20) * mhz)
+    # a host time past the window is hidden only up to the window, as in the contest
+    assert ahead_cycles(100, 1_000_000, 1, mhz) == int(100 * mhz)
+    assert ahead_cycles(0, 10_000, 1, mhz) == 0

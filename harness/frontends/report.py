@@ -149,7 +149,7 @@ def _bench_table(phase: PhaseResult) -> Table:
     table = Table(title=f"Benchmarks ({phase.seeds} seeds)", title_justify="left")
     for col, just in (("#", "right"), ("case", "left"), ("result", "left"), ("calls", "right"),
                       ("mean ± std", "right"), ("best", "right"), ("worst", "right"),
-                      ("SoL", "right")):
+                      ("host launch", "right"), ("SoL", "right")):
         table.add_column(col, justify=just)
     for c in phase.cases:
         s = c.stats or {}
@@ -157,8 +157,13 @@ def _bench_table(phase: PhaseResult) -> Table:
         table.add_row(
             str(c.index), escape(format_case(c.case)), _status(c), str(s.get("calls", "-")),
             f"{fmt_ns(c.score_ns)} ± {fmt_ns(s.get('std'))}" if s else "-",
-            fmt_ns(s.get("best")), fmt_ns(s.get("worst")), f"{sol:.0%}" if sol else "-",
+            fmt_ns(s.get("best")), fmt_ns(s.get("worst")), fmt_ns(c.host_launch_ns),
+            f"{sol:.0%}" if sol else "-",
         )
+    if any(c.integrity.get("hidden_window_us") for c in phase.cases):
+        window = max(c.integrity.get("hidden_window_us", 0) for c in phase.cases)
+        table.caption = (f"GPU time per call; host launch (the worker's CPU time per call) is "
+                         f"hidden up to {window:g} µs per sample, as in the task's contest")
     return table
 
 

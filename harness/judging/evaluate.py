@@ -38,11 +38,10 @@ def phase_specs(prepared: Prepared, settings: Settings) -> list[PhaseSpec]:
     benchmarks = override if override and request.mode != "test" else task.benchmarks
     if request.mode in ("benchmark", "leaderboard") and not benchmarks:
         raise UsageError(f"task {task.name} has no benchmarks to time")
-    check_all = settings.timing.check_timed_calls == "all"
     if request.mode == "test":
         return [PhaseSpec("test", "public", tests, False, False, timeout("test"))]
     if request.mode == "benchmark":
-        return [PhaseSpec("benchmark", "public", benchmarks, True, check_all, timeout("benchmark"))]
+        return [PhaseSpec("benchmark", "public", benchmarks, True, True, timeout("benchmark"))]
     specs = []
     for seeds in ("public", "secret"):
         specs.append(PhaseSpec("test", seeds, tests, False, False, timeout("test")))

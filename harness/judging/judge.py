@@ -9,8 +9,10 @@ the output against the judge's own pristine copy of the input.
 from __future__ import annotations
 
 import shutil
+import statistics
 import tempfile
 import time
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,17 +36,26 @@ from harness.judging.protocol import Event, ProtocolError
 from harness.judging.sandbox import WorkerDied, WorkerProcess, WorkerTimeout, become_subreaper
 from harness.judging.seeds import SeedPlan
 from harness.judging.structure import (
+    InputLayoutError,
     SharedAllocator,
     clone,
     copy_into,
     describe,
     fill_slot,
+    layout_template,
     make_outputs,
     make_slot,
     nbytes,
     poison,
 )
-from harness.judging.timing import StoppingRule, WarmUp, combine, summarize
+from harness.judging.timing import (
+    StoppingRule,
+    WarmUp,
+    ahead_cycles,
+    combine,
+    hidden_window_us,
+    summarize,
+)
 from harness.judging.verdicts import (
     FATAL,
     STATUS_BY_KIND,
@@ -112,7 +123,6 @@ class Judge:
             "gpu_memory_fraction": self.settings.worker.gpu_memory_fraction,
             "spin_seconds": self.settings.timing.spin_seconds,
             "mailbox": self._open_channel(w),
-            "launch_ahead_cycles": self._ahead_cycles(),
             "sync": self.settings.timing.sync,
             "warm": self.settings.timing.warm,
             "gc_freeze": self.settings.worker.gc_freeze,
@@ -142,12 +152,11 @@ class Judge:
             return False
         return True
 
-    def _ahead_cycles(self) -> int:
-        us = self.settings.timing.launch_ahead_us
-        if us <= 0 or self.device.kind != "cuda":
-            return 0
-        mhz = self.device.clocks.get("sm_max_mhz") or 2000.0
-        return int(us * mhz)
+    def _window_us(self) -> float:
+        return hidden_window_us(self.settings.timing, self.task.timing, self.device.kind)
+
+    def _ahead_cycles(self, window_us: float, host_ns: float, calls: int) -> int:
+        return ahead_cycles(window_us, host_ns, calls, self.device.clocks.get("sm_max_mhz") or 2000.0)
 
     def _open_channel(self, worker: WorkerProcess) -> str | None:
         path = str(self.shm_root / f"mailbox{self.restarts}")
@@ -250,23 +259,24 @@ class Judge:
             template = self.ref.reference(clone(data))
         except Exception as exc:  # noqa: BLE001 - the task's own code failed
             raise TaskError(f"{self.task.name}: ref_kernel failed on case {case}: {exc!r}") from exc
-        finite = all_finite(template)
+        per = max(1, int(self.task.timing.get("calls_per_sample", 1))) if spec.timed else 1
+        ring = max(self.settings.timing.ring_slots, per)
         alloc = SharedAllocator(Path(tempfile.mkdtemp(dir=self.shm_root)))
-        slots = [make_slot(data, alloc) for _ in range(max(1, self.settings.timing.ring_slots))]
-        outputs = make_outputs(template, alloc)
+        slots = [make_slot(data, alloc) for _ in range(ring)]
+        box = _CaseBuffers(alloc, slots, template, all_finite(template), per)
         self.worker.send({
             "op": "case", "slots": [alloc.to_wire(s) for s in slots],
-            "outputs": alloc.to_wire(outputs), "expected": describe(template),
+            "outputs": box.wire_outputs(), "expected": describe(template),
+            "calls_per_sample": per,
         })
         self._expect_ack(deadline)
         result = CaseResult(index, case, Status.PASSED)
         try:
             calibration = self._calibrate(deadline) if spec.timed else None
-            self._checked_call(data, slots[0], 0, outputs, finite, deadline, "the first call")
-            result.checked_calls = 1
+            first = self._first_call(box, case, plan, data, deadline)
+            result.checked_calls = per
             if spec.timed:
-                self._time_case(spec, case, plan, slots, outputs, finite, deadline, calibration,
-                                template, result)
+                self._time_case(spec, case, plan, box, deadline, calibration, first, result)
         except CaseFailure as exc:
             if not (exc.fatal or exc.status in FATAL):
                 self._release(deadline)
@@ -274,6 +284,25 @@ class Judge:
         self._release(deadline)
         self._note_clocks(case, result)
         return result
+
+    def _first_call(self, box: _CaseBuffers, case: dict, plan: SeedPlan, data: Any,
+                    deadline: float) -> dict:
+        """The first (checked, untimed) sample. An output laid out unlike the reference
+        (another dtype or shape) is not wrong in itself: the task's check decides. The
+        judge then shares buffers of the submission's layout and calls again."""
+        try:
+            return self._sample(box, case, plan, 0, 0, deadline, "the first call", first=data)
+        except _OutputLayout as layout:
+            limit = max(4 * nbytes(box.template), 64 << 20)
+            template = layout_template(layout.layout, self.device.kind, limit)
+            if template is None:
+                raise CaseFailure(Status.FAILED, f"the first call: wrong output\n{layout}") from None
+            box.relayout(template)
+            self.worker.send({"op": "outputs", "outputs": box.wire_outputs(),
+                              "expected": describe(template)})
+            self._expect_ack(deadline)
+            return self._sample(box, case, plan, 0, 0, deadline, "the first call", first=data,
+                                relayout=False)
 
     def _release(self, deadline: float) -> None:
         """Tell the worker to drop the case's buffers (only while it is healthy)."""
@@ -318,88 +347,134 @@ class Judge:
         gaps = [self._noop_gap(timeout) for _ in range(self.settings.timing.calibration_calls)]
         return Calibration.from_gaps(gaps)
 
-    def _call(self, data: Any, slot: Any, slot_index: int, outputs: Any, deadline: float) -> tuple[float, float]:
-        """One call on fresh data: (reported ns, judge round-trip ns)."""
-        fill_slot(slot, data)
-        poison(outputs)
+    def _sample(self, box: _CaseBuffers, case: dict, plan: SeedPlan, call: int, ahead: int,
+                deadline: float, what: str, check: bool = True, first: Any = None,
+                relayout: bool = True) -> dict:
+        """One sample: fresh inputs in the next `per` slots, one round trip, every output
+        checked. The worker's reply, with the judge's round trip (`rt`, ns) added."""
+        per, ring = box.per, len(box.slots)
+        start = call % ring
+        inputs = []
+        for j in range(per):
+            k = (start + j) % ring
+            data = first if (first is not None and j == 0) else self._generate(case, plan, call + j)
+            try:
+                fill_slot(box.slots[k], data)
+            except InputLayoutError as exc:
+                raise TaskError(f"{self.task.name}: {exc}; the harness shares input buffers "
+                                "once per case") from exc
+            poison(box.outputs[k])
+            inputs.append((k, data))
         left = deadline - self.clock()
         if left <= 0:
             raise WorkerTimeout("the phase's time limit ran out")
-        reply, rt = self._roundtrip({"op": "call", "slot": slot_index}, left)
+        reply, rt = self._roundtrip({"op": "call", "slot": start, "ahead": ahead}, left)
         if reply.get("event") == Event.ERROR:
-            kind = reply.get("kind", "exception")
-            status = STATUS_BY_KIND.get(kind, Status.ERROR)
-            message = str(reply.get("message", ""))
-            if status == Status.COMPILE_ERROR:
-                self._collect_output()
-                message = compile_reason(message, self.worker_output["stderr"],
-                                          str(self.staging / self.task.submission_name),
-                                          self.submission.name, self.device.capability or "?")
-            elif status == Status.NEEDS_GPU:
-                message = ("this submission needs a GPU (it launches GPU kernels or asks for "
-                           "CUDA), and this run is on the CPU: run it where a GPU is visible\n"
-                           + message)
-            raise CaseFailure(status, message, fatal=status in FATAL)
+            self._call_failure(reply, relayout=relayout and first is not None)
         if reply.get("event") != Event.DONE:
             raise ProtocolError(f"unexpected reply {reply.get('event')!r} to a call")
-        return float(reply["ns"]), rt
+        if check:
+            for k, data in inputs:
+                self._check_output(data, box.outputs[k], box.finite, what)
+        return dict(reply, rt=rt)
 
-    def _checked_call(self, data, slot, slot_index, outputs, finite, deadline, what) -> tuple[float, float]:
-        ns, rt = self._call(data, slot, slot_index, outputs, deadline)
-        problem = output_sanity(outputs, finite)
+    def _call_failure(self, reply: dict, relayout: bool) -> None:
+        """Raise the verdict of a call the worker reported as failed."""
+        kind = reply.get("kind", "exception")
+        message = str(reply.get("message", ""))
+        if kind == "output_layout" and relayout:
+            raise _OutputLayout(message, reply.get("layout"))
+        status = STATUS_BY_KIND.get(kind, Status.ERROR)
+        if status == Status.COMPILE_ERROR:
+            self._collect_output()
+            message = compile_reason(message, self.worker_output["stderr"],
+                                     str(self.staging / self.task.submission_name),
+                                     self.submission.name, self.device.capability or "?")
+        elif status == Status.NEEDS_GPU:
+            message = ("this submission needs a GPU (it launches GPU kernels or asks for "
+                       "CUDA), and this run is on the CPU: run it where a GPU is visible\n"
+                       + message)
+        raise CaseFailure(status, message, fatal=status in FATAL)
+
+    def _check_output(self, data: Any, output: Any, finite: bool, what: str) -> None:
+        problem = output_sanity(output, finite)
         if not problem:
             try:
-                ok, problem = self.ref.check(data, outputs)
+                ok, problem = self.ref.check(data, output)
             except Exception as exc:  # noqa: BLE001 - the check met an output it cannot read
                 ok, problem = False, f"the check could not read the output: {exc!r}"
             if ok:
-                return ns, rt
+                return
         raise CaseFailure(Status.FAILED, f"{what}: wrong output\n{problem}".rstrip())
 
-    def _time_case(self, spec, case, plan, slots, outputs, finite, deadline, calibration,
-                   template, result: CaseResult) -> None:
-        timing = self.settings.timing
-        check = spec.check_all
-        ring = len(slots)
-        call = 1
+    def _time_case(self, spec: PhaseSpec, case: dict, plan: SeedPlan, box: _CaseBuffers,
+                   deadline: float, calibration: Calibration, first: dict,
+                   result: CaseResult) -> None:
+        """Warm up, then time samples until the stopping rule says enough.
+
+        Most samples hide the host's launch behind a GPU sleep as long as the contest's
+        window (the score); every `probe_every`-th sample does not (a probe): the judge's
+        two-clock check runs on probes, where the event time must account for the whole
+        round trip, so work hidden from the events shows there.
+        """
+        timing, per = self.settings.timing, box.per
+        window = self._window_us()
+        hosts = deque([float(first.get("host_ns", 0.0))], maxlen=8)
+        call = per
         warm = WarmUp(timing, self.clock)
         while not warm.done() and self.clock() < deadline:
-            data = self._generate(case, plan, call)
-            self._run_one(data, slots[call % ring], call % ring, outputs, finite, deadline,
-                          check, f"warm-up call {call}")
+            reply = self._sample(box, case, plan, call, self._ahead_cycles(window, max(hosts), per),
+                                 deadline, f"warm-up call {call}", check=spec.check_all)
+            hosts.append(float(reply.get("host_ns", 0.0)))
             warm.add()
-            call += 1
+            call += per
         rule = StoppingRule(timing, self.clock)
-        roundtrips, breakdown = [], []
+        timed, probes, host_ns = [], [], []
+        every = timing.probe_every if window > 0 else 1
         timing_started = self.clock()
+        n = 0
         while not rule.done() and self.clock() < deadline - 0.5:
-            data = self._generate(case, plan, call)
-            ns, rt = self._run_one(data, slots[call % ring], call % ring, outputs, finite,
-                                   deadline, check, f"timed call {call}")
-            rule.add(ns)
-            roundtrips.append(rt)
-            breakdown.append(self.last_reply)
-            call += 1
+            probe = every > 0 and n % every == every - 1
+            ahead = 0 if probe else self._ahead_cycles(window, max(hosts), per)
+            reply = self._sample(box, case, plan, call, ahead, deadline, f"timed call {call}",
+                                 check=spec.check_all)
+            host = float(reply.get("host_ns", 0.0))
+            hosts.append(host)
+            host_ns.append(host)
+            if probe:
+                probes.append(reply)
+            if not probe or every == 1:
+                rule.add(float(reply["ns"]))
+                timed.append(reply)
+            call += per
+            n += 1
         if self.device.kind == "cuda":  # the clock as the timed calls end, collected later
             self.clock_reading = ClockReading(self.device.uuid or None)
         if not rule.samples:
             raise CaseFailure(Status.TIMED_OUT, "no call could be timed within the phase's time limit")
         stats = summarize(rule.samples)
         result.stats = stats.to_dict()
-        result.checked_calls += (call - 1) if check else 0
+        result.checked_calls += (call - per) if spec.check_all else 0
         result.score_ns = stats.mean
-        clocks = check_clocks(rule.samples, roundtrips, calibration, self.settings.integrity)
+        result.host_launch_ns = statistics.median(host_ns)
+        checked = probes or timed
+        clocks = check_clocks([float(r["ns"]) * per for r in checked], [r["rt"] for r in checked],
+                              calibration, self.settings.integrity)
         result.integrity = {"stopped": rule.reason, "clocks": clocks.to_dict(),
                             "timing_seconds": self.clock() - timing_started,
                             "calibration": vars(calibration),
-                            "worker_says": _medians(breakdown, roundtrips)}
+                            "hidden_window_us": window, "calls_per_sample": per,
+                            "worker_says": _medians(checked)}
+        if window > 0 and probes:
+            result.integrity["launch_counted"] = summarize([float(r["ns"]) for r in probes]).to_dict()
         disturbed = calibration_disturbed(self.base_calibration, calibration,
-                                          self.settings.integrity, self._copy_ns(outputs, template))
+                                          self.settings.integrity,
+                                          self._copy_ns(box.outputs[0], box.template))
         if disturbed:
             result.flags.append(disturbed)
         if clocks.flagged:
             result.flags.append(clocks.message)
-            result.score_ns = max(stats.mean, clocks.judge_mean_ns)
+            result.score_ns = max(stats.mean, clocks.judge_mean_ns / per)
         self._apply_floor(case, result)
 
     def _drop_clock_reading(self) -> None:
@@ -417,11 +492,6 @@ class Judge:
             result.integrity["sm_mhz"] = record
         if warning:
             self.warnings.append(warning)
-
-    def _run_one(self, data, slot, slot_index, outputs, finite, deadline, check, what):
-        if check:
-            return self._checked_call(data, slot, slot_index, outputs, finite, deadline, what)
-        return self._call(data, slot, slot_index, outputs, deadline)
 
     def _copy_ns(self, outputs: Any, template: Any) -> float:
         """The judge's own time to copy one output: the worker does the same per call."""
@@ -455,19 +525,42 @@ class Judge:
             )
 
 
-def _medians(replies: list[dict], roundtrips: list[float]) -> dict[str, float]:
+def _medians(replies: list[dict]) -> dict[str, float]:
     """Medians of the worker's own time breakdown (diagnostics only: it is not trusted)."""
-    import statistics
-
     out = {}
     for key in ("host_ns", "sync_ns", "copy_ns", "busy_ns"):
         values = [float(r[key]) for r in replies if isinstance(r.get(key), (int, float))]
         if values:
             out[key] = statistics.median(values)
-    busy = [float(r.get("busy_ns", 0)) for r in replies]
-    if busy and len(busy) == len(roundtrips):
-        out["transport_ns"] = statistics.median(rt - b for rt, b in zip(roundtrips, busy))
+    pairs = [(r["rt"], float(r.get("busy_ns", 0))) for r in replies]
+    if pairs:
+        out["transport_ns"] = statistics.median(rt - b for rt, b in pairs)
     return out
+
+
+class _OutputLayout(Exception):
+    """The worker's output is laid out unlike the reference's (see Judge._first_call)."""
+
+    def __init__(self, message: str, layout: Any) -> None:
+        super().__init__(message)
+        self.layout = layout
+
+
+class _CaseBuffers:
+    """One case's shared buffers: the input ring and one set of outputs per slot."""
+
+    def __init__(self, alloc: SharedAllocator, slots: list[Any], template: Any, finite: bool,
+                 per: int) -> None:
+        self.alloc, self.slots, self.per, self.finite = alloc, slots, per, finite
+        self.relayout(template)
+
+    def relayout(self, template: Any) -> None:
+        """Output buffers laid out like `template`."""
+        self.template = template
+        self.outputs = [make_outputs(template, self.alloc) for _ in self.slots]
+
+    def wire_outputs(self) -> list[Any]:
+        return [self.alloc.to_wire(o) for o in self.outputs]
 
 
 def _shm_parent() -> str | None:

@@ -27,6 +27,7 @@ class Event(StrEnum):
 ERROR_KINDS = {
     "syntax_error", "import_error", "missing_entry", "exception", "wrong_output",
     "cuda_error", "compile_error", "needs_gpu", "out_of_memory", "load_error", "protocol",
+    "output_layout",
 }
 
 
@@ -68,6 +69,7 @@ class Mailbox:
 
     SIZE = 96
     _REQ_SEQ, _REQ_OP, _REQ_SLOT, _REP_SEQ, _REP_STATUS, _REP_NS = 0, 8, 12, 16, 24, 32
+    _REQ_AHEAD = 88  # GPU sleep (cycles) before the start event: the hidden launch window
     # The worker's own breakdown of a call (diagnostics, never trusted).
     BREAKDOWN = {"busy_ns": 40, "host_ns": 48, "sync_ns": 56, "copy_ns": 64}
     # Before starting its clock the judge makes sure the worker is polling, not asleep.
@@ -111,9 +113,10 @@ class Mailbox:
         self._field(fmt, offset).value = value
 
     # judge side
-    def request(self, seq: int, op: str, slot: int) -> None:
+    def request(self, seq: int, op: str, slot: int, ahead: int = 0) -> None:
         self._put("<i", self._REQ_OP, self.OPS[op])
         self._put("<i", self._REQ_SLOT, slot)
+        self._put("<Q", self._REQ_AHEAD, ahead)
         self._put("<Q", self._REQ_SEQ, seq)
 
     def wake(self, n: int) -> None:
@@ -142,12 +145,13 @@ class Mailbox:
         self._put("<Q", self._WAKE_ACK, req)
         return True
 
-    def pending(self, last: int) -> tuple[int, str, int] | None:
+    def pending(self, last: int) -> tuple[int, str, int, int] | None:
+        """A new request: (sequence number, op, first slot, GPU sleep cycles)."""
         seq = self._get("<Q", self._REQ_SEQ)
         if seq == last:
             return None
         op = {v: k for k, v in self.OPS.items()}.get(self._get("<i", self._REQ_OP), "call")
-        return seq, op, self._get("<i", self._REQ_SLOT)
+        return seq, op, self._get("<i", self._REQ_SLOT), self._get("<Q", self._REQ_AHEAD)
 
     def answer(self, seq: int, status: int, reply: dict | None = None) -> None:
         reply = reply or {}

@@ -30,6 +30,8 @@ def describe(obj: Any) -> dict[str, Any]:
         }
     if isinstance(obj, (list, tuple)):
         return {"kind": type(obj).__name__, "items": [describe(x) for x in obj]}
+    if isinstance(obj, dict):
+        return {"kind": "dict", "items": {str(k): describe(v) for k, v in obj.items()}}
     if isinstance(obj, (int, float, bool, str)) or obj is None:
         return {"kind": "value", "type": type(obj).__name__}
     return {"kind": "other", "type": type(obj).__name__}
@@ -138,6 +140,8 @@ def from_wire(obj: Any) -> Any:
         return [from_wire(x) for x in obj]
     if isinstance(obj, tuple):
         return tuple(from_wire(x) for x in obj)
+    if isinstance(obj, dict):
+        return {k: from_wire(v) for k, v in obj.items()}
     return obj
 
 
@@ -159,17 +163,29 @@ def make_outputs(template: Any, alloc: SharedAllocator) -> Any:
     return map_tensors(template, lambda t: alloc.empty_like_strided(t, contiguous=True))
 
 
+class InputLayoutError(ValueError):
+    """A task whose inputs change shape or non-tensor values from call to call."""
+
+
 def fill_slot(slot: Any, data: Any) -> None:
     """Copy the tensors of `data` into `slot`; everything else must already match."""
     if isinstance(slot, torch.Tensor):
+        if not isinstance(data, torch.Tensor) or data.shape != slot.shape:
+            raise InputLayoutError("the input changed shape between calls of one case")
         slot.copy_(data)
     elif isinstance(slot, (list, tuple)):
-        if len(slot) != len(data):
-            raise ValueError("the input changed structure between calls")
+        if not isinstance(data, (list, tuple)) or len(slot) != len(data):
+            raise InputLayoutError("the input changed structure between calls of one case")
         for s, d in zip(slot, data):
             fill_slot(s, d)
-    elif slot != data:
-        raise ValueError(f"the input's non-tensor part changed between calls: {slot!r} != {data!r}")
+    elif isinstance(slot, dict):
+        if not isinstance(data, dict) or slot.keys() != data.keys():
+            raise InputLayoutError("the input changed structure between calls of one case")
+        for key in slot:
+            fill_slot(slot[key], data[key])
+    elif type(slot) is not type(data) or slot != data:
+        raise InputLayoutError("the input's non-tensor part changed between calls of one case: "
+                               f"{slot!r} != {data!r}")
 
 
 def poison(obj: Any) -> None:
@@ -199,6 +215,15 @@ def structure_error(expected: dict[str, Any], got: Any, where: str = "output") -
         if dtype != expected["dtype"]:
             return f"{where}: dtype {dtype}, expected {expected['dtype']}"
         return None
+    if kind == "dict":
+        if not isinstance(got, dict) or set(map(str, got)) != set(expected["items"]):
+            return f"{where}: expected a dict with keys {sorted(expected['items'])}"
+        for key, e in expected["items"].items():
+            g = next(v for k, v in got.items() if str(k) == key)
+            err = structure_error(e, g, f"{where}[{key!r}]")
+            if err:
+                return err
+        return None
     if kind in ("list", "tuple"):
         if not isinstance(got, (list, tuple)):
             n = len(expected["items"])
@@ -221,3 +246,51 @@ def copy_into(buffers: Any, got: Any) -> None:
     if isinstance(buffers, (list, tuple)):
         for b, g in zip(buffers, got):
             copy_into(b, g)
+    elif isinstance(buffers, dict):
+        for key, b in buffers.items():
+            copy_into(b, next(v for k, v in got.items() if str(k) == key))
+
+
+_MAX_LAYOUT_TENSORS = 4096
+
+
+def layout_template(layout: Any, device: str, max_bytes: int) -> Any:
+    """Zero tensors laid out as a worker's description of its output (judge side).
+
+    The description comes from untrusted code: only tensors inside lists, tuples and dicts
+    are accepted, with known dtypes, a bounded count and at most `max_bytes` in all;
+    anything else is None.
+    """
+    count = [0]
+    total = [0]
+
+    def build(d: Any) -> Any:
+        if not isinstance(d, dict):
+            raise ValueError("not a layout")
+        kind = d.get("kind")
+        if kind == "tensor":
+            count[0] += 1
+            dtype = getattr(torch, str(d.get("dtype")), None)
+            shape = d.get("shape")
+            if (not isinstance(dtype, torch.dtype) or not isinstance(shape, list)
+                    or not all(isinstance(n, int) and n >= 0 for n in shape)
+                    or count[0] > _MAX_LAYOUT_TENSORS):
+                raise ValueError("not a tensor layout")
+            numel = 1
+            for n in shape:
+                numel *= n
+            total[0] += numel * torch.empty((), dtype=dtype).element_size()
+            if total[0] > max_bytes:
+                raise ValueError("too large")
+            return torch.zeros(shape, dtype=dtype, device=device)
+        if kind in ("list", "tuple") and isinstance(d.get("items"), list):
+            items = [build(x) for x in d["items"]]
+            return items if kind == "list" else tuple(items)
+        if kind == "dict" and isinstance(d.get("items"), dict):
+            return {str(k): build(v) for k, v in d["items"].items()}
+        raise ValueError(f"outputs of kind {kind!r} cannot be shared")
+
+    try:
+        return build(layout)
+    except (ValueError, TypeError, RuntimeError):
+        return None

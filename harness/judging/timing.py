@@ -125,3 +125,21 @@ def combine(scores: list[float], ranking_by: str) -> float:
     if ranking_by == "geom":
         return math.exp(statistics.fmean(math.log(s) for s in scores))
     raise ValueError(f"unknown ranking_by {ranking_by!r}")
+
+
+def hidden_window_us(timing: TimingSettings, task_timing: dict, device_kind: str) -> float:
+    """How much host launch time a sample may hide (µs): the task's contest's window, or
+    the default one; none on the CPU or when the settings count launch time."""
+    if timing.host_launch == "counted" or device_kind != "cuda":
+        return 0.0
+    return float(task_timing.get("hidden_window_us", timing.hidden_window_us))
+
+
+def ahead_cycles(window_us: float, host_ns: float, calls: int, sm_mhz: float) -> int:
+    """GPU sleep (SM cycles) before the start event: long enough to hide the host's launch
+    of one sample of `calls` calls (`host_ns` per call, from the worker's recent samples,
+    with a margin), never longer than the window. A submission that reports a long host
+    time only makes its own evaluation slower: what is hidden is bounded by the window."""
+    if window_us <= 0:
+        return 0
+    return int(min(window_us, 1.5 * calls * host_ns / 1e3 + 20.0) * sm_mhz)

@@ -11,7 +11,7 @@ STATUS_BY_KIND = {
     "wrong_output": Status.FAILED, "exception": Status.ERROR, "load_error": Status.ERROR,
     "syntax_error": Status.ERROR, "import_error": Status.ERROR, "missing_entry": Status.ERROR,
     "out_of_memory": Status.ERROR, "compile_error": Status.COMPILE_ERROR, "needs_gpu": Status.NEEDS_GPU,
-    "cuda_error": Status.CUDA_ERROR, "protocol": Status.CRASHED,
+    "cuda_error": Status.CUDA_ERROR, "protocol": Status.CRASHED, "output_layout": Status.FAILED,
 }
 FATAL = {Status.CUDA_ERROR, Status.CRASHED, Status.TIMED_OUT, Status.REJECTED}
 

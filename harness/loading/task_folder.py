@@ -62,6 +62,11 @@ class Task:
         return self.spec.get("peak_dtype")
 
     @property
+    def timing(self) -> dict[str, Any]:
+        """Per-task timing keys (`timing:` in task.yml): what differs between contests."""
+        return dict(self.spec.get("timing") or {})
+
+    @property
     def outputs_in_place(self) -> bool:
         return bool(self.spec.get("outputs_in_place", False))
 
@@ -134,6 +139,7 @@ def load_task(name_or_path: str, tasks_dir: Path = TASKS_DIR) -> Task:
     ranking = spec.get("ranking_by", "last")
     if ranking not in RANKINGS:
         raise TaskError(f"{yml}: ranking_by must be one of {RANKINGS}, got {ranking!r}")
+    _check_timing(spec.get("timing"), yml)
     timeouts = {
         phase: float(spec[f"{phase}_timeout"])
         for phase in ("test", "benchmark", "ranked")
@@ -154,6 +160,25 @@ def load_task(name_or_path: str, tasks_dir: Path = TASKS_DIR) -> Task:
     )
     task.content_hash = _content_hash(yml, files)
     return task
+
+
+TIMING_KEYS = {"hidden_window_us": float, "calls_per_sample": int}
+
+
+def _check_timing(timing: Any, yml: Path) -> None:
+    """The task's `timing:` keys: known names, numbers in range."""
+    if timing is None:
+        return
+    if not isinstance(timing, dict):
+        raise TaskError(f"{yml}: timing must be a mapping of {sorted(TIMING_KEYS)}")
+    for key, value in timing.items():
+        kind = TIMING_KEYS.get(key)
+        if kind is None:
+            raise TaskError(f"{yml}: unknown timing key {key!r} (known: {sorted(TIMING_KEYS)})")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or (
+                kind is int and (int(value) != value or value < 1)):
+            raise TaskError(f"{yml}: timing.{key} must be a {'positive whole' if kind is int else 'non-negative'} "
+                            f"number, not {value!r}")
 
 
 def _read_files(spec: dict[str, Any], root: Path) -> list[TaskFile]:

@@ -8,8 +8,7 @@ divided by 2**e and rounded to e2m1 with ties to even, saturating at 6.
 
 import torch
 from task import input_t, output_t
-
-from harness.judging.checking import compare
+from utils import compare
 
 BLOCK = 32
 E2M1 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)
@@ -39,8 +38,9 @@ def e2m1_codes(scaled: torch.Tensor) -> torch.Tensor:
     code = torch.zeros(scaled.shape, dtype=torch.uint8, device=scaled.device)
     for threshold, tie_up in _THRESHOLDS:
         code += (mag >= threshold if tie_up else mag > threshold).to(torch.uint8)
-    negative = (scaled < 0) & (code != 0)  # zero stays (positive) zero
-    return code | (negative.to(torch.uint8) << 3)
+    # The sign bit is kept whatever the magnitude rounds to, as AMD's quantizer keeps it:
+    # a negative value that rounds to zero (and -0.0) is code 8, "-0".
+    return code | (torch.signbit(scaled).to(torch.uint8) << 3)
 
 
 def quant_mxfp4(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

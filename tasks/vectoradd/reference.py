@@ -2,8 +2,7 @@
 
 import torch
 from task import input_t, output_t
-
-from harness.judging.checking import match_reference
+from utils import match_reference
 
 
 def generate_input(size: int, seed: int, device: str | None = None) -> input_t:

@@ -1,19 +1,12 @@
-"""Import a task's reference module by path, isolated from other tasks' modules."""
+"""Import a task's reference module from a staged copy (as the judge does), isolated from
+other tasks' modules."""
 
-import importlib
-import sys
+import tempfile
+from pathlib import Path
 
-from conftest import ROOT
+from harness.loading.task_folder import import_reference, load_task
 
 
 def load_reference(task: str):
-    folder = ROOT / "tasks" / task
-    for name in ("task", "reference"):
-        sys.modules.pop(name, None)
-    sys.path.insert(0, str(folder))
-    try:
-        return importlib.import_module("reference")
-    finally:
-        sys.path.remove(str(folder))
-        sys.modules.pop("task", None)
-        sys.modules.pop("reference", None)
+    staged = load_task(task).stage(Path(tempfile.mkdtemp(prefix="task-test-")))
+    return import_reference(load_task(task), staged).module

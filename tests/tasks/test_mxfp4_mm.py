@@ -94,3 +94,21 @@ def test_check_rejections():
     ups = a.clone()
     assert not ref.check_implementation(data, (good.float() * 1.1).to(torch.bfloat16))[0]
     assert ups.shape == a.shape
+
+
+@pytest.mark.parametrize("scaled,code", [
+    (-0.1, 0x8), (-0.25, 0x8), (-0.0, 0x8), (-0.26, 0x9), (0.25, 0x0), (0.0, 0x0),
+    (1.25, 0x2), (1.75, 0x4), (2.5, 0x4), (5.0, 0x6), (7.0, 0x7), (-7.0, 0xF),
+])
+def test_codes_match_amds_quantizer_bit_for_bit(scaled, code):
+    """AMD's dynamic_mxfp4_quant ORs the sign bit in whatever the magnitude rounds to:
+    a negative value that rounds to zero is "-0" (0x8), never 0x0 (codes from a bit-exact
+    emulation of its kernel)."""
+    assert int(ref.e2m1_codes(torch.tensor([scaled]))[0]) == code
+
+
+def test_b_q_keeps_the_sign_of_negative_values_that_round_to_zero():
+    x = torch.zeros(1, 32)
+    x[0, 0], x[0, 1], x[0, 2] = 6.0, -0.1, 0.1  # scale 1: -0.1 -> 0x8, 0.1 -> 0x0
+    packed, _ = ref.quant_mxfp4(x)
+    assert int(packed[0, 0]) == 0x7 | (0x8 << 4) and int(packed[0, 1]) & 0xF == 0x0

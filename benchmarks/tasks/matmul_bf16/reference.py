@@ -1,6 +1,5 @@
 import torch
-
-from harness.judging.checking import match_reference
+from utils import match_reference
 
 
 def generate_input(size, seed, device=None):

@@ -1,0 +1,193 @@
+"""The harness against the public contests' own evaluators, same code, same machine, same run.
+
+    python benchmarks/contest_parity.py --reference-kernels PATH [--runs 3]
+        [--pairs vectoradd,nvfp4,mxfp4] [--out DIR]
+
+PATH is a local copy of gpu-mode/reference-kernels (nothing of it is copied into this
+project). For each pair (a task folder, a submission, the contest's evaluator) it runs the
+public `eval.py` in benchmark mode and `runner.py submit --mode benchmark`, alternating,
+`--runs` times each, then prints per-case means (median over runs) of both, their ratio,
+the geometric means, and the wall times of both (also for one test-mode run each):
+
+- vectoradd: the public pmpp_v2/vectoradd_py folder itself, with its submission.py and its
+  solutions/correct/submission_triton.py, under its own eval.py;
+- nvfp4: tasks/nvfp4_group_gemm with both examples under
+  nvidia/eval_better_bench_grouped_gemm.py;
+- mxfp4: tasks/mxfp4_mm with both examples under amd_202602/eval.py.
+
+Needs a GPU. Results go to OUT/parity.json as they come.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks._load import run_submit  # noqa: E402
+from harness.loading.popcorn import run_eval, stage_all  # noqa: E402
+from harness.loading.task_folder import load_task  # noqa: E402
+
+# The nvfp4 evaluator imports two exception types from NVIDIA's CuTe DSL, which only its
+# own CuTe submissions raise; where the DSL is not installed, empty stand-ins let it run.
+_CUTLASS_STANDINS = {
+    "cutlass/__init__.py": "",
+    "cutlass/cute/__init__.py": "",
+    "cutlass/cute/nvgpu/__init__.py": "",
+    "cutlass/cute/nvgpu/common.py": "class OpError(Exception):\n    pass\n",
+    "cutlass/_mlir/__init__.py": "",
+    "cutlass/_mlir/ir.py": "class MLIRError(Exception):\n    pass\n",
+}
+
+
+def pairs(refk: Path, which: list[str]) -> list[dict]:
+    """(name, task folder, submission, evaluator replacing eval.py or None) per pair."""
+    problems = refk / "problems"
+    out = []
+    if "vectoradd" in which:
+        folder = problems / "pmpp_v2" / "vectoradd_py"
+        for sub in (folder / "submission.py", folder / "solutions/correct/submission_triton.py"):
+            out.append({"name": f"pmpp_v2/vectoradd_py {sub.name}", "task": folder, "sub": sub,
+                        "eval": None})
+    if "nvfp4" in which:
+        for sub in ("torch_dequant.py", "triton_hopper.py"):
+            out.append({"name": f"nvfp4_group_gemm {sub}", "task": ROOT / "tasks/nvfp4_group_gemm",
+                        "sub": ROOT / "submissions/nvfp4_group_gemm" / sub,
+                        "eval": problems / "nvidia/eval_better_bench_grouped_gemm.py"})
+    if "mxfp4" in which:
+        for sub in ("torch_dequant.py", "triton_dot_scaled.py"):
+            out.append({"name": f"mxfp4_mm {sub}", "task": ROOT / "tasks/mxfp4_mm",
+                        "sub": ROOT / "submissions/mxfp4_mm" / sub,
+                        "eval": problems / "amd_202602/eval.py"})
+    return out
+
+
+def public_run(pair: dict, mode: str, tmp: Path) -> tuple[list[float | None], float, bool]:
+    """The contest's evaluator on the pair: per-case means (ns), wall seconds, passed."""
+    task = load_task(str(pair["task"]))
+    staged = Path(tempfile.mkdtemp(dir=tmp, prefix="public-"))
+    stage_all(task, pair["sub"], staged, {"eval.py": pair["eval"]} if pair["eval"] else None)
+    _cutlass_standins(staged)
+    cases = task.tests if mode == "test" else task.benchmarks
+    run = run_eval(staged, mode, cases, timeout=900)
+    if not run.passed:
+        print(f"   public {mode} did not pass (rc {run.returncode}): {run.output[-800:]}")
+    return run.case_means_ns(), run.wall_seconds, run.passed
+
+
+def _cutlass_standins(staged: Path) -> None:
+    try:
+        import cutlass  # noqa: F401
+    except ImportError:
+        for rel, text in _CUTLASS_STANDINS.items():
+            path = staged / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+
+
+def harness_run(pair: dict, mode: str, tmp: Path) -> tuple[list[float | None], float, bool, dict]:
+    """The harness on the pair: per-case means (ns), wall seconds, passed, the document."""
+    out = Path(tempfile.mkdtemp(dir=tmp, prefix="harness-")) / "result.json"
+    doc, proc, wall = run_submit(pair["sub"], out, "--task", str(pair["task"]), "--mode", mode,
+                                 "--no-record")
+    if not doc:
+        print(f"   harness {mode} wrote no result: {proc.stdout[-800:]}{proc.stderr[-800:]}")
+    phase = doc["phases"][0] if doc.get("phases") else {"cases": []}
+    return [c.get("score_ns") for c in phase["cases"]], wall, doc.get("passed", False), doc
+
+
+def geomean(values: list[float]) -> float:
+    return math.exp(statistics.fmean(math.log(v) for v in values)) if values else math.nan
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reference-kernels", type=Path, required=True)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--pairs", default="vectoradd,nvfp4,mxfp4")
+    parser.add_argument("--out", type=Path, default=Path("parity-out"))
+    parser.add_argument("--skip-test-mode", action="store_true")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="parity-"))
+    report: dict = {"runs": args.runs, "pairs": []}
+    for pair in pairs(args.reference_kernels, args.pairs.split(",")):
+        print(f"== {pair['name']}", flush=True)
+        entry: dict = {"name": pair["name"], "public": [], "harness": []}
+        for i in range(args.runs):
+            means, wall, ok = public_run(pair, "benchmark", tmp)
+            entry["public"].append({"means_ns": means, "wall_s": wall, "passed": ok})
+            h_means, h_wall, h_ok, doc = harness_run(pair, "benchmark", tmp)
+            cal = doc.get("calibration", {})
+            entry["harness"].append({
+                "means_ns": h_means, "wall_s": h_wall, "passed": h_ok,
+                "host_launch_ns": [c.get("host_launch_ns") for c in doc["phases"][0]["cases"]]
+                if doc.get("phases") else [],
+                "roundtrip_median_ns": cal.get("median_ns"),
+            })
+            print(f"   run {i + 1}: public {wall:.1f} s {_fmt(means)} | harness {h_wall:.1f} s "
+                  f"{_fmt(h_means)}", flush=True)
+        if not args.skip_test_mode:
+            _, pw, pok = public_run(pair, "test", tmp)
+            _, hw, hok, _ = harness_run(pair, "test", tmp)
+            entry["test_mode_wall_s"] = {"public": pw, "harness": hw,
+                                         "public_passed": pok, "harness_passed": hok}
+        _summarize(entry)
+        report["pairs"].append(entry)
+        (args.out / "parity.json").write_text(json.dumps(report, indent=2))
+    print("\n== summary (medians of runs; ratio = harness / public)")
+    for e in report["pairs"]:
+        s = e.get("summary", {})
+        print(f"{e['name']}: geomean public {_us(s.get('public_geomean_ns'))} harness "
+              f"{_us(s.get('harness_geomean_ns'))} ratio {s.get('geomean_ratio', math.nan):.3f}; "
+              f"worst case ratio {s.get('worst_case_ratio', math.nan):.3f}; benchmark wall "
+              f"{s.get('public_wall_s', 0):.1f} s vs {s.get('harness_wall_s', 0):.1f} s; "
+              f"round trip {_us(s.get('roundtrip_median_ns'))}")
+    return 0
+
+
+def _summarize(entry: dict) -> None:
+    def per_case(runs: list[dict]) -> list[float | None]:
+        n = max((len(r["means_ns"]) for r in runs), default=0)
+        out = []
+        for i in range(n):
+            vals = [r["means_ns"][i] for r in runs if i < len(r["means_ns"]) and r["means_ns"][i]]
+            out.append(statistics.median(vals) if vals else None)
+        return out
+
+    pub, har = per_case(entry["public"]), per_case(entry["harness"])
+    ratios = [h / p for p, h in zip(pub, har) if p and h]
+    both = [(p, h) for p, h in zip(pub, har) if p and h]
+    entry["summary"] = {
+        "public_case_ns": pub, "harness_case_ns": har, "case_ratios": ratios,
+        "public_geomean_ns": geomean([p for p, _ in both]),
+        "harness_geomean_ns": geomean([h for _, h in both]),
+        "geomean_ratio": geomean([h for _, h in both]) / geomean([p for p, _ in both]) if both else math.nan,
+        "worst_case_ratio": max(ratios, key=lambda r: abs(math.log(r))) if ratios else math.nan,
+        "public_wall_s": statistics.median(r["wall_s"] for r in entry["public"]),
+        "harness_wall_s": statistics.median(r["wall_s"] for r in entry["harness"]),
+        "roundtrip_median_ns": statistics.median(
+            [r["roundtrip_median_ns"] for r in entry["harness"] if r["roundtrip_median_ns"]] or [math.nan]),
+    }
+    for i, (p, h) in enumerate(zip(pub, har)):
+        if p and h:
+            print(f"   case {i}: public {p / 1e3:.2f} µs, harness {h / 1e3:.2f} µs, ratio {h / p:.3f}")
+
+
+def _fmt(means: list[float | None]) -> str:
+    return "[" + ", ".join(f"{m / 1e3:.1f}" if m else "-" for m in means) + "] µs"
+
+
+def _us(ns: float | None) -> str:
+    return f"{ns / 1e3:.2f} µs" if ns and not math.isnan(ns) else "-"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
