@@ -1,0 +1,128 @@
+"""The benchmark scripts on the CPU: what of them can run without a GPU.
+
+Their measurements need CUDA; here they start (--help), their pieces that do not touch
+the GPU work (benchmarks/_load.py, the settings variants of overhead.py, the knobs that
+tune_kernels.py sweeps), and the per-session GPU scripts parse and name files that exist.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+import yaml
+from conftest import ROOT
+
+from harness.settings import Settings
+
+BENCH = ROOT / "benchmarks"
+sys.path.insert(0, str(BENCH))
+GPU_SCRIPTS = ["benchmarks/gpu/smoke.sh", "benchmarks/gpu/tune.sh", "benchmarks/gpu/multi_gpu.sh"]
+
+
+def python(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120,
+                          cwd=cwd)
+
+
+@pytest.mark.parametrize("script,option", [("benchmarks/fidelity.py", "--repeats"),
+                                           ("benchmarks/overhead.py", "--out"),
+                                           ("benchmarks/honest_runs.py", "--stop-after")])
+def test_script_starts(script, option):
+    proc = python(script, "--help")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("usage:") and option in proc.stdout
+
+
+def test_load_helpers_run_a_submission_in_process():
+    """benchmarks/_load.py: a task's reference and cases, an example imported beside it."""
+    code = (
+        "from _load import ROOT, load_submission, load_task_modules\n"
+        "ref, tests, benches = load_task_modules('vectoradd')\n"
+        "assert tests and benches\n"
+        "sub = load_submission(ROOT / 'submissions' / 'vectoradd' / 'add_torch.py')\n"
+        "data = ref.generate_input(**tests[1], device='cpu')\n"
+        "print(ref.check_implementation(data, sub.custom_kernel(data)))\n"
+    )
+    proc = python("-c", code, cwd=BENCH)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "(True, '')"
+
+
+def test_overhead_variants_are_real_settings(tmp_path):
+    """Each variant of overhead.py, written as its --config file, loads and takes effect
+    (a misspelt key would raise in Settings.load)."""
+    import overhead
+
+    assert (overhead.TASK / "submission.py").is_file()
+    for name, variant in overhead.VARIANTS.items():
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(variant or {"timing": {}}))
+        timing = Settings.load(path).timing
+        for key, value in variant.get("timing", {}).items():
+            assert getattr(timing, key) == value, (name, key)
+
+
+def test_fidelity_reads_launch_ahead_from_its_config(tmp_path):
+    import fidelity
+
+    config = tmp_path / "extra.yaml"
+    config.write_text("timing:\n  launch_ahead_us: 12.5\n")
+    assert fidelity._launch_ahead_us(str(config)) == 12.5
+    assert fidelity._launch_ahead_us(None) == 0.0
+    assert fidelity.geomean([2.0, 8.0]) == pytest.approx(4.0)
+    assert all((BENCH / "tasks" / w / "submission.py").is_file() for w in fidelity.WORKLOADS)
+
+
+def module_names(path) -> set[str]:
+    """The names a Python file assigns at module level."""
+    names = set()
+    for node in ast.parse(path.read_text()).body:
+        targets = node.targets if isinstance(node, ast.Assign) else (
+            [node.target] if isinstance(node, ast.AnnAssign) else [])
+        for target in targets:
+            for leaf in ast.walk(target):
+                if isinstance(leaf, ast.Name):
+                    names.add(leaf.id)
+    return names
+
+
+@pytest.mark.parametrize("sweep", ["nvfp4", "mxfp4"])
+def test_tune_kernels_sets_knobs_the_examples_have(monkeypatch, sweep):
+    """tune_kernels.py sweeps module-level knobs of a Triton example: each one it sets must
+    exist in that file, or the sweep would time the same kernel every time."""
+    pytest.importorskip("triton")
+    import tune_kernels
+
+    calls = []
+    monkeypatch.setattr(tune_kernels, "sweep", lambda *a: calls.append(a))
+    getattr(tune_kernels, sweep)(False)
+    (task, path, configs, apply), = calls
+    assert (ROOT / "tasks" / task / "task.yml").is_file()
+    knobs = module_names(ROOT / path)
+    assert len(configs) > 1
+    for cfg in configs:
+        stand_in = SimpleNamespace()
+        apply(stand_in, cfg)
+        assert vars(stand_in) and set(vars(stand_in)) <= knobs, (path, cfg)
+
+
+@pytest.mark.parametrize("script", GPU_SCRIPTS)
+def test_gpu_script_parses_and_names_existing_files(script):
+    """`bash -n`, and every repository file the script names exists (a `for X in a b`
+    list fills in `$X`)."""
+    proc = subprocess.run(["bash", "-n", script], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    text = (ROOT / script).read_text()
+    loops = {m[1]: m[2].split() for m in re.finditer(r"for (\w+) in ([^;$]+); do", text)}
+    named = re.findall(r"(?:submissions|tests|benchmarks)/[\w/.$-]+\.py", text)
+    assert named
+    for path in named:
+        var = re.search(r"\$(\w+)", path)
+        paths = [path] if var is None else [path.replace(var[0], v) for v in loops[var[1]]]
+        for p in paths:
+            assert (ROOT / p).is_file(), f"{script} names {p}, which does not exist"
