@@ -67,13 +67,16 @@ def test_overhead_variants_are_real_settings(tmp_path):
             assert getattr(timing, key) == value, (name, key)
 
 
-def test_fidelity_reads_launch_ahead_from_its_config(tmp_path):
+def test_fidelity_reads_the_hidden_window_from_its_config_and_task(tmp_path):
     import fidelity
 
+    task = BENCH / "tasks" / "small_kernel"
     config = tmp_path / "extra.yaml"
-    config.write_text("timing:\n  launch_ahead_us: 12.5\n")
-    assert fidelity._launch_ahead_us(str(config)) == 12.5
-    assert fidelity._launch_ahead_us(None) == 0.0
+    config.write_text("timing:\n  hidden_window_us: 12.5\n")
+    assert fidelity._launch_ahead_us(str(config), task) == 12.5
+    counted = tmp_path / "counted.yaml"
+    counted.write_text("timing:\n  host_launch: counted\n")
+    assert fidelity._launch_ahead_us(str(counted), task) == 0.0
     assert fidelity.geomean([2.0, 8.0]) == pytest.approx(4.0)
     assert all((BENCH / "tasks" / w / "submission.py").is_file() for w in fidelity.WORKLOADS)
 
@@ -126,3 +129,16 @@ def test_gpu_script_parses_and_names_existing_files(script):
         paths = [path] if var is None else [path.replace(var[0], v) for v in loops[var[1]]]
         for p in paths:
             assert (ROOT / p).is_file(), f"{script} names {p}, which does not exist"
+
+
+def test_contest_parity_help_and_pairs(tmp_path):
+    """contest_parity.py parses its arguments, and names every pair's files (the public
+    ones under a stand-in reference-kernels tree)."""
+    run = subprocess.run([sys.executable, str(BENCH / "contest_parity.py"), "--help"],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and "--reference-kernels" in run.stdout
+    import contest_parity
+
+    pairs = contest_parity.pairs(tmp_path, ["nvfp4", "mxfp4"])
+    assert [p["sub"].is_file() for p in pairs] == [True] * 4
+    assert {p["eval"].name for p in pairs} == {"eval_better_bench_grouped_gemm.py", "eval.py"}

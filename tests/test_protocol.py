@@ -96,15 +96,11 @@ def test_done_with_a_number_too_long_to_read_is_rejected():
         decode(raw('{"event": "done", "ns": ' + "1" * 5000 + "}"))
 
 
-@pytest.mark.xfail(strict=True, raises=OverflowError,
-                   reason="BUG: math.isfinite() overflows on a huge JSON int; the "
-                          "OverflowError escapes decode instead of a ProtocolError")
 def test_done_with_a_huge_integer_time_is_rejected():
     with pytest.raises(ProtocolError):
         decode(raw('{"event": "done", "ns": ' + "9" * 400 + "}"))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: bool is an int, so ns=true passes as 1 ns")
 def test_done_with_a_boolean_time_is_rejected():
     with pytest.raises(ProtocolError):
         decode(raw('{"event": "done", "ns": true}'))
@@ -126,18 +122,12 @@ def test_error_without_a_kind_is_rejected():
         decode(raw('{"event": "error", "message": "x"}'))
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="BUG: `kind not in ERROR_KINDS` hashes the kind; a list or object "
-                          "kind raises TypeError out of decode instead of a ProtocolError")
 @pytest.mark.parametrize("kind", ["[]", "{}"])
 def test_error_with_an_unhashable_kind_is_rejected(kind):
     with pytest.raises(ProtocolError):
         decode(raw(f'{{"event": "error", "kind": {kind}}}'))
 
 
-@pytest.mark.xfail(strict=True, raises=RecursionError,
-                   reason="BUG: json.loads raises RecursionError on deep nesting, which "
-                          "decode does not catch (the frame fits the pipe's 1 MiB limit)")
 def test_deeply_nested_frame_is_rejected():
     with pytest.raises(ProtocolError):
         decode(b"[" * 100_000)
@@ -175,7 +165,7 @@ def test_a_new_mailbox_is_zeroed(tmp_path, boxes):
 def test_request_pending_answer_reply_round_trip(boxes):
     judge, worker = boxes
     judge.request(1, "call", 3)
-    assert worker.pending(0) == (1, "call", 3)
+    assert worker.pending(0) == (1, "call", 3, 0)
     assert judge.reply_seq() == 0  # nothing answered yet
     worker.answer(1, Mailbox.DONE, {"ns": 1500.0, "busy_ns": 1.0, "host_ns": 2.0,
                                     "sync_ns": 3.0, "copy_ns": 4.0, "ignored": 9.0})
@@ -187,10 +177,10 @@ def test_request_pending_answer_reply_round_trip(boxes):
 def test_pending_sees_each_request_once(boxes):
     judge, worker = boxes
     judge.request(1, "noop", 0)
-    assert worker.pending(0) == (1, "noop", 0)
+    assert worker.pending(0) == (1, "noop", 0, 0)
     assert worker.pending(1) is None
     judge.request(2, "call", 5)
-    assert worker.pending(1) == (2, "call", 5)
+    assert worker.pending(1) == (2, "call", 5, 0)
 
 
 def test_reply_is_what_the_judge_validates(boxes):
@@ -223,7 +213,7 @@ def test_sequence_numbers_use_all_64_bits(boxes):
     judge, worker = boxes
     seq = (1 << 64) - 1
     judge.request(seq, "call", 1)
-    assert worker.pending(0) == (seq, "call", 1)
+    assert worker.pending(0) == (seq, "call", 1, 0)
     worker.answer(seq, Mailbox.DONE)
     assert judge.reply_seq() == seq
 
@@ -261,11 +251,11 @@ class Recording(Mailbox):
 
 
 def test_sequence_numbers_are_published_last(tmp_path):
-    """The judge bumps the request seq after op and slot; the worker bumps the reply seq
+    """The judge bumps the request seq after op, slot and window; the worker bumps the reply
     after every reply field: a poller never sees a new number with old fields."""
     box = Recording(str(tmp_path / "mailbox"), create=True)
     box.request(1, "call", 2)
-    assert box.writes == [Mailbox._REQ_OP, Mailbox._REQ_SLOT, Mailbox._REQ_SEQ]
+    assert box.writes == [Mailbox._REQ_OP, Mailbox._REQ_SLOT, Mailbox._REQ_AHEAD, Mailbox._REQ_SEQ]
     box.writes.clear()
     box.answer(1, Mailbox.DONE, {"ns": 1.0})
     fields = {Mailbox._REP_STATUS, Mailbox._REP_NS, *Mailbox.BREAKDOWN.values()}
@@ -291,3 +281,9 @@ def test_close_with_a_view_still_alive(tmp_path):
     box.close()  # the unmap waits, but close does not raise
     assert view.value == 1
     del view
+
+
+def test_the_hidden_window_travels_with_the_request(boxes):
+    judge, worker = boxes
+    judge.request(1, "call", 2, ahead=39_600_000)  # 20 ms of GPU sleep at 1980 MHz
+    assert worker.pending(0) == (1, "call", 2, 39_600_000)

@@ -73,6 +73,9 @@ class Channel:
         self._wait(lambda: box.reply_seq() == seq, deadline, spin_until, "no answer", timeout)
         t1 = time.perf_counter_ns()
         reply = box.reply()
+        if reply["status"] not in (Mailbox.DONE, Mailbox.SEE_PIPE):
+            raise ProtocolError(f"the worker wrote an unknown status {reply['status']} in the "
+                                "mailbox: forged or stray protocol bytes")
         if reply["status"] == Mailbox.SEE_PIPE:
             reply = self.worker.recv(max(deadline - time.perf_counter(), 1.0))
             if reply.get("event") != Event.ERROR:

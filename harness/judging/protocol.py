@@ -44,17 +44,29 @@ def decode(raw: bytes) -> dict[str, Any]:
     """Parse and validate a worker message without trusting it."""
     try:
         message = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # deep nesting too
         raise ProtocolError(f"unreadable message from the worker ({len(raw)} bytes)") from exc
     if not isinstance(message, dict) or not isinstance(message.get("event"), str):
         raise ProtocolError("a worker message without an event")
     if message["event"] == Event.DONE:
         ns = message.get("ns")
-        if not isinstance(ns, (int, float)) or not math.isfinite(ns) or ns < 0:
-            raise ProtocolError(f"the worker reported an impossible time: {ns!r}")
-    if message["event"] == Event.ERROR and message.get("kind") not in ERROR_KINDS:
-        raise ProtocolError(f"the worker reported an unknown error kind {message.get('kind')!r}")
+        if not _is_time(ns):
+            raise ProtocolError(f"the worker reported an impossible time: {str(ns)[:80]}")
+    kind = message.get("kind")
+    if message["event"] == Event.ERROR and not (isinstance(kind, str) and kind in ERROR_KINDS):
+        raise ProtocolError(f"the worker reported an unknown error kind {str(kind)[:80]!r}")
     return message
+
+
+def _is_time(ns: Any) -> bool:
+    """A finite, non-negative number of nanoseconds (a bool is no time; a huge integer,
+    which float() cannot hold, is none either)."""
+    if isinstance(ns, bool) or not isinstance(ns, (int, float)):
+        return False
+    try:
+        return math.isfinite(ns) and ns >= 0
+    except OverflowError:
+        return False
 
 
 class Mailbox:
