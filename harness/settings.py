@@ -44,6 +44,9 @@ class TimingSettings:
             raise ValueError(f"timing.warm must be kernel or event, not {self.warm!r}")
         if self.host_launch not in ("hidden", "counted"):
             raise ValueError(f"timing.host_launch must be hidden or counted, not {self.host_launch!r}")
+        if self.probe_every < 2:
+            raise ValueError("timing.probe_every must be 2 or more (every probe is a sample "
+                             f"whose launch is not hidden), not {self.probe_every!r}")
 
 
 @dataclass
