@@ -16,6 +16,7 @@ from pathlib import Path
 
 from harness import __version__
 from harness.consts import Status
+from harness.judging.foreign import MARK, NOT_APPLIED, run_foreign
 from harness.judging.judge import Judge, PhaseSpec, Progress
 from harness.judging.prepare import Prepared, UsageError
 from harness.judging.verdicts import load_error_verdict
@@ -78,6 +79,8 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
         text = f"\n    {exc.text.rstrip()}" if exc.text else ""
         evaluation.load_error = load_error_verdict("syntax_error", f"{exc.msg} ({where}){text}")
         return _finish(evaluation, started)
+    if task.own_evaluator:
+        return _finish(_own_evaluator(prepared, settings, specs, evaluation, progress), started)
     work = Path(tempfile.mkdtemp(prefix="harness-run-"))
     try:
         judge_dir = task.stage(work / "judge")
@@ -112,6 +115,24 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return _finish(evaluation, started)
+
+
+def _own_evaluator(prepared: Prepared, settings: Settings, specs: list[PhaseSpec],
+                   evaluation: Evaluation, progress: Progress | None) -> Evaluation:
+    """A folder whose own eval.py judges: run it contained, mark the result as such."""
+    task, request = prepared.task, prepared.request
+    started = time.monotonic()
+    evaluation.phases, tail = run_foreign(task, Path(request.file), specs, settings,
+                                          prepared.device.kind, request.secret, progress)
+    evaluation.startup_seconds = 0.0
+    evaluation.worker_output = {"stdout": tail, "stderr": ""}
+    evaluation.harness["evaluator"] = {"kind": MARK, "main": task.main,
+                                       "not_applied": list(NOT_APPLIED),
+                                       "wall_seconds": time.monotonic() - started}
+    evaluation.warnings.append(
+        f"judged by {MARK} ({task.main}), run in the contained worker as the public bot runs "
+        "it; the harness's own checks were not applied: " + "; ".join(NOT_APPLIED))
+    return evaluation
 
 
 def _finish(evaluation: Evaluation, started: float) -> Evaluation:

@@ -254,6 +254,26 @@ def copy_into(buffers: Any, got: Any) -> None:
 _MAX_LAYOUT_TENSORS = 4096
 
 
+def tensor_layout(obj: Any) -> dict[str, Any] | None:
+    """The description of an output made of tensors alone (in lists, tuples and dicts, at
+    most a few thousand), or None: only such an output can be shared with the judge."""
+    leaves = 0
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, torch.Tensor):
+            leaves += 1
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        else:
+            return None
+        if leaves > _MAX_LAYOUT_TENSORS or len(stack) > _MAX_LAYOUT_TENSORS:
+            return None
+    return describe(obj)
+
+
 def layout_template(layout: Any, device: str, max_bytes: int) -> Any:
     """Zero tensors laid out as a worker's description of its output (judge side).
 

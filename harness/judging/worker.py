@@ -49,6 +49,7 @@ class Worker:
         self.kernel: Callable[[Any], Any] | None = None
         self.slots: list[Any] = []
         self.outputs: list[Any] = []  # one set of output buffers per input slot
+        self.refresh: list[list[tuple[Any, Any]]] = []  # per slot: (shared, private) CPU tensors
         self.expected: dict | None = None
         self.noop_output: Any = None
         self.calls_per_sample = 1
@@ -162,6 +163,9 @@ class Worker:
         from harness.judging.structure import clone, from_wire
 
         self.slots = [from_wire(s) for s in message["slots"]]
+        self.refresh = [[] for _ in self.slots]
+        if self.cuda:
+            self.slots = [self._private_host(s, k) for k, s in enumerate(self.slots)]
         self.outputs = [from_wire(o) for o in message["outputs"]]
         self.expected = message["expected"]
         self.calls_per_sample = max(1, int(message.get("calls_per_sample", 1)))
@@ -170,8 +174,24 @@ class Worker:
             gc.freeze()  # what warm-up compiled for the last case joins the frozen heap
         self.send({"event": Event.ACK})
 
+    def _private_host(self, slot: Any, k: int) -> Any:
+        """On a GPU run, the input's CPU tensors as this process's own memory, refreshed
+        from the shared slot before each call (off the clock): a submission that copies
+        them to the GPU reads ordinary pageable memory, as under the contests' evaluators,
+        not a shared-file mapping."""
+        from harness.judging.structure import map_tensors
+
+        def private(t: Any) -> Any:
+            if t.device.type != "cpu":
+                return t
+            mine = t.clone()
+            self.refresh[k].append((t, mine))
+            return mine
+
+        return map_tensors(slot, private)
+
     def release(self, message: dict[str, Any]) -> None:
-        self.slots, self.outputs, self.noop_output = [], [], None
+        self.slots, self.outputs, self.noop_output, self.refresh = [], [], None, []
         if self.gc_freeze:
             gc.collect()  # cheap: the frozen heap is not scanned
         if self.cuda:
@@ -225,6 +245,9 @@ class Worker:
         ring = len(self.slots) or 1
         picks = [(slot + j) % ring for j in range(count)]
         data = [self.slots[i] if self.slots else None for i in picks]
+        for i in picks if self.slots else ():
+            for shared, mine in self.refresh[i]:
+                mine.copy_(shared)
         torch = self.torch
         t_in = time.perf_counter_ns()
         try:
@@ -282,10 +305,13 @@ class Worker:
     def _layout_error(self, problem: str, out: Any) -> dict[str, Any]:
         """An output whose layout differs from the reference's: the judge decides whether
         that is allowed (the task's check is the authority) and may send new buffers."""
-        from harness.judging.structure import describe
+        from harness.judging.structure import tensor_layout
 
+        layout = tensor_layout(out)
+        if layout is None:  # not tensors alone: no buffers can hold it, the output is wrong
+            return {"event": Event.ERROR, "kind": "wrong_output", "message": problem}
         return {"event": Event.ERROR, "kind": "output_layout", "message": problem,
-                "layout": describe(out)}
+                "layout": layout}
 
     # -- errors ----------------------------------------------------------------------
     def _classify(self, exc: BaseException, default: str) -> str:

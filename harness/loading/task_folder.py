@@ -62,6 +62,18 @@ class Task:
         return self.spec.get("peak_dtype")
 
     @property
+    def main(self) -> str:
+        """The file name of the task's own evaluator (`config.main`)."""
+        return _config_main(self.spec)
+
+    @property
+    def own_evaluator(self) -> bool:
+        """A folder without the `custom_kernel` contract (no task.py): its own evaluator
+        (staged from `files`) defines the interface and judges the submission."""
+        names = {f.name for f in self.files}
+        return "task.py" not in names and self.main in names
+
+    @property
     def timing(self) -> dict[str, Any]:
         """Per-task timing keys (`timing:` in task.yml): what differs between contests."""
         return dict(self.spec.get("timing") or {})
@@ -201,9 +213,13 @@ def _read_files(spec: dict[str, Any], root: Path) -> list[TaskFile]:
             )
         files.append(TaskFile(str(entry["name"]), source))
     names = {f.name for f in files}
+    if _config_main(spec) in names and "task.py" not in names:
+        return files  # its own eval.py defines the interface (see Task.own_evaluator)
     for needed in ("task.py", "reference.py"):
         if needed not in names:
-            raise TaskError(f"{root}: the task has no {needed} (files: {sorted(names)})")
+            raise TaskError(f"{root}: the task has no {needed} (files: {sorted(names)}); a "
+                            "folder whose own evaluator defines the interface lists it in "
+                            "files and names it in config.main")
     return files
 
 

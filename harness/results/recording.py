@@ -64,6 +64,9 @@ def refusal(ev: Evaluation, refuse_on: list[str]) -> str | None:
     hits = [f for f in ev.screen if f["severity"] in refuse_on]
     if hits:
         return "static screen: " + ", ".join(sorted({f["rule"] for f in hits}))
+    evaluator = ev.harness.get("evaluator")
+    if evaluator:
+        return f"judged by {evaluator['kind']}: the harness's own checks did not apply"
     return None
 
 

@@ -1,0 +1,117 @@
+"""A task folder whose own `eval.py` defines the interface (no `custom_kernel` contract).
+
+The folder's evaluator runs as the public bot runs it (`python eval.py MODE CASES` with
+`POPCORN_FD`), in a scratch folder with the worker's containment (its environment and
+limits), and its `key: value` report becomes the result. The submission and the evaluator
+share one process there, so the judge's own checks cannot apply: the result says which,
+and such a result never ranks.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import tempfile
+from pathlib import Path
+
+from harness.consts import Status
+from harness.judging.phases import PhaseSpec, Progress
+from harness.judging.sandbox import Limits, worker_env
+from harness.judging.seeds import SeedPlan
+from harness.judging.timing import combine
+from harness.loading.popcorn import EvalRun, run_eval, stage_all
+from harness.loading.task_folder import Task
+from harness.results.document import CaseResult, PhaseResult
+from harness.settings import Settings
+
+NOT_APPLIED = [
+    "fresh inputs every call (the evaluator chooses its inputs)",
+    "the check in the judge's own process (the evaluator checks beside the submission)",
+    "the two-clock check and the physics floor (the evaluator keeps its own clock)",
+    "secret seeds the submission cannot read (the seed reaches the evaluator's process)",
+]
+MARK = "the task's own evaluator"
+
+
+def run_foreign(task: Task, submission: Path, specs: list[PhaseSpec], settings: Settings,
+                device: str, secret: bytes | None,
+                progress: Progress | None = None) -> tuple[list[PhaseResult], str]:
+    """Each phase through the task's evaluator: the phases, and the evaluator's output."""
+    progress = progress or Progress()
+    scratch = Path(tempfile.mkdtemp(prefix="harness-foreign-"))
+    outputs = []
+    phases = []
+    try:
+        staged = stage_all(task, submission, scratch / "task")
+        env = worker_env(scratch, device)
+        address_space = None
+        if device == "cpu" and settings.worker.cpu_memory_limit_gb > 0:
+            address_space = int(settings.worker.cpu_memory_limit_gb * (1 << 30))
+        limits = Limits(settings.worker.file_size_limit_bytes, address_space)
+        for spec in specs:
+            progress.phase_start(spec)
+            mode = "test" if not spec.timed else (
+                "leaderboard" if spec.seeds == "secret" else "benchmark")
+            run_env = dict(env)
+            if spec.seeds == "secret" and secret is not None:
+                run_env["POPCORN_SEED"] = str(SeedPlan(0, secret, stream="own-evaluator").seed(0))
+            run = run_eval(staged, mode, spec.cases, spec.timeout, env=run_env, main=task.main,
+                           preexec_fn=limits.apply)
+            outputs.append(f"$ python {task.main} {mode}\n{run.output}")
+            phase = to_phase(run, spec, task.ranking_by)
+            for case in phase.cases:
+                progress.case_done(spec, case)
+            phases.append(phase)
+            if not phase.passed:
+                break
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    tail = "\n".join(outputs)[-settings.worker.output_limit_bytes:]
+    return phases, tail
+
+
+def to_phase(run: EvalRun, spec: PhaseSpec, ranking_by: str) -> PhaseResult:
+    """The evaluator's report as a phase of cases."""
+    phase = PhaseResult(spec.name, spec.seeds)
+    if run.timed_out or "check" not in run.report:
+        status = Status.TIMED_OUT if run.timed_out else Status.CRASHED
+        why = ("the evaluator ran past the time limit" if run.timed_out else
+               f"the evaluator ended (exit {run.returncode}) without a verdict")
+        phase.cases = [CaseResult(i, c, status, why) for i, c in enumerate(spec.cases)]
+        return phase
+    if not spec.timed:
+        verdicts = run.case_verdicts()
+        for i, case in enumerate(spec.cases):
+            ok, message = verdicts[i] if i < len(verdicts) else (False, "no verdict for this case")
+            phase.cases.append(CaseResult(i, case, Status.PASSED if ok else Status.FAILED,
+                                          "" if ok else message))
+        return phase
+    for i, case in enumerate(spec.cases):
+        phase.cases.append(_benchmark_case(run.report, i, case))
+    scores = [c.score_ns for c in phase.cases]
+    if phase.passed and scores and all(s is not None for s in scores):
+        phase.score_ns = combine(scores, ranking_by)
+    return phase
+
+
+def _benchmark_case(report: dict[str, str], i: int, case: dict) -> CaseResult:
+    key = f"benchmark.{i}"
+    if report.get(f"{key}.status") == "fail" or f"{key}.mean" not in report:
+        why = report.get(f"{key}.error") or "the evaluator reported no time for this case"
+        return CaseResult(i, case, Status.FAILED, why)
+    number = {k: _float(report.get(f"{key}.{k}")) for k in ("mean", "std", "err", "best", "worst")}
+    calls = int(_float(report.get(f"{key}.runs")) or 0)
+    result = CaseResult(i, case, Status.PASSED, score_ns=number["mean"], checked_calls=calls)
+    result.stats = {"calls": calls, "mean": number["mean"], "std": number["std"],
+                    "stderr": number["err"], "median": number["mean"], "best": number["best"],
+                    "worst": number["worst"],
+                    "rse": number["err"] / number["mean"] if number["mean"] else math.inf}
+    result.integrity = {"evaluator": MARK}
+    return result
+
+
+def _float(text: str | None) -> float:
+    try:
+        return float(text) if text not in (None, "") else 0.0
+    except ValueError:
+        return 0.0
