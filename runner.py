@@ -178,5 +178,22 @@ def mark(submission_id: int, status: str, db: str | None) -> None:
     sys.exit(guarded(run, console, submission_id, status, db))
 
 
+@cli.command()
+@click.option("--host", help="Listen on this address (default: web.host of the settings).")
+@click.option("--port", type=click.IntRange(0, 65535), help="Listen on this port (default: web.port).")
+@click.option("--show-code/--hide-code", default=None,
+              help="Show submitted code on submission pages (default: web.show_code).")
+@click.option("--config", type=click.Path(exists=True, path_type=Path),
+              help="YAML settings on top of configs/defaults.yaml.")
+@db_option
+def serve(host: str | None, port: int | None, show_code: bool | None, config: Path | None,
+          db: str | None) -> None:
+    """A read-only web leaderboard of the database (needs Flask: pip install -e '.[web]')."""
+    from harness.frontends.errors import guarded
+    from harness.frontends.serve import run_serve
+
+    sys.exit(guarded(run_serve, console, db, host, port, show_code, config))
+
+
 if __name__ == "__main__":
     cli()
