@@ -23,7 +23,11 @@ def run_serve(console: Console, db: str | None, host: str | None, port: int | No
         console.print(f"[red]error:[/] the web leaderboard needs Flask ({exc.name} is missing): "
                       + escape("pip install -e '.[web]'"))
         return ExitCode.USAGE
-    settings = Settings.load(config)
+    try:
+        settings = Settings.load(config)
+    except (OSError, ValueError) as exc:
+        console.print(f"[red]error:[/] settings: {escape(str(exc))}")
+        return ExitCode.USAGE
     web = settings.web
     url = resolve_db(db, settings.store_path)
     postgres = url.startswith(("postgresql://", "postgres://"))
@@ -35,8 +39,8 @@ def run_serve(console: Console, db: str | None, host: str | None, port: int | No
     host, port = host or web.host, web.port if port is None else port
     try:
         server = make_server(host, port, app, threaded=True)
-    except OSError as exc:
-        console.print(f"[red]error:[/] cannot listen on {host}:{port}: {exc.strerror or exc}")
+    except (OSError, SystemExit):  # Werkzeug has said why (port in use, unknown address)
+        console.print(f"[red]error:[/] cannot listen on {host}:{port}")
         return ExitCode.USAGE
     shown = "postgresql" if postgres else url
     console.print(f"serving the leaderboard of {shown} at http://{host}:{server.port}/ "
