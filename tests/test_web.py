@@ -149,6 +149,10 @@ def test_json_endpoints_equal_the_commands(server, filled):
     assert tile["submissions"] == len(SUBMITS)
     trend = get(f"{server}/api/tasks/{TASK}/trend/CPU")
     assert trend["overall"][-1]["user"] == ranked[0]
+    # each user's line ends at the score they rank with; hacked and failed ones draw none
+    assert {u: pts[-1]["score_ns"] for u, pts in trend["users"].items()} == {
+        r["user"]: r["score_ns"] for r in board["devices"]["CPU"]}
+    assert len(trend["users"]["alice"]) == 2  # sleep_3ms.py, then the faster fast.py
     with pytest.raises(urllib.error.HTTPError) as missing:
         get(f"{server}/api/submissions/9999")
     assert missing.value.code == 404
@@ -230,7 +234,7 @@ def test_every_page_in_a_browser(server, filled):
 
 
 def test_views_and_the_code_setting(filled):
-    from harness.web import create_app
+    from harness.web import charts, create_app
 
     db, ids = filled["db"], filled["ids"]
     hidden = create_app(str(db), show_code=False).test_client()
@@ -244,6 +248,8 @@ def test_views_and_the_code_setting(filled):
         assert hidden.get(url).status_code == 404
     assert hidden.get("/api/leaderboard/no_such_task").get_json()["error"].startswith("no task")
     assert hidden.get("/static/style.css").status_code == 200
+    assert hidden.get(f"/tasks/{TASK}").data.count(b"<svg") == 1
+    assert charts.trend_svg({"device": "CPU", "overall": [], "users": {}}, 600, 200) == ""
 
 
 @pytest.mark.postgres
