@@ -11,7 +11,7 @@ from typing import Any
 
 from harness.loading.cases import format_case
 from harness.loading.task_folder import TaskError, list_task_names, load_task
-from harness.results.ranking import Ranked, device_kinds, eligible, rank
+from harness.results.ranking import Ranked, device_kinds, eligible, find, rank
 from harness.results.store import Store
 
 
@@ -78,6 +78,15 @@ def submission(store: Store, submission_id: int, code: bool) -> dict[str, Any] |
         run["passed"] = bool(run["passed"])
     sub["passed"] = bool(sub["runs"]) and all(r["passed"] for r in sub["runs"])
     return sub
+
+
+def standing(store: Store, sub: dict[str, Any]) -> tuple[Ranked | None, int]:
+    """Where a submission ranks among its task version's results on its device kind (the
+    row that counts it, if any) and how many rows that table has."""
+    if not sub["runs"]:
+        return None, 0
+    table = rank(store.entries(sub["task"], sub["content_hash"]), sub["runs"][0]["device_kind"])
+    return find(table, sub["id"]), len(table)
 
 
 def task_info(task: str) -> dict[str, Any] | None:

@@ -77,19 +77,13 @@ def create_app(db_url: str, show_code: bool, settings: WebSettings | None = None
     @app.get("/submissions/<int:submission_id>")
     def submission_page(submission_id: int) -> str:
         sub = one_submission(submission_id)
-        ranked, ranked_of = None, 0
-        if sub["runs"]:
-            with read() as store:
-                b = boards.board(store, sub["task"], device=sub["runs"][0]["device_kind"])
-            table = next(iter(b.tables.values()), [])
-            ranked = next((r for r in table if submission_id in r.submission_ids), None)
-            ranked_of = len(table)
+        with read() as store:
+            ranked, ranked_of = boards.standing(store, sub)
         output = next((r["messages"].get("output") for r in sub["runs"]
                        if r["messages"].get("output")), {}) or {}
         tails = {k: v[-web.output_tail_chars:] for k, v in output.items() if v and v.strip()}
         return render_template("submission.html", sub=sub, ranked=ranked, ranked_of=ranked_of,
-                               output=tails,
-                               show_code=show_code)
+                               output=tails, show_code=show_code)
 
     @app.get("/users/<user>")
     def user_page(user: str) -> str:
