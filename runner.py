@@ -117,25 +117,27 @@ def leaderboard(task: str, device: str | None, as_json: bool, all_versions: bool
 @cli.command()
 @click.option("--task", help="Only this task.")
 @click.option("--user", help="Only this user.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @db_option
-def history(task: str | None, user: str | None, db: str | None) -> None:
+def history(task: str | None, user: str | None, as_json: bool, db: str | None) -> None:
     """Every recorded submission, oldest first."""
     from harness.frontends.browse import history as run
     from harness.frontends.errors import guarded
 
-    sys.exit(guarded(run, console, task, user, db))
+    sys.exit(guarded(run, console, task, user, as_json, db))
 
 
 @cli.command()
 @click.argument("submission_id", type=int)
 @click.option("--code", is_flag=True, help="Also print the submitted code.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @db_option
-def show(submission_id: int, code: bool, db: str | None) -> None:
+def show(submission_id: int, code: bool, as_json: bool, db: str | None) -> None:
     """One recorded submission: its runs, cases, screen findings (and code)."""
     from harness.frontends.browse import show as run
     from harness.frontends.errors import guarded
 
-    sys.exit(guarded(run, console, submission_id, code, db))
+    sys.exit(guarded(run, console, submission_id, code, as_json, db))
 
 
 @cli.command()
@@ -174,6 +176,23 @@ def mark(submission_id: int, status: str, db: str | None) -> None:
     from harness.frontends.errors import guarded
 
     sys.exit(guarded(run, console, submission_id, status, db))
+
+
+@cli.command()
+@click.option("--host", help="Listen on this address (default: web.host of the settings).")
+@click.option("--port", type=click.IntRange(0, 65535), help="Listen on this port (default: web.port).")
+@click.option("--show-code/--hide-code", default=None,
+              help="Show submitted code on submission pages (default: web.show_code).")
+@click.option("--config", type=click.Path(exists=True, path_type=Path),
+              help="YAML settings on top of configs/defaults.yaml.")
+@db_option
+def serve(host: str | None, port: int | None, show_code: bool | None, config: Path | None,
+          db: str | None) -> None:
+    """A read-only web leaderboard of the database (needs Flask: pip install -e '.[web]')."""
+    from harness.frontends.errors import guarded
+    from harness.frontends.serve import run_serve
+
+    sys.exit(guarded(run_serve, console, db, host, port, show_code, config))
 
 
 if __name__ == "__main__":

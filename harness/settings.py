@@ -75,12 +75,29 @@ class WorkerSettings:
 
 
 @dataclass
+class WebSettings:
+    """The web leaderboard of `runner.py serve` (`web:`)."""
+
+    host: str
+    port: int
+    show_code: bool
+    output_tail_chars: int
+    trend_height: int
+    trend_width: int
+
+    def __post_init__(self) -> None:
+        if not 0 <= int(self.port) < 65536:
+            raise ValueError(f"web.port must be a TCP port (0-65535), not {self.port!r}")
+
+
+@dataclass
 class Settings:
     """Every tunable of an evaluation; built from YAML, never from scattered literals."""
 
     timing: TimingSettings
     integrity: IntegritySettings
     worker: WorkerSettings
+    web: WebSettings
     default_timeout: float
     store_path: str
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -101,6 +118,7 @@ class Settings:
             timing=_fill(TimingSettings, _section(data, "timing")),
             integrity=_fill(IntegritySettings, _section(data, "integrity")),
             worker=_fill(WorkerSettings, _section(data, "worker")),
+            web=_fill(WebSettings, _section(data, "web")),
             default_timeout=float(_section(data, "tasks")["default_timeout"]),
             store_path=str(_section(data, "store")["path"]),
         )

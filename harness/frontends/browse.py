@@ -16,9 +16,8 @@ from rich.syntax import Syntax
 from rich.table import Table
 
 from harness.consts import ExitCode
+from harness.frontends import boards
 from harness.frontends.report import fmt_ns, print_ranked
-from harness.loading.task_folder import TaskError, load_task
-from harness.results.ranking import device_kinds, rank
 from harness.results.recording import resolve_user
 from harness.results.store import Store, resolve_db
 from harness.settings import Settings
@@ -31,37 +30,31 @@ def open_store(db: str | None) -> Store:
 def leaderboard(console: Console, task_name: str, device: str | None, as_json: bool,
                 all_versions: bool, db: str | None) -> int:
     """Print (or emit as JSON) the ranked table of a task, per device kind."""
-    store = open_store(db)
     try:
-        content_hash = load_task(task_name).content_hash
-    except TaskError:
-        board = store.current_board(task_name)
-        if board is None:
-            console.print(f"[red]error:[/] no task {task_name!r} here and no results for it")
-            return ExitCode.USAGE
-        content_hash = board["content_hash"]
-    entries = store.entries(task_name, None if all_versions else content_hash)
-    kinds = [device] if device else device_kinds(entries)
-    tables = {kind: rank(entries, kind) for kind in kinds}
+        b = boards.board(open_store(db), task_name, device, all_versions)
+    except boards.UnknownTask as exc:
+        console.print(f"[red]error:[/] {exc}")
+        return ExitCode.USAGE
     if as_json:
-        doc = {"task": task_name, "content_hash": None if all_versions else content_hash,
-               "devices": {k: [vars(r) for r in t] for k, t in tables.items()}}
-        print(json.dumps(doc, indent=2))
+        print(json.dumps(b.to_dict(), indent=2))
         return ExitCode.OK
-    if not tables:
+    if not b.tables:
         console.print(f"no results for {task_name} yet")
-    for kind, table in tables.items():
+    for kind, table in b.tables.items():
         print_ranked(console, table, f"{task_name} on {kind}")
-    if not all_versions:
-        older = [e for e in store.entries(task_name) if e["content_hash"] != content_hash]
-        if older:
-            console.print(f"[dim]{len(older)} result(s) from earlier versions of the task are "
-                          "kept; --all-versions ranks them together[/]")
+    if b.older:
+        console.print(f"[dim]{b.older} result(s) from earlier versions of the task are "
+                      "kept; --all-versions ranks them together[/]")
     return ExitCode.OK
 
 
-def history(console: Console, task: str | None, user: str | None, db: str | None) -> int:
-    rows = open_store(db).history(task, user)
+def history(console: Console, task: str | None, user: str | None, as_json: bool,
+            db: str | None) -> int:
+    """Every recorded submission, oldest first (as a table or JSON)."""
+    rows = boards.history(open_store(db), task, user)
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return ExitCode.OK
     table = Table(title="History", title_justify="left")
     for col in ("id", "task", "user", "file", "when", "status", "runs"):
         table.add_column(col)
@@ -76,11 +69,15 @@ def history(console: Console, task: str | None, user: str | None, db: str | None
     return ExitCode.OK
 
 
-def show(console: Console, submission_id: int, code: bool, db: str | None) -> int:
-    sub = open_store(db).submission(submission_id)
+def show(console: Console, submission_id: int, code: bool, as_json: bool, db: str | None) -> int:
+    """One recorded submission: its runs, cases and screen findings (and code)."""
+    sub = boards.submission(open_store(db), submission_id, code)
     if sub is None:
         console.print(f"[red]error:[/] no submission {submission_id}")
         return ExitCode.USAGE
+    if as_json:
+        print(json.dumps(sub, indent=2))
+        return ExitCode.OK
     console.print(f"[bold]Submission {sub['id']}[/] {escape(sub['file_name'])} by "
                   f"{escape(sub['user_name'])} on {sub['task']} ({sub['created_at']}), "
                   f"status {sub['status']}" + (f", not ranked: {sub['refused']}" if sub["refused"] else ""))

@@ -46,7 +46,10 @@ def runs_of(ev: Evaluation) -> list[dict[str, Any]]:
             "passed": ev.load_error is None and bool(phases) and all(p.passed for p in phases),
             "score_ns": bench.score_ns if bench else None, "cases": cases,
             "messages": {"load_error": ev.load_error, "warnings": ev.warnings,
-                         "flags": [f for c in cases for f in c["flags"]]},
+                         "flags": [f for c in cases for f in c["flags"]],
+                         # the worker's output (bounded by worker.output_limit_bytes) is the
+                         # whole evaluation's: kept once, with the first run
+                         "output": ev.worker_output if not rows else {}},
             "harness_version": ev.harness.get("version", ""),
             "system": {"harness": ev.harness, "device": ev.device},
         })

@@ -216,6 +216,10 @@ class Store:
         rows = self.query("SELECT * FROM leaderboards WHERE task = ? ORDER BY id DESC", (task,))
         return rows[0] if rows else None
 
+    def tasks(self) -> list[str]:
+        """Every task with a leaderboard in the database."""
+        return [r["task"] for r in self.query("SELECT DISTINCT task FROM leaderboards ORDER BY task")]
+
     # -- recording --------------------------------------------------------------------
     def record(self, board: Leaderboard, user: str, file_name: str, code: str, sha256: str,
                status: str, screen: list[dict], refused: str | None, runs: list[dict],

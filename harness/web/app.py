@@ -1,0 +1,142 @@
+"""The read-only web leaderboard: Flask views over the results database.
+
+Every page and /api/ endpoint reads through harness.frontends.boards, the functions
+behind `runner.py leaderboard/history/show --json`, so what the site ranks is what the
+command line ranks. Nothing here writes to the database."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from flask import Flask, abort, jsonify, render_template, request
+from markupsafe import Markup
+
+from harness.frontends import boards
+from harness.results.store import Store
+from harness.settings import Settings, WebSettings
+from harness.web import charts
+from harness.web.format import FILTERS
+
+
+class Reader:
+    """One connection to the database, used by one request at a time."""
+
+    def __init__(self, db_url: str) -> None:
+        self.store = Store(db_url)
+        self.lock = threading.Lock()
+
+    @contextmanager
+    def __call__(self) -> Iterator[Store]:
+        with self.lock:
+            yield self.store
+
+
+def create_app(db_url: str, show_code: bool, settings: WebSettings | None = None) -> Flask:
+    """The web leaderboard on the database at `db_url` (a SQLite path or postgresql:// URL).
+    `show_code`: whether submission pages (and their JSON) include the submitted code."""
+    web = settings or Settings.load().web
+    app = Flask(__name__)
+    app.json.sort_keys = False  # the key order of the commands' --json
+    app.json.ensure_ascii = False
+    app.jinja_env.filters.update(FILTERS)
+    read = Reader(db_url)
+
+    def task_board(task: str, **kw: Any) -> boards.Board:
+        try:
+            with read() as store:
+                return boards.board(store, task, **kw)
+        except boards.UnknownTask as exc:
+            abort(404, str(exc))
+
+    def one_submission(submission_id: int) -> dict[str, Any]:
+        with read() as store:
+            sub = boards.submission(store, submission_id, show_code)
+        if sub is None:
+            abort(404, f"no submission {submission_id}")
+        return sub
+
+    @app.get("/")
+    def home() -> str:
+        with read() as store:
+            tiles = boards.overview(store)
+        return render_template("home.html", tiles=tiles)
+
+    @app.get("/tasks/<task>")
+    def task_page(task: str) -> str:
+        b = task_board(task, all_versions=request.args.get("all_versions") == "1")
+        trends = {kind: Markup(charts.trend_svg(boards.trend(b, kind), web.trend_width,
+                                                web.trend_height)) for kind in b.tables}
+        with read() as store:
+            subs = boards.history(store, task)
+        return render_template("task.html", board=b, info=boards.task_info(task),
+                               trends=trends, submissions=subs[::-1])
+
+    @app.get("/submissions/<int:submission_id>")
+    def submission_page(submission_id: int) -> str:
+        sub = one_submission(submission_id)
+        with read() as store:
+            ranked, ranked_of = boards.standing(store, sub)
+        output = next((r["messages"].get("output") for r in sub["runs"]
+                       if r["messages"].get("output")), {}) or {}
+        tails = {k: v[-web.output_tail_chars:] for k, v in output.items() if v and v.strip()}
+        return render_template("submission.html", sub=sub, ranked=ranked, ranked_of=ranked_of,
+                               output=tails, show_code=show_code)
+
+    @app.get("/users/<user>")
+    def user_page(user: str) -> str:
+        with read() as store:
+            subs = boards.history(store, user=user)
+        if not subs:
+            abort(404, f"no submissions by {user!r}")
+        ranks = []
+        for task in sorted({s["task"] for s in subs}):
+            b = task_board(task)
+            ranks += [(task, kind, r, len(t)) for kind, t in b.tables.items()
+                      for r in t if r.user == user]
+        return render_template("user.html", user=user, submissions=subs[::-1], ranks=ranks)
+
+    # -- JSON: the shapes of the commands' --json ---------------------------------------
+    @app.get("/api/tasks")
+    def api_tasks() -> Any:
+        with read() as store:
+            return jsonify(boards.overview(store))
+
+    @app.get("/api/leaderboard/<task>")
+    def api_leaderboard(task: str) -> Any:
+        """`runner.py leaderboard TASK [--device D] [--all-versions] --json`."""
+        return jsonify(task_board(task, device=request.args.get("device"),
+                                  all_versions=request.args.get("all_versions") == "1").to_dict())
+
+    @app.get("/api/tasks/<task>/trend/<device>")
+    def api_trend(task: str, device: str) -> Any:
+        return jsonify(boards.trend(task_board(task), device))
+
+    @app.get("/api/history")
+    def api_history() -> Any:
+        """`runner.py history [--task T] [--user U] --json`."""
+        with read() as store:
+            return jsonify(boards.history(store, request.args.get("task"),
+                                          request.args.get("user")))
+
+    @app.get("/api/users/<user>")
+    def api_user(user: str) -> Any:
+        """`runner.py history --user U --json`."""
+        with read() as store:
+            return jsonify(boards.history(store, user=user))
+
+    @app.get("/api/submissions/<int:submission_id>")
+    def api_submission(submission_id: int) -> Any:
+        """`runner.py show ID --json` (with `--code` when the organiser shows code)."""
+        return jsonify(one_submission(submission_id))
+
+    @app.errorhandler(404)
+    def not_found(exc: Any) -> Any:
+        message = getattr(exc, "description", "not found")
+        if request.path.startswith("/api/"):
+            return jsonify({"error": message}), 404
+        return render_template("error.html", message=message), 404
+
+    return app
