@@ -11,11 +11,11 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from harness.consts import Mark
+from harness.frontends.console import make_console
 
-console = Console(highlight=False)
+console = make_console()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

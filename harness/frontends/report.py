@@ -78,7 +78,7 @@ def print_evaluation(console: Console, ev: Evaluation) -> None:
         if err.get("hint"):
             body += f"\n\n[bold]hint:[/] {escape(err['hint'])}"
         console.print(Panel(body, title=f"[red]{err['status']}: {escape(err['title'])}",
-                            border_style="red"))
+                            border_style="red", expand=False))
     for phase in ev.phases:
         if phase.name == "test":
             console.print(_test_table(phase))
@@ -210,7 +210,9 @@ def print_ranked(console: Console, table: list, title: str, highlight: int | Non
     for col, just in (("rank", "right"), ("user", "left"), ("score", "right"),
                       ("gap", "right"), ("file", "left"), ("submission", "right"),
                       ("runs", "right"), ("when", "left"), ("status", "left")):
-        out.add_column(col, justify=just)
+        # On a narrow terminal a name or date folds onto more lines; it is never cut short.
+        out.add_column(col, justify=just,
+                       overflow="fold" if col in ("user", "file", "when") else "ellipsis")
     previous = None
     for r in table:
         gap = f"+{fmt_ns(r.score_ns - previous)}" if previous is not None else ""
