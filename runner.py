@@ -14,6 +14,9 @@ import click
 
 from harness.consts import Mark
 from harness.frontends.console import make_console
+from harness.quiet import hush_numpy_warning
+
+hush_numpy_warning()  # before any command imports torch
 
 console = make_console()
 

@@ -28,3 +28,33 @@ def test_piped_ranked_table_keeps_names_and_dates_whole(cli):
     assert LONG_USER in r.out and "fast.py" in r.out
     assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", r.out), r.out
     assert "…" not in r.out, r.out
+
+
+NO_NUMPY = 'raise ModuleNotFoundError("No module named \'numpy\'", name="numpy")\n'
+
+
+def _import_torch_without_numpy(tmp_path, hush: bool) -> str:
+    import subprocess
+    import sys
+
+    (tmp_path / "numpy").mkdir(exist_ok=True)
+    (tmp_path / "numpy" / "__init__.py").write_text(NO_NUMPY)
+    code = ("from harness.quiet import hush_numpy_warning; hush_numpy_warning(); " if hush
+            else "") + "import torch"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={"PYTHONPATH": f"{tmp_path}:{ROOT}", "PATH": "/usr/bin:/bin"},
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stderr
+
+
+def test_no_numpy_warning_where_numpy_is_missing(tmp_path):
+    """Without NumPy, `import torch` warns; the judge and the worker silence that warning."""
+    assert "Failed to initialize NumPy" in _import_torch_without_numpy(tmp_path, hush=False)
+    assert "Failed to initialize NumPy" not in _import_torch_without_numpy(tmp_path, hush=True)
+
+
+def test_the_cpu_quick_start_prints_no_numpy_warning(cli):
+    r = cli("submit", "submissions/vectoradd/add_torch.py", "--device", "cpu", "--mode", "test")
+    assert r.rc == 0, r.out
+    assert "NumPy" not in r.out and "the submission's stderr" not in r.out

@@ -291,6 +291,9 @@ def _syntax(exc: SyntaxError) -> str:
 
 
 def main() -> None:
+    from harness.quiet import hush_numpy_warning
+
+    hush_numpy_warning()  # torch is imported next, by Worker: no NumPy warning as the submission's
     conn = Connection(int(sys.argv[1]))
     init = conn.recv()
     try:
