@@ -72,12 +72,29 @@ class WorkerSettings:
 
 
 @dataclass
+class ProfileSettings:
+    """What `--mode profile` runs per benchmark case (`profile:`)."""
+
+    calls: int
+    rows: int
+    ncu: bool
+    ncu_launch_count: int
+    reports_dir: str
+
+    def __post_init__(self) -> None:
+        if self.calls < 1 or self.rows < 1 or self.ncu_launch_count < 1:
+            raise ValueError("profile.calls, profile.rows and profile.ncu_launch_count must be "
+                             "at least 1")
+
+
+@dataclass
 class Settings:
     """Every tunable of an evaluation; built from YAML, never from scattered literals."""
 
     timing: TimingSettings
     integrity: IntegritySettings
     worker: WorkerSettings
+    profile: ProfileSettings
     default_timeout: float
     store_path: str
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -98,6 +115,7 @@ class Settings:
             timing=_fill(TimingSettings, _section(data, "timing")),
             integrity=_fill(IntegritySettings, _section(data, "integrity")),
             worker=_fill(WorkerSettings, _section(data, "worker")),
+            profile=_fill(ProfileSettings, _section(data, "profile")),
             default_timeout=float(_section(data, "tasks")["default_timeout"]),
             store_path=str(_section(data, "store")["path"]),
         )

@@ -82,6 +82,11 @@ def print_evaluation(console: Console, ev: Evaluation) -> None:
     for phase in ev.phases:
         if phase.name == "test":
             console.print(_test_table(phase))
+        elif phase.name == "profile":
+            console.print(_test_table(phase, "Profile: the first call of each case, checked"))
+            for case in phase.cases:
+                if case.profile:
+                    print_profile(console, case)
         else:
             console.print(_bench_table(phase))
             if phase.score_ns is not None:
@@ -133,8 +138,8 @@ def _status(result: CaseResult) -> str:
     return text
 
 
-def _test_table(phase: PhaseResult) -> Table:
-    table = Table(title=f"Tests ({phase.seeds} seeds)", title_justify="left")
+def _test_table(phase: PhaseResult, title: str = "Tests") -> Table:
+    table = Table(title=f"{title} ({phase.seeds} seeds)", title_justify="left")
     table.add_column("#", justify="right")
     table.add_column("case")
     table.add_column("result")
@@ -143,6 +148,35 @@ def _test_table(phase: PhaseResult) -> Table:
         reason = c.message.splitlines()[0] if c.message else ""
         table.add_row(str(c.index), escape(format_case(c.case)), _status(c), escape(reason[:100]))
     return table
+
+
+def print_profile(console: Console, case: CaseResult) -> None:
+    """One case's profile (`--mode profile`): its kernels or operators, the host's share,
+    and where Nsight Compute's report went."""
+    p = case.profile
+    what = "kernel (GPU time)" if p["kind"] == "kernels" else "operator (CPU self time)"
+    share = p.get("host_share")
+    console.print(f"[bold]Profile of case {case.index}[/] ({escape(format_case(case.case))}): "
+                  f"{p['calls']} calls under {p['tool']}, {fmt_ns(p['wall_ns_per_call'])} a call, "
+                  f"{fmt_ns(p['device_ns_per_call'])} of it in {p['kind']}"
+                  + (f", host share {share:.0%}" if share is not None else ""))
+    table = Table()
+    for col, just in ((what, "left"), ("calls", "right"), ("total", "right"),
+                      ("mean", "right"), ("share", "right")):
+        table.add_column(col, justify=just, overflow="fold" if col == what else "ellipsis")
+    busy = sum(r["total_ns"] for r in p["rows"]) or 1.0
+    for r in p["rows"]:
+        table.add_row(escape(r["name"]), str(r["calls"]), fmt_ns(r["total_ns"]),
+                      fmt_ns(r["mean_ns"]), f"{r['total_ns'] / busy:.0%}")
+    if p.get("rows_left_out"):
+        table.add_row(f"[dim]... {p['rows_left_out']} more[/]", "", "", "", "")
+    console.print(table)
+    ncu = p.get("ncu")
+    if ncu and ncu.get("report"):
+        console.print(f"  Nsight Compute report: [bold]{escape(ncu['report'])}[/] "
+                      f"(open with ncu-ui, or ncu --import FILE)")
+    elif ncu:
+        console.print(f"  [yellow]Nsight Compute:[/] {escape(ncu.get('note') or ncu.get('error', ''))}")
 
 
 def _bench_table(phase: PhaseResult) -> Table:

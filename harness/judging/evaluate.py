@@ -36,13 +36,16 @@ def phase_specs(prepared: Prepared, settings: Settings) -> list[PhaseSpec]:
 
     tests = override if override and request.mode == "test" else task.tests
     benchmarks = override if override and request.mode != "test" else task.benchmarks
-    if request.mode in ("benchmark", "leaderboard") and not benchmarks:
+    if request.mode in ("benchmark", "leaderboard", "profile") and not benchmarks:
         raise UsageError(f"task {task.name} has no benchmarks to time")
     check_all = settings.timing.check_timed_calls == "all"
     if request.mode == "test":
         return [PhaseSpec("test", "public", tests, False, False, timeout("test"))]
     if request.mode == "benchmark":
         return [PhaseSpec("benchmark", "public", benchmarks, True, check_all, timeout("benchmark"))]
+    if request.mode == "profile":
+        return [PhaseSpec("profile", "public", benchmarks, False, False, timeout("benchmark"),
+                          profile=True)]
     specs = []
     for seeds in ("public", "secret"):
         specs.append(PhaseSpec("test", seeds, tests, False, False, timeout("test")))

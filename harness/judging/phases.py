@@ -18,6 +18,7 @@ class PhaseSpec:
     timed: bool
     check_all: bool
     timeout: float
+    profile: bool = False  # after each case's checked first call, profile a few calls
 
 
 class Progress:

@@ -83,7 +83,7 @@ class Worker:
         self.send(info)
         handlers = {
             "load": self.load, "case": self.set_case, "call": self.call,
-            "noop": self.noop, "release": self.release,
+            "noop": self.noop, "release": self.release, "profile": self.profile,
         }
         while True:
             if self.mailbox is not None and self._wait_mail():
@@ -267,6 +267,20 @@ class Worker:
 
     def _trace(self, exc: BaseException) -> str:
         return trim_traceback(exc, str(self.submission_path), self.shown_name)[-_TRACE_LIMIT:]
+
+    # -- --mode profile ----------------------------------------------------------------
+    def profile(self, message: dict[str, Any]) -> None:
+        """`--mode profile`: calls on the case's input slots under the PyTorch profiler."""
+        from harness.judging.profiling import profile_calls
+
+        try:
+            summary = profile_calls(self.torch, self.kernel, self.slots, int(message["calls"]),
+                                    self.cuda, int(message["rows"]))
+        except BaseException as exc:  # noqa: BLE001 - the submission's (or the profiler's)
+            self.send({"event": Event.ERROR, "kind": self._classify(exc, "exception"),
+                       "message": self._trace(exc)})
+            return
+        self.send({"event": Event.PROFILE, "profile": summary})
 
 
 def trim_traceback(exc: BaseException, path: str, shown: str) -> str:

@@ -28,6 +28,7 @@ class CaseResult:
     integrity: dict[str, Any] = field(default_factory=dict)
     flags: list[str] = field(default_factory=list)
     wall_seconds: float = 0.0  # the judge's time on this case: inputs, warm-up, timing, checks
+    profile: dict[str, Any] | None = None  # --mode profile: kernels or operators of a few calls
 
     @property
     def passed(self) -> bool:
@@ -38,7 +39,7 @@ class CaseResult:
 class PhaseResult:
     """The cases of `tests` or `benchmarks`, run with public or secret seeds."""
 
-    name: str  # "test" or "benchmark"
+    name: str  # "test", "benchmark" or "profile"
     seeds: str  # "public" or "secret"
     cases: list[CaseResult] = field(default_factory=list)
     score_ns: float | None = None
