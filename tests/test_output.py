@@ -58,3 +58,61 @@ def test_the_cpu_quick_start_prints_no_numpy_warning(cli):
     r = cli("submit", "submissions/vectoradd/add_torch.py", "--device", "cpu", "--mode", "test")
     assert r.rc == 0, r.out
     assert "NumPy" not in r.out and "the submission's stderr" not in r.out
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _progress(terminal: bool):
+    from rich.console import Console
+
+    from harness.frontends.report import LiveProgress
+    from harness.judging.phases import PhaseSpec
+
+    clock = FakeClock()
+    console = Console(file=io.StringIO(), force_terminal=terminal, width=120)
+    spec = PhaseSpec("benchmark", "public", [{"size": 8, "seed": 1}, {"size": 9, "seed": 2}],
+                     True, False, timeout=60.0)
+    return LiveProgress(console, clock=clock), spec, clock
+
+
+def test_live_progress_shows_phase_case_calls_and_time_left():
+    progress, spec, clock = _progress(terminal=True)
+    assert progress.enabled
+    with progress:
+        progress.phase_start(spec)
+        progress.case_start(spec, 0, spec.cases[0])
+        fields = progress.bar.tasks[0].fields
+        assert fields["case"] == "size: 8; seed: 1" and progress.time_left() == 60
+        assert progress.bar.tasks[0].description == "benchmark (public seeds)"
+        progress.call_done()
+        assert fields["calls"] == ""  # drawn at most every 0.25 s: not yet
+        clock.now += 0.3
+        progress.call_done()
+        assert progress.bar.tasks[0].fields["calls"] == "2 calls"
+        clock.now += 0.1
+        for _ in range(100):
+            progress.call_done()
+        assert progress.bar.tasks[0].fields["calls"] == "2 calls"  # rate-limited
+        clock.now += 10
+        progress.call_done()
+        assert progress.bar.tasks[0].fields["calls"] == "103 calls"
+        assert round(progress.time_left(), 6) == 49.6
+        assert "50 s left" in str(progress.bar.columns[-2].render(progress.bar.tasks[0]))
+        progress.case_start(spec, 1, spec.cases[1])
+        assert progress.calls == 0 and progress.bar.tasks[0].fields["calls"] == ""
+
+
+def test_live_progress_is_silent_off_a_terminal():
+    progress, spec, clock = _progress(terminal=False)
+    assert not progress.enabled
+    with progress:
+        progress.phase_start(spec)
+        progress.case_start(spec, 0, spec.cases[0])
+        progress.call_done()
+    assert progress.bar.tasks == [] and progress.console.file.getvalue() == ""

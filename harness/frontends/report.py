@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Column, Table
+from rich.text import Text
 
 from harness.consts import Status
 from harness.judging.phases import PhaseSpec
@@ -35,33 +45,77 @@ def fmt_ns(ns: float | None) -> str:
 
 
 class LiveProgress(JudgeProgress):
-    """A progress bar per phase while cases run (silent when not on a terminal)."""
+    """On a terminal, a live line per phase: its cases done, the case running, its calls so
+    far and the time left before the phase's limit. Nothing off a terminal (pipes, CI logs).
 
-    def __init__(self, console: Console) -> None:
-        self.console = console
+    Calls are counted on every call and redrawn at most every `every` seconds, so the
+    judge's loop between calls stays cheap."""
+
+    def __init__(self, console: Console, clock: Callable[[], float] = time.monotonic,
+                 every: float = 0.25) -> None:
+        self.console, self.clock, self.every = console, clock, every
+        self.enabled = console.is_terminal
         self.bar = Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[case]}"), TimeElapsedColumn(),
+            TextColumn("{task.fields[case]}"), TextColumn("{task.fields[calls]}"),
+            _TimeLeft(self), TimeElapsedColumn(),
             console=console, transient=True,
         )
         self.task_id = None
+        self.calls = 0
+        self.limit = 0.0
+        self.phase_started = 0.0
+        self._drawn = 0.0
 
     def __enter__(self) -> LiveProgress:
-        self.bar.start()
+        if self.enabled:
+            self.bar.start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.bar.stop()
+        if self.enabled:
+            self.bar.stop()
 
     def phase_start(self, spec: PhaseSpec) -> None:
-        label = f"{spec.name} ({spec.seeds} seeds)"
-        self.task_id = self.bar.add_task(label, total=len(spec.cases), case="")
+        self.phase_started, self.limit = self.clock(), spec.timeout
+        if self.enabled:
+            self.task_id = self.bar.add_task(f"{spec.name} ({spec.seeds} seeds)",
+                                             total=len(spec.cases), case="", calls="")
 
     def case_start(self, spec: PhaseSpec, index: int, case: dict[str, Any]) -> None:
-        self.bar.update(self.task_id, case=escape(format_case(case))[:60])
+        self.calls = 0
+        if self.enabled:
+            self.bar.update(self.task_id, case=escape(format_case(case))[:60], calls="")
+            self._draw()
+
+    def call_done(self) -> None:
+        self.calls += 1
+        if self.enabled and self.clock() - self._drawn >= self.every:
+            self._draw()
 
     def case_done(self, spec: PhaseSpec, result: CaseResult) -> None:
-        self.bar.advance(self.task_id)
+        if self.enabled:
+            self.bar.advance(self.task_id)
+
+    def time_left(self) -> float:
+        """Seconds before the running phase's time limit."""
+        return max(0.0, self.limit - (self.clock() - self.phase_started))
+
+    def _draw(self) -> None:
+        self._drawn = self.clock()
+        calls = f"{self.calls} call{'s' if self.calls > 1 else ''}" if self.calls else ""
+        self.bar.update(self.task_id, calls=calls)
+
+
+class _TimeLeft(ProgressColumn):
+    """The running phase's time left, computed at every refresh (a long call still counts)."""
+
+    def __init__(self, live: LiveProgress) -> None:
+        super().__init__(table_column=Column(no_wrap=True))
+        self.live = live
+
+    def render(self, task: Any) -> Text:
+        return Text(f"{self.live.time_left():.0f} s left", style="cyan")
 
 
 def print_evaluation(console: Console, ev: Evaluation) -> None:

@@ -422,8 +422,11 @@ class Judge:
 
     def _run_one(self, data, slot, slot_index, outputs, finite, deadline, check, what):
         if check:
-            return self._checked_call(data, slot, slot_index, outputs, finite, deadline, what)
-        return self._call(data, slot, slot_index, outputs, deadline)
+            times = self._checked_call(data, slot, slot_index, outputs, finite, deadline, what)
+        else:
+            times = self._call(data, slot, slot_index, outputs, deadline)
+        self.progress.call_done()  # after the call's round trip: outside every clock
+        return times
 
     def _copy_ns(self, outputs: Any, template: Any) -> float:
         """The judge's own time to copy one output: the worker does the same per call."""
