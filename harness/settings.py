@@ -78,13 +78,14 @@ class ProfileSettings:
     calls: int
     rows: int
     ncu: bool
+    ncu_calls: int
     ncu_launch_count: int
     reports_dir: str
 
     def __post_init__(self) -> None:
-        if self.calls < 1 or self.rows < 1 or self.ncu_launch_count < 1:
-            raise ValueError("profile.calls, profile.rows and profile.ncu_launch_count must be "
-                             "at least 1")
+        if min(self.calls, self.rows, self.ncu_calls, self.ncu_launch_count) < 1:
+            raise ValueError("profile.calls, rows, ncu_calls and ncu_launch_count must be at "
+                             "least 1")
 
 
 @dataclass

@@ -102,3 +102,27 @@ def test_gpu_profile_names_cuda_kernels(cli):
     names = " ".join(r["name"] for r in r.doc["phases"][0]["cases"][0]["profile"]["rows"])
     assert "elementwise" in names.lower() or "add" in names.lower(), names
     assert "kernel (GPU time)" in r.out
+
+
+def test_summary_of_gpu_events_keeps_the_kernels():
+    """On a GPU the rows are what ran on the device; CPU-side operators and the profiler's
+    own step markers are left out, and the host share is the rest of the call."""
+    from types import SimpleNamespace as Event
+
+    def event(key, count, device, cpu_us=0.0, device_us=0.0, annotation=False):
+        return Event(key=key, count=count, device_type=f"DeviceType.{device}",
+                     self_cpu_time_total=cpu_us, self_device_time_total=device_us,
+                     is_user_annotation=annotation)
+
+    events = [event("ProfilerStep*", 4, "CPU", cpu_us=400), event("aten::add", 4, "CPU", 40),
+              event("cudaLaunchKernel", 4, "CPU", 20),
+              event("ProfilerStep*", 4, "CUDA", device_us=100, annotation=True),
+              event("void at::native::vectorized_elementwise_kernel<4>", 4, "CUDA", device_us=8),
+              event("Memcpy DtoD", 4, "CUDA", device_us=2)]
+    s = profiling.summarize(events, [10_000.0] * 4, cuda=True, rows=1)
+    assert s["kind"] == "kernels" and s["calls"] == 4
+    assert [r["name"] for r in s["rows"]] == ["void at::native::vectorized_elementwise_kernel<4>"]
+    assert s["rows"][0]["mean_ns"] == 2_000 and s["rows_left_out"] == 1
+    assert s["device_ns_per_call"] == 2_500 and s["host_share"] == 0.75
+    cpu = profiling.summarize(events[:3], [100_000.0] * 4, cuda=False, rows=5)
+    assert [r["name"] for r in cpu["rows"]] == ["aten::add", "cudaLaunchKernel"]

@@ -485,7 +485,7 @@ class Judge:
         from harness.judging.sandbox import worker_env
 
         target = ncu.target_args(self.task.root, self.staging, self.task.submission_name,
-                                 dict(case, seed=plan.seed(1)), settings.calls, self.device.kind)
+                                 dict(case, seed=plan.seed(1)), settings.ncu_calls, self.device.kind)
         report = ncu.report_path(Path(settings.reports_dir), self.submission.name,
                                  self.task.name, index)
         result.profile["ncu"] = ncu.profile_case(
