@@ -11,9 +11,10 @@ def _operators(case: dict) -> dict[str, dict]:
     return {r["name"]: r for r in case["profile"]["rows"]}
 
 
-def test_cpu_profile_of_the_vectoradd_example(cli):
+def test_cpu_profile_of_the_vectoradd_example(cli, tmp_path):
+    summary = tmp_path / "summary.md"
     r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "profile",
-            "--device", "cpu")
+            "--device", "cpu", "--summary-md", str(summary))
     assert r.rc == 0, r.out
     doc = r.doc
     assert doc["mode"] == "profile" and doc["status"] == "passed"
@@ -30,6 +31,7 @@ def test_cpu_profile_of_the_vectoradd_example(cli):
     assert "aten::add" in r.out and "operator (CPU self time)" in r.out and "host share" in r.out
     assert "USDT" not in r.out  # the profiler's own log lines are not the submission's stderr
     assert not cli.db.exists()  # profile mode records nothing
+    assert "top operators: `aten::add` (1 a call" in summary.read_text()
 
 
 def test_profile_mode_refuses_record(cli):
