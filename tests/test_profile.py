@@ -32,6 +32,9 @@ def test_cpu_profile_of_the_vectoradd_example(cli, tmp_path):
     assert "USDT" not in r.out  # the profiler's own log lines are not the submission's stderr
     assert not cli.db.exists()  # profile mode records nothing
     assert "top operators: `aten::add` (1 a call" in summary.read_text()
+    document = next(tmp_path.glob("result*.json"))
+    refused = cli("record", str(document), want_json=False)
+    assert refused.rc == 2 and "never recorded" in refused.out
 
 
 def test_profile_mode_refuses_record(cli):

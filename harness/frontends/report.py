@@ -218,7 +218,7 @@ def print_profile(console: Console, case: CaseResult) -> None:
     for col, just in ((what, "left"), ("calls", "right"), ("total", "right"),
                       ("mean", "right"), ("share", "right")):
         table.add_column(col, justify=just, overflow="fold" if col == what else "ellipsis")
-    busy = sum(r["total_ns"] for r in p["rows"]) or 1.0
+    busy = p["device_ns_per_call"] * max(p["calls"], 1) or 1.0  # every row, shown or not
     for r in p["rows"]:
         table.add_row(escape(r["name"]), str(r["calls"]), fmt_ns(r["total_ns"]),
                       fmt_ns(r["mean_ns"]), f"{r['total_ns'] / busy:.0%}")

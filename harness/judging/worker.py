@@ -26,6 +26,7 @@ _NEEDS_GPU_SIGNS = (
     "Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "active drivers",
     "cannot be accessed from Triton", "No CUDA GPUs are available", "CUDA driver",
     "libcuda", "no GPU", "cuda is not available",
+    "Cannot access accelerator device",  # pin_memory() without a GPU
 )
 _COMPILE_SIGNS = ("PassManager::run failed", "CompilationError", "ptxas", "LLVM ERROR")
 _CUDA_SIGNS = (
