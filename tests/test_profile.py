@@ -90,7 +90,14 @@ def test_the_ncu_target_runs_a_case_on_the_cpu(tmp_path):
                          for_worker=True)
     args = ncu.target_args(task.root, staging, task.submission_name,
                            {"size": 64, "seed": 3}, 2, "cpu")
-    assert ncu.main(args) == 0
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "harness.judging.ncu", *args], cwd=tmp_path,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "ran 2 calls of submission.py on cpu" in proc.stdout
 
 
 @gpu
