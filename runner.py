@@ -11,11 +11,14 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from harness.consts import Mark
+from harness.frontends.console import make_console
+from harness.quiet import hush_numpy_warning
 
-console = Console(highlight=False)
+hush_numpy_warning()  # before any command imports torch
+
+console = make_console()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -26,8 +29,10 @@ def cli() -> None:
 @cli.command()
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--task", "task", help="Task name (a folder under tasks/) or a task folder's path.")
-@click.option("--mode", type=click.Choice(["test", "benchmark", "leaderboard"]),
-              default="leaderboard", show_default=True)
+@click.option("--mode", type=click.Choice(["test", "benchmark", "leaderboard", "profile"]),
+              default="leaderboard", show_default=True,
+              help="profile: each benchmark case's kernels under the PyTorch profiler "
+              "(and Nsight Compute when ncu is on the PATH); records nothing.")
 @click.option("--case", "cases", multiple=True, metavar='"k: v; k: v"',
               help="Run this case instead of the task's (repeatable).")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]),

@@ -7,7 +7,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-MODES = ("test", "benchmark", "leaderboard")
+MODES = ("test", "benchmark", "leaderboard", "profile")
+# Modes that time nothing for a ranking and are never written to the results database.
+UNRECORDED_MODES = ("profile",)
 
 
 @dataclass
@@ -30,7 +32,9 @@ class RunOptions:
 
     @property
     def records(self) -> bool:
-        """Whether this run is written to the results database."""
+        """Whether this run is written to the results database (never a profile)."""
+        if self.mode in UNRECORDED_MODES:
+            return False
         return bool(self.record) or (self.record is None and self.mode == "leaderboard")
 
     def to_wire(self) -> dict[str, Any]:

@@ -91,6 +91,23 @@ class WebSettings:
 
 
 @dataclass
+class ProfileSettings:
+    """What `--mode profile` runs per benchmark case (`profile:`)."""
+
+    calls: int
+    rows: int
+    ncu: bool
+    ncu_calls: int
+    ncu_launch_count: int
+    reports_dir: str
+
+    def __post_init__(self) -> None:
+        if min(self.calls, self.rows, self.ncu_calls, self.ncu_launch_count) < 1:
+            raise ValueError("profile.calls, rows, ncu_calls and ncu_launch_count must be at "
+                             "least 1")
+
+
+@dataclass
 class Settings:
     """Every tunable of an evaluation; built from YAML, never from scattered literals."""
 
@@ -98,6 +115,7 @@ class Settings:
     integrity: IntegritySettings
     worker: WorkerSettings
     web: WebSettings
+    profile: ProfileSettings
     default_timeout: float
     store_path: str
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -119,6 +137,7 @@ class Settings:
             integrity=_fill(IntegritySettings, _section(data, "integrity")),
             worker=_fill(WorkerSettings, _section(data, "worker")),
             web=_fill(WebSettings, _section(data, "web")),
+            profile=_fill(ProfileSettings, _section(data, "profile")),
             default_timeout=float(_section(data, "tasks")["default_timeout"]),
             store_path=str(_section(data, "store")["path"]),
         )

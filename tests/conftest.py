@@ -12,8 +12,23 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-# CI puts shared/ beside the clone; on the GPU machine a copy travels as .shared/.
-SHARED = next((p for p in (ROOT.parent / "shared", ROOT / ".shared") if p.is_dir()), None)
+
+
+def find_shared(root: Path, environ: dict[str, str] | None = None) -> Path | None:
+    """The project's shared/ folder (seeds, docs), or None on a fresh clone without it.
+
+    CI puts shared/ beside the clone; on the GPU machine a copy travels as .shared/.
+    `HARNESS_TEST_SHARED` names another folder, or `none` to run as if there were none
+    (CI does, to prove that a fresh clone's tests pass)."""
+    environ = os.environ if environ is None else environ
+    chosen = environ.get("HARNESS_TEST_SHARED")
+    if chosen is not None:
+        return None if chosen.strip().lower() in ("", "none") else (
+            Path(chosen) if Path(chosen).is_dir() else None)
+    return next((p for p in (root.parent / "shared", root / ".shared") if p.is_dir()), None)
+
+
+SHARED = find_shared(ROOT)
 BAD = ROOT / "tests" / "submissions" / "vectoradd"
 HAS_GPU = False
 try:
@@ -25,6 +40,14 @@ except ImportError:  # pragma: no cover
 
 gpu = pytest.mark.skipif(not HAS_GPU, reason="needs a CUDA GPU")
 cpu_only = pytest.mark.skipif(HAS_GPU, reason="checks the CPU verdict")
+
+
+def needs_shared(test):
+    """Marks a test that reads the shared/ folder (`-m shared`): it skips without one."""
+    skip = pytest.mark.skipif(
+        SHARED is None, reason="needs the project's shared/ folder beside the clone (absent here)")
+    return pytest.mark.shared(skip(test))
+
 
 
 @dataclass

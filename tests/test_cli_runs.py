@@ -1,7 +1,7 @@
 """Example submissions through runner.py on the CPU: test and benchmark modes, the JSON
 document, the directive, case strings, and the small commands."""
 
-from conftest import SHARED, cpu_only, run_cli
+from conftest import SHARED, cpu_only, needs_shared, run_cli
 
 
 def test_test_mode_from_the_directive(cli):
@@ -58,6 +58,7 @@ def test_task_folder_by_path(cli):
 
 
 @cpu_only
+@needs_shared
 def test_nvfp4_seed_needs_a_gpu_here(cli):
     r = cli("submit", str(SHARED / "seeds" / "nvfp4_group_gemm_dot_scaled.py"),
             "--task", "nvfp4_group_gemm", "--mode", "test")
@@ -67,6 +68,7 @@ def test_nvfp4_seed_needs_a_gpu_here(cli):
     assert "Traceback (most recent call last)" not in r.out
 
 
+@needs_shared
 def test_mxfp4_seed_gets_the_aiter_verdict(cli):
     r = cli("submit", str(SHARED / "seeds" / "mxfp4_mm_fused_quant_aiter.py"),
             "--task", "mxfp4_mm", "--mode", "test")

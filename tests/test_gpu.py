@@ -1,7 +1,7 @@
 """Verdicts and examples on the GPU (skipped without one; run on the H200)."""
 
 import pytest
-from conftest import BAD, SHARED, case_statuses, gpu
+from conftest import BAD, SHARED, case_statuses, gpu, needs_shared
 
 pytestmark = gpu
 
@@ -23,6 +23,7 @@ def test_kernel_that_does_not_compile(cli):
     assert "power of 2" in r.doc["phases"][0]["cases"][0]["message"]
 
 
+@needs_shared
 def test_nvfp4_seed_does_not_compile_on_hopper(cli):
     r = cli("submit", str(SHARED / "seeds" / "nvfp4_group_gemm_dot_scaled.py"),
             "--task", "nvfp4_group_gemm", "--mode", "test")
@@ -35,6 +36,7 @@ def test_nvfp4_seed_does_not_compile_on_hopper(cli):
     assert "Traceback (most recent call last)" not in r.out
 
 
+@needs_shared
 def test_mxfp4_seed_names_aiter_on_the_gpu(cli):
     r = cli("submit", str(SHARED / "seeds" / "mxfp4_mm_fused_quant_aiter.py"),
             "--task", "mxfp4_mm", "--mode", "test")

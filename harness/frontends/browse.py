@@ -18,6 +18,7 @@ from rich.table import Table
 from harness.consts import ExitCode
 from harness.frontends import boards
 from harness.frontends.report import fmt_ns, print_ranked
+from harness.options import UNRECORDED_MODES
 from harness.results.recording import resolve_user
 from harness.results.store import Store, resolve_db
 from harness.settings import Settings
@@ -129,6 +130,9 @@ def record(console: Console, documents: list[Path], user: str | None, db: str | 
             ev = document_to_evaluation(doc)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             console.print(f"[red]error:[/] {path}: not a result document ({exc})")
+            return ExitCode.USAGE
+        if ev.mode in UNRECORDED_MODES:
+            console.print(f"[red]error:[/] {path}: a {ev.mode} run is never recorded")
             return ExitCode.USAGE
         board = store.leaderboard(ev.task["name"], ev.task["content_hash"])
         who = user or doc.get("record", {}).get("user") or resolve_user(None)

@@ -36,6 +36,9 @@ def evaluate_request(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> int:
+    from harness.quiet import hush_numpy_warning
+
+    hush_numpy_warning()
     request = json.loads(sys.stdin.read())
     try:
         doc = evaluate_request(request)

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Column, Table
+from rich.text import Text
 
 from harness.consts import Status
 from harness.judging.phases import PhaseSpec
@@ -35,33 +45,77 @@ def fmt_ns(ns: float | None) -> str:
 
 
 class LiveProgress(JudgeProgress):
-    """A progress bar per phase while cases run (silent when not on a terminal)."""
+    """On a terminal, a live line per phase: its cases done, the case running, its calls so
+    far and the time left before the phase's limit. Nothing off a terminal (pipes, CI logs).
 
-    def __init__(self, console: Console) -> None:
-        self.console = console
+    Calls are counted on every call and redrawn at most every `every` seconds, so the
+    judge's loop between calls stays cheap."""
+
+    def __init__(self, console: Console, clock: Callable[[], float] = time.monotonic,
+                 every: float = 0.25) -> None:
+        self.console, self.clock, self.every = console, clock, every
+        self.enabled = console.is_terminal
         self.bar = Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[case]}"), TimeElapsedColumn(),
+            TextColumn("{task.fields[case]}"), TextColumn("{task.fields[calls]}"),
+            _TimeLeft(self), TimeElapsedColumn(),
             console=console, transient=True,
         )
         self.task_id = None
+        self.calls = 0
+        self.limit = 0.0
+        self.phase_started = 0.0
+        self._drawn = 0.0
 
     def __enter__(self) -> LiveProgress:
-        self.bar.start()
+        if self.enabled:
+            self.bar.start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.bar.stop()
+        if self.enabled:
+            self.bar.stop()
 
     def phase_start(self, spec: PhaseSpec) -> None:
-        label = f"{spec.name} ({spec.seeds} seeds)"
-        self.task_id = self.bar.add_task(label, total=len(spec.cases), case="")
+        self.phase_started, self.limit = self.clock(), spec.timeout
+        if self.enabled:
+            self.task_id = self.bar.add_task(f"{spec.name} ({spec.seeds} seeds)",
+                                             total=len(spec.cases), case="", calls="")
 
     def case_start(self, spec: PhaseSpec, index: int, case: dict[str, Any]) -> None:
-        self.bar.update(self.task_id, case=escape(format_case(case))[:60])
+        self.calls = 0
+        if self.enabled:
+            self.bar.update(self.task_id, case=escape(format_case(case))[:60], calls="")
+            self._draw()
+
+    def call_done(self) -> None:
+        self.calls += 1
+        if self.enabled and self.clock() - self._drawn >= self.every:
+            self._draw()
 
     def case_done(self, spec: PhaseSpec, result: CaseResult) -> None:
-        self.bar.advance(self.task_id)
+        if self.enabled:
+            self.bar.advance(self.task_id)
+
+    def time_left(self) -> float:
+        """Seconds before the running phase's time limit."""
+        return max(0.0, self.limit - (self.clock() - self.phase_started))
+
+    def _draw(self) -> None:
+        self._drawn = self.clock()
+        calls = f"{self.calls} call{'s' if self.calls > 1 else ''}" if self.calls else ""
+        self.bar.update(self.task_id, calls=calls)
+
+
+class _TimeLeft(ProgressColumn):
+    """The running phase's time left, computed at every refresh (a long call still counts)."""
+
+    def __init__(self, live: LiveProgress) -> None:
+        super().__init__(table_column=Column(no_wrap=True))
+        self.live = live
+
+    def render(self, task: Any) -> Text:
+        return Text(f"{self.live.time_left():.0f} s left", style="cyan")
 
 
 def print_evaluation(console: Console, ev: Evaluation) -> None:
@@ -78,10 +132,15 @@ def print_evaluation(console: Console, ev: Evaluation) -> None:
         if err.get("hint"):
             body += f"\n\n[bold]hint:[/] {escape(err['hint'])}"
         console.print(Panel(body, title=f"[red]{err['status']}: {escape(err['title'])}",
-                            border_style="red"))
+                            border_style="red", expand=False))
     for phase in ev.phases:
         if phase.name == "test":
             console.print(_test_table(phase))
+        elif phase.name == "profile":
+            console.print(_test_table(phase, "Profile: the first call of each case, checked"))
+            for case in phase.cases:
+                if case.profile:
+                    print_profile(console, case)
         else:
             console.print(_bench_table(phase))
             if phase.score_ns is not None:
@@ -133,8 +192,8 @@ def _status(result: CaseResult) -> str:
     return text
 
 
-def _test_table(phase: PhaseResult) -> Table:
-    table = Table(title=f"Tests ({phase.seeds} seeds)", title_justify="left")
+def _test_table(phase: PhaseResult, title: str = "Tests") -> Table:
+    table = Table(title=f"{title} ({phase.seeds} seeds)", title_justify="left")
     table.add_column("#", justify="right")
     table.add_column("case")
     table.add_column("result")
@@ -143,6 +202,35 @@ def _test_table(phase: PhaseResult) -> Table:
         reason = c.message.splitlines()[0] if c.message else ""
         table.add_row(str(c.index), escape(format_case(c.case)), _status(c), escape(reason[:100]))
     return table
+
+
+def print_profile(console: Console, case: CaseResult) -> None:
+    """One case's profile (`--mode profile`): its kernels or operators, the host's share,
+    and where Nsight Compute's report went."""
+    p = case.profile
+    what = "kernel (GPU time)" if p["kind"] == "kernels" else "operator (CPU self time)"
+    share = p.get("host_share")
+    console.print(f"[bold]Profile of case {case.index}[/] ({escape(format_case(case.case))}): "
+                  f"{p['calls']} calls under {p['tool']}, {fmt_ns(p['wall_ns_per_call'])} a call, "
+                  f"{fmt_ns(p['device_ns_per_call'])} of it in {p['kind']}"
+                  + (f", host share {share:.0%}" if share is not None else ""))
+    table = Table()
+    for col, just in ((what, "left"), ("calls", "right"), ("total", "right"),
+                      ("mean", "right"), ("share", "right")):
+        table.add_column(col, justify=just, overflow="fold" if col == what else "ellipsis")
+    busy = p["device_ns_per_call"] * max(p["calls"], 1) or 1.0  # every row, shown or not
+    for r in p["rows"]:
+        table.add_row(escape(r["name"]), str(r["calls"]), fmt_ns(r["total_ns"]),
+                      fmt_ns(r["mean_ns"]), f"{r['total_ns'] / busy:.0%}")
+    if p.get("rows_left_out"):
+        table.add_row(f"[dim]... {p['rows_left_out']} more[/]", "", "", "", "")
+    console.print(table)
+    ncu = p.get("ncu")
+    if ncu and ncu.get("report"):
+        console.print(f"  Nsight Compute report: [bold]{escape(ncu['report'])}[/] "
+                      f"(open with ncu-ui, or ncu --import FILE)")
+    elif ncu:
+        console.print(f"  [yellow]Nsight Compute:[/] {escape(ncu.get('note') or ncu.get('error', ''))}")
 
 
 def _bench_table(phase: PhaseResult) -> Table:
@@ -215,7 +303,9 @@ def print_ranked(console: Console, table: list, title: str, highlight: int | Non
     for col, just in (("rank", "right"), ("user", "left"), ("score", "right"),
                       ("gap", "right"), ("file", "left"), ("submission", "right"),
                       ("runs", "right"), ("when", "left"), ("status", "left")):
-        out.add_column(col, justify=just)
+        # On a narrow terminal a name or date folds onto more lines; it is never cut short.
+        out.add_column(col, justify=just,
+                       overflow="fold" if col in ("user", "file", "when") else "ellipsis")
     previous = None
     for r in table:
         gap = f"+{fmt_ns(r.score_ns - previous)}" if previous is not None else ""

@@ -32,10 +32,26 @@ def render_markdown(ev: Evaluation) -> str:
                          f"{fmt_ns(c.score_ns)} | {calls} |")
         if phase.score_ns is not None:
             lines += ["", f"Score: **{fmt_ns(phase.score_ns)}**"]
+        lines += _profile_lines(phase.cases)
         lines.append("")
     if ev.record.get("rank"):
         lines.append(f"Rank: **{ev.record['rank']}** of {ev.record.get('ranked', '?')}")
     return "\n".join(lines) + "\n"
+
+
+def _profile_lines(cases: list) -> list[str]:
+    """`--mode profile`: per case, the longest kernels (or operators) and the host's share."""
+    lines = []
+    for c in cases:
+        p = c.profile
+        if not p:
+            continue
+        top = ", ".join(f"`{r['name'][:80]}` ({r['calls'] / max(p['calls'], 1):g} a call, "
+                        f"{fmt_ns(r['mean_ns'])} each)" for r in p["rows"][:3])
+        share = f"host share {p['host_share']:.0%}; " if p.get("host_share") is not None else ""
+        lines.append(f"- case {c.index}: {fmt_ns(p['wall_ns_per_call'])} a call; {share}"
+                     f"top {p['kind']}: {top}")
+    return [""] + lines if lines else []
 
 
 def write_summary(path: Path | None, ev: Evaluation) -> None:

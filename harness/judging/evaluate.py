@@ -37,12 +37,15 @@ def phase_specs(prepared: Prepared, settings: Settings) -> list[PhaseSpec]:
 
     tests = override if override and request.mode == "test" else task.tests
     benchmarks = override if override and request.mode != "test" else task.benchmarks
-    if request.mode in ("benchmark", "leaderboard") and not benchmarks:
+    if request.mode in ("benchmark", "leaderboard", "profile") and not benchmarks:
         raise UsageError(f"task {task.name} has no benchmarks to time")
     if request.mode == "test":
         return [PhaseSpec("test", "public", tests, False, False, timeout("test"))]
     if request.mode == "benchmark":
         return [PhaseSpec("benchmark", "public", benchmarks, True, True, timeout("benchmark"))]
+    if request.mode == "profile":
+        return [PhaseSpec("profile", "public", benchmarks, False, False, timeout("benchmark"),
+                          profile=True)]
     specs = []
     for seeds in ("public", "secret"):
         specs.append(PhaseSpec("test", seeds, tests, False, False, timeout("test")))

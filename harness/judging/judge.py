@@ -275,6 +275,8 @@ class Judge:
             calibration = self._calibrate(deadline) if spec.timed else None
             first = self._first_call(box, case, plan, data, deadline)
             result.checked_calls = per
+            if spec.profile:
+                self._profile_case(index, case, plan, box.slots, deadline, result)
             if spec.timed:
                 self._time_case(spec, case, plan, box, deadline, calibration, first, result)
         except CaseFailure as exc:
@@ -369,6 +371,7 @@ class Judge:
         if left <= 0:
             raise WorkerTimeout("the phase's time limit ran out")
         reply, rt = self._roundtrip({"op": "call", "slot": start, "ahead": ahead}, left)
+        self.progress.call_done()  # after the round trip: outside every clock
         if reply.get("event") == Event.ERROR:
             self._call_failure(reply, relayout=relayout and first is not None)
         if reply.get("event") != Event.DONE:
@@ -523,6 +526,39 @@ class Judge:
                 f"of {floor.ns / 1e3:.3f} µs on {floor.gpu} (compute {floor.compute_ns / 1e3:.3f} µs, "
                 f"memory {floor.memory_ns / 1e3:.3f} µs): the timer cannot be trusted"
             )
+
+    # -- --mode profile ----------------------------------------------------------------
+    def _profile_case(self, index: int, case: dict, plan: SeedPlan, slots: list, deadline: float,
+                      result: CaseResult) -> None:
+        """After the checked first call: a few calls under the PyTorch profiler in the worker
+        (harness.judging.profiling), then under Nsight Compute where `ncu` is installed."""
+        from harness.judging import ncu, profiling
+
+        settings = self.settings.profile
+        for i, slot in enumerate(slots):
+            fill_slot(slot, self._generate(case, plan, i + 1))
+        self.worker.send({"op": "profile", "calls": settings.calls, "rows": settings.rows})
+        reply = self.worker.recv(max(deadline - self.clock(), 1.0))
+        if reply.get("event") == Event.ERROR:
+            raise CaseFailure(STATUS_BY_KIND.get(reply.get("kind"), Status.ERROR),
+                              f"a profiled call failed\n{reply.get('message', '')}".rstrip())
+        if reply.get("event") != Event.PROFILE:
+            raise ProtocolError(f"expected a profile, got {reply.get('event')!r}")
+        try:
+            result.profile = profiling.clean(reply.get("profile"), settings.rows)
+        except ValueError as exc:
+            raise ProtocolError(str(exc)) from exc
+        if self.device.kind != "cuda" or not settings.ncu:
+            return
+        from harness.judging.sandbox import worker_env
+
+        target = ncu.target_args(self.task.root, self.staging, self.task.submission_name,
+                                 dict(case, seed=plan.seed(1)), settings.ncu_calls, self.device.kind)
+        report = ncu.report_path(Path(settings.reports_dir), self.submission.name,
+                                 self.task.name, index)
+        result.profile["ncu"] = ncu.profile_case(
+            ncu.find_ncu(), report, settings.ncu_launch_count, target,
+            worker_env(self.shm_root, self.device.kind), max(deadline - self.clock(), 30.0))
 
 
 def _medians(replies: list[dict]) -> dict[str, float]:

@@ -18,6 +18,7 @@ class PhaseSpec:
     timed: bool
     check_all: bool
     timeout: float
+    profile: bool = False  # after each case's checked first call, profile a few calls
 
 
 class Progress:
@@ -26,3 +27,6 @@ class Progress:
     def phase_start(self, spec: PhaseSpec) -> None: ...
     def case_start(self, spec: PhaseSpec, index: int, case: dict[str, Any]) -> None: ...
     def case_done(self, spec: PhaseSpec, result: CaseResult) -> None: ...
+    def call_done(self) -> None:
+        """One more call of the current case (warm-up or timed); called between calls, so
+        an implementation must stay cheap (LiveProgress redraws at most every 0.25 s)."""

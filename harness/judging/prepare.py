@@ -9,7 +9,7 @@ from harness.judging.devices import DeviceInfo, pick_device
 from harness.loading.cases import parse_case
 from harness.loading.directives import Directives, parse_directives
 from harness.loading.task_folder import Task, load_task
-from harness.options import MODES, RunOptions
+from harness.options import MODES, UNRECORDED_MODES, RunOptions
 
 
 class UsageError(ValueError):
@@ -52,6 +52,8 @@ def prepare(request: RunOptions) -> Prepared:
         )
     if request.mode not in MODES:
         raise UsageError(f"unknown mode {request.mode!r}: use one of {', '.join(MODES)}")
+    if request.record and request.mode in UNRECORDED_MODES:
+        raise UsageError(f"--mode {request.mode} records nothing: leave out --record")
     for text in request.cases:
         parse_case(text)  # a malformed case string is a usage error, found before any work
     device = pick_device(request.device)

@@ -26,6 +26,7 @@ _NEEDS_GPU_SIGNS = (
     "Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "active drivers",
     "cannot be accessed from Triton", "No CUDA GPUs are available", "CUDA driver",
     "libcuda", "no GPU", "cuda is not available",
+    "Cannot access accelerator device",  # pin_memory() without a GPU
 )
 _COMPILE_SIGNS = ("PassManager::run failed", "CompilationError", "ptxas", "LLVM ERROR")
 _CUDA_SIGNS = (
@@ -85,6 +86,7 @@ class Worker:
         handlers = {
             "load": self.load, "case": self.set_case, "call": self.call,
             "noop": self.noop, "release": self.release, "outputs": self.outputs_at,
+            "profile": self.profile,
         }
         while True:
             if self.mailbox is not None and self._wait_mail():
@@ -331,6 +333,20 @@ class Worker:
     def _trace(self, exc: BaseException) -> str:
         return trim_traceback(exc, str(self.submission_path), self.shown_name)[-_TRACE_LIMIT:]
 
+    # -- --mode profile ----------------------------------------------------------------
+    def profile(self, message: dict[str, Any]) -> None:
+        """`--mode profile`: calls on the case's input slots under the PyTorch profiler."""
+        from harness.judging.profiling import profile_calls
+
+        try:
+            summary = profile_calls(self.torch, self.kernel, self.slots, int(message["calls"]),
+                                    self.cuda, int(message["rows"]))
+        except BaseException as exc:  # noqa: BLE001 - the submission's (or the profiler's)
+            self.send({"event": Event.ERROR, "kind": self._classify(exc, "exception"),
+                       "message": self._trace(exc)})
+            return
+        self.send({"event": Event.PROFILE, "profile": summary})
+
 
 def trim_traceback(exc: BaseException, path: str, shown: str) -> str:
     """The traceback of `exc` cut to the frames of the submission's own file."""
@@ -354,6 +370,9 @@ def _syntax(exc: SyntaxError) -> str:
 
 
 def main() -> None:
+    from harness.quiet import hush_numpy_warning
+
+    hush_numpy_warning()  # torch is imported next, by Worker: no NumPy warning as the submission's
     conn = Connection(int(sys.argv[1]))
     init = conn.recv()
     try:

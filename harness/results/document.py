@@ -29,6 +29,7 @@ class CaseResult:
     flags: list[str] = field(default_factory=list)
     wall_seconds: float = 0.0  # the judge's time on this case: inputs, warm-up, timing, checks
     host_launch_ns: float | None = None  # median CPU time of one call in the worker
+    profile: dict[str, Any] | None = None  # --mode profile: kernels or operators of a few calls
 
     @property
     def passed(self) -> bool:
@@ -39,7 +40,7 @@ class CaseResult:
 class PhaseResult:
     """The cases of `tests` or `benchmarks`, run with public or secret seeds."""
 
-    name: str  # "test" or "benchmark"
+    name: str  # "test", "benchmark" or "profile"
     seeds: str  # "public" or "secret"
     cases: list[CaseResult] = field(default_factory=list)
     score_ns: float | None = None

@@ -1,0 +1,121 @@
+"""`--mode profile` under Nsight Compute: a report per benchmark case, where `ncu` is installed.
+
+The judge's worker cannot be started under `ncu` after the fact, so a separate process
+(this module's `main`, run by `ncu`) stages the task, generates the case's input, imports
+the submission and runs its calls inside an NVTX range named `custom_kernel`; `ncu`
+profiles only the kernels launched in that range and writes its report into
+`profile.reports_dir`. Profile mode ranks nothing, so the submission and the reference
+sharing this process is no concern; it still gets the worker's stripped environment.
+
+    ncu ... python -m harness.judging.ncu --task DIR --staging DIR --submission NAME \
+        --case JSON --calls N --device cuda
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+RANGE = "custom_kernel"
+_OUTPUT_TAIL = 2000
+
+
+def find_ncu() -> str | None:
+    """The `ncu` executable on the PATH, or None."""
+    return shutil.which("ncu")
+
+
+def report_path(reports_dir: Path, submission: str, task: str, index: int) -> Path:
+    """Where a case's report goes (ncu adds `.ncu-rep`)."""
+    return reports_dir / f"{Path(submission).stem}-{task}-case{index}"
+
+
+def command(ncu: str, report: Path, launch_count: int, target: list[str]) -> list[str]:
+    """The `ncu` command line that profiles the kernels of the NVTX range only."""
+    return [ncu, "--target-processes", "all", "--nvtx", "--nvtx-include", f"{RANGE}/",
+            "--launch-count", str(launch_count), "--force-overwrite", "--export", str(report),
+            sys.executable, "-m", "harness.judging.ncu", *target]
+
+
+def target_args(task_root: Path, staging: Path, submission: str, case: dict[str, Any],
+                calls: int, device: str) -> list[str]:
+    """The arguments of `main` for one case (its seed already chosen by the judge)."""
+    return ["--task", str(task_root), "--staging", str(staging), "--submission", submission,
+            "--case", json.dumps(case), "--calls", str(calls), "--device", device]
+
+
+def profile_case(ncu: str | None, report: Path, launch_count: int, target: list[str],
+                 env: dict[str, str], timeout: float) -> dict[str, Any]:
+    """Run one case's calls under `ncu`; what to record in the case's profile."""
+    if ncu is None:
+        return {"available": False,
+                "note": "ncu (Nsight Compute) is not on the PATH: no kernel-level report"}
+    report.parent.mkdir(parents=True, exist_ok=True)
+    cmd = command(ncu, report, launch_count, target)
+    scratch = Path(tempfile.mkdtemp(prefix="harness-ncu-"))
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                              env=env | {"HOME": str(scratch)}, cwd=scratch)
+    except subprocess.TimeoutExpired:
+        return {"available": True, "report": None, "error": f"ncu ran past {timeout:.0f} s"}
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    written = report.with_name(report.name + ".ncu-rep")
+    out = {"available": True, "command": " ".join(cmd[:cmd.index(sys.executable)]),
+           "report": str(written.resolve()) if written.is_file() else None}
+    if proc.returncode != 0 or out["report"] is None:
+        out["error"] = f"ncu exited with {proc.returncode}: " + \
+            (proc.stdout + proc.stderr)[-_OUTPUT_TAIL:]
+    return out
+
+
+def _import_submission(staging: Path, name: str) -> Any:
+    sys.path.insert(0, str(staging))
+    spec = importlib.util.spec_from_file_location("submission", staging / name)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["submission"] = module
+    spec.loader.exec_module(module)
+    return module.custom_kernel
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The process `ncu` runs: one warm-up call, then `--calls` calls in the NVTX range."""
+    from harness.quiet import hush_numpy_warning
+
+    hush_numpy_warning()
+    parser = argparse.ArgumentParser(prog="python -m harness.judging.ncu")
+    for flag in ("--task", "--staging", "--submission", "--case", "--device"):
+        parser.add_argument(flag, required=True)
+    parser.add_argument("--calls", type=int, required=True)
+    args = parser.parse_args(argv)
+    import torch
+
+    from harness.loading.task_folder import import_reference, load_task
+
+    task = load_task(args.task)
+    with tempfile.TemporaryDirectory(prefix="harness-ncu-judge-") as tmp:
+        reference = import_reference(task, task.stage(Path(tmp) / "judge"))
+        data = reference.generate(json.loads(args.case), args.device)
+        kernel = _import_submission(Path(args.staging), args.submission)
+        cuda = args.device == "cuda"
+        kernel(data)
+        for _ in range(args.calls):
+            if cuda:
+                torch.cuda.nvtx.range_push(RANGE)
+            kernel(data)
+            if cuda:
+                torch.cuda.synchronize()
+                torch.cuda.nvtx.range_pop()
+    print(f"ran {args.calls} calls of {args.submission} on {args.device}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""`--mode profile`: each benchmark case checked, then a few calls under the PyTorch
+profiler (operators on the CPU, kernels on a GPU), as a table and in the result document."""
+
+import pytest
+from conftest import ROOT, gpu
+
+from harness.judging import ncu, profiling
+
+
+def _operators(case: dict) -> dict[str, dict]:
+    return {r["name"]: r for r in case["profile"]["rows"]}
+
+
+def test_cpu_profile_of_the_vectoradd_example(cli, tmp_path):
+    summary = tmp_path / "summary.md"
+    r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "profile",
+            "--device", "cpu", "--summary-md", str(summary))
+    assert r.rc == 0, r.out
+    doc = r.doc
+    assert doc["mode"] == "profile" and doc["status"] == "passed"
+    [phase] = doc["phases"]
+    assert phase["name"] == "profile" and len(phase["cases"]) == 3  # every benchmark case
+    for case in phase["cases"]:
+        assert case["status"] == "passed" and case["checked_calls"] == 1
+        p = case["profile"]
+        assert p["tool"] == "torch.profiler" and p["kind"] == "operators" and p["calls"] == 5
+        add = _operators(case)["aten::add"]
+        assert add["calls"] > 0 and add["total_ns"] > 0
+        assert 0 <= p["host_share"] <= 1 and p["wall_ns_per_call"] > 0
+        assert "ncu" not in p  # Nsight Compute is for GPUs
+    assert "aten::add" in r.out and "operator (CPU self time)" in r.out and "host share" in r.out
+    assert "USDT" not in r.out  # the profiler's own log lines are not the submission's stderr
+    assert not cli.db.exists()  # profile mode records nothing
+    assert "top operators: `aten::add` (1 a call" in summary.read_text()
+    document = next(tmp_path.glob("result*.json"))
+    refused = cli("record", str(document), want_json=False)
+    assert refused.rc == 2 and "never recorded" in refused.out
+
+
+def test_profile_mode_refuses_record(cli):
+    r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "profile",
+            "--device", "cpu", "--record")
+    assert r.rc == 2 and "records nothing" in r.out
+
+
+def test_a_wrong_first_call_is_not_profiled(cli):
+    from conftest import BAD
+
+    r = cli("submit", str(BAD / "wrong_values.py"), "--task", "vectoradd", "--mode", "profile",
+            "--device", "cpu", "--case", "size: 64; seed: 1")
+    assert r.rc == 1
+    case = r.doc["phases"][0]["cases"][0]
+    assert case["status"] == "failed" and case["profile"] is None
+
+
+def test_the_judge_cleans_what_the_worker_sends():
+    raw = {"kind": "kernels", "calls": 3, "wall_ns_per_call": 10.0, "device_ns_per_call": 4.0,
+           "host_share": 0.6, "rows_left_out": 0, "extra": "dropped",
+           "rows": [{"name": "k" * 1000, "calls": 3, "total_ns": 12.0, "mean_ns": 4.0}] * 30}
+    out = profiling.clean(raw, rows=20)
+    assert len(out["rows"]) == 20 and len(out["rows"][0]["name"]) == profiling.NAME_LIMIT
+    assert "extra" not in out and out["tool"] == "torch.profiler"
+    for bad in ({"rows": "x"}, dict(raw, calls=float("nan")), dict(raw, calls=-1),
+                dict(raw, rows=[["not", "a", "row"]]), dict(raw, wall_ns_per_call="1")):
+        with pytest.raises(ValueError):
+            profiling.clean(bad, rows=20)
+
+
+def test_profiler_log_lines_are_recognised():
+    assert profiling._PROFILER_LOG.match(
+        "USDT:2026-11-30 09:55:24 20990:20990 SyncActivityProfilerHandler.cpp:52] profiler_start")
+    assert not profiling._PROFILER_LOG.match("my kernel says hello")
+
+
+def test_ncu_command_and_its_absence(tmp_path):
+    target = ncu.target_args(tmp_path, tmp_path, "submission.py", {"size": 8, "seed": 1}, 2, "cuda")
+    cmd = ncu.command("/opt/ncu", tmp_path / "r", 50, target)
+    assert cmd[:2] == ["/opt/ncu", "--target-processes"] and f"{ncu.RANGE}/" in cmd
+    assert cmd[cmd.index("-m") + 1] == "harness.judging.ncu" and "--calls" in cmd
+    missing = ncu.profile_case(None, tmp_path / "r", 50, target, {}, 10)
+    assert missing["available"] is False and "not on the PATH" in missing["note"]
+
+
+def test_the_ncu_target_runs_a_case_on_the_cpu(tmp_path):
+    """What ncu would run, run directly: the task staged, the input made, the calls run."""
+    from harness.loading.task_folder import load_task
+
+    task = load_task("vectoradd")
+    staging = task.stage(tmp_path / "worker", ROOT / "submissions" / "vectoradd" / "add_torch.py",
+                         for_worker=True)
+    args = ncu.target_args(task.root, staging, task.submission_name,
+                           {"size": 64, "seed": 3}, 2, "cpu")
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "harness.judging.ncu", *args], cwd=tmp_path,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "ran 2 calls of submission.py on cpu" in proc.stdout
+
+
+@gpu
+def test_gpu_profile_names_cuda_kernels(cli):
+    r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "profile")
+    assert r.rc == 0, r.out
+    for case in r.doc["phases"][0]["cases"]:
+        p = case["profile"]
+        assert p["kind"] == "kernels" and p["rows"], p
+        assert any(row["calls"] > 0 and row["total_ns"] > 0 for row in p["rows"])
+        assert 0 <= p["host_share"] <= 1
+        assert "ncu" in p and (p["ncu"]["available"] is False or p["ncu"].get("report")
+                               or p["ncu"].get("error"))
+    names = " ".join(r["name"] for r in r.doc["phases"][0]["cases"][0]["profile"]["rows"])
+    assert "elementwise" in names.lower() or "add" in names.lower(), names
+    assert "kernel (GPU time)" in r.out
+
+
+def test_summary_of_gpu_events_keeps_the_kernels():
+    """On a GPU the rows are what ran on the device; CPU-side operators and the profiler's
+    own step markers are left out, and the host share is the rest of the call."""
+    from types import SimpleNamespace as Event
+
+    def event(key, count, device, cpu_us=0.0, device_us=0.0, annotation=False):
+        return Event(key=key, count=count, device_type=f"DeviceType.{device}",
+                     self_cpu_time_total=cpu_us, self_device_time_total=device_us,
+                     is_user_annotation=annotation)
+
+    events = [event("ProfilerStep*", 4, "CPU", cpu_us=400), event("aten::add", 4, "CPU", 40),
+              event("cudaLaunchKernel", 4, "CPU", 20),
+              event("ProfilerStep*", 4, "CUDA", device_us=100, annotation=True),
+              event("void at::native::vectorized_elementwise_kernel<4>", 4, "CUDA", device_us=8),
+              event("Memcpy DtoD", 4, "CUDA", device_us=2)]
+    s = profiling.summarize(events, [10_000.0] * 4, cuda=True, rows=1)
+    assert s["kind"] == "kernels" and s["calls"] == 4
+    assert [r["name"] for r in s["rows"]] == ["void at::native::vectorized_elementwise_kernel<4>"]
+    assert s["rows"][0]["mean_ns"] == 2_000 and s["rows_left_out"] == 1
+    assert s["device_ns_per_call"] == 2_500 and s["host_share"] == 0.75
+    cpu = profiling.summarize(events[:3], [100_000.0] * 4, cuda=False, rows=5)
+    assert [r["name"] for r in cpu["rows"]] == ["aten::add", "cudaLaunchKernel"]
