@@ -12,8 +12,8 @@ def test_defaults_follow_the_evaluation_protocol():
 
 def test_cpu_section_replaces_gpu_values():
     settings = Settings.load()
-    assert settings.for_device("cpu").timing.max_seconds < settings.timing.max_seconds
-    assert settings.for_device("cuda").timing.max_seconds == settings.timing.max_seconds
+    assert settings.for_device("cpu").timing.min_calls < settings.timing.min_calls
+    assert settings.for_device("cuda").timing.min_calls == settings.timing.min_calls
 
 
 @pytest.mark.parametrize("key,value", [("sync", "stream"), ("warm", "nothing"),
