@@ -16,6 +16,7 @@ from pathlib import Path
 
 from harness import __version__
 from harness.consts import Status
+from harness.judging.containment import expected_containment, refusals
 from harness.judging.judge import Judge, PhaseSpec, Progress
 from harness.judging.prepare import Prepared, UsageError
 from harness.judging.verdicts import load_error_verdict
@@ -69,7 +70,8 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
         screen=[f.to_dict() for f in screen(prepared.source)],
         warnings=list(prepared.warnings),
         harness={"version": __version__, "python": platform.python_version(),
-                 "platform": platform.platform()},
+                 "platform": platform.platform(),
+                 "containment": expected_containment(settings.worker).to_dict()},
     )
     specs = phase_specs(prepared, settings)
     try:
@@ -105,6 +107,7 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
         if judge.cpus is not None:
             evaluation.harness["cpus"] = judge.cpus.to_dict()
         evaluation.warnings += judge.warnings
+        _note_containment(evaluation, judge.containment, judge.worker_output)
         if judge.stray_pids:
             evaluation.warnings.append(
                 f"killed {len(judge.stray_pids)} process(es) the submission left running")
@@ -113,6 +116,17 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return _finish(evaluation, started)
+
+
+def _note_containment(evaluation: Evaluation, report, output: dict[str, str]) -> None:
+    """Record what the sandbox enforced; warn when it is partial, and say what it refused."""
+    if report is not None:
+        evaluation.harness["containment"] = report.to_dict()
+        if report.level != "full":
+            evaluation.warnings.append(report.summary)
+    refused = refusals(output.get("stderr", ""), output.get("stdout", ""))
+    if refused:
+        evaluation.warnings.append("the sandbox refused: " + "; ".join(refused))
 
 
 def _finish(evaluation: Evaluation, started: float) -> Evaluation:
