@@ -150,6 +150,16 @@ def expected_containment(settings) -> landlock.Report:
     return landlock.off() if settings.sandbox == "off" else landlock.probe()
 
 
+def recording_refusal(settings, mode: str, allowed: bool) -> str | None:
+    """Why leaderboard mode must not record under this sandbox, unless `allowed`
+    (`--allow-partial-containment`): None when containment is full."""
+    report = expected_containment(settings)
+    if mode != "leaderboard" or allowed or report.level == "full":
+        return None
+    return (f"{report.summary}: a leaderboard run records only with full containment; "
+            "pass --allow-partial-containment to record anyway")
+
+
 def refusals(*texts: str, limit: int = 8) -> list[str]:
     """What the sandbox refused, from the worker's captured output: the audit hook's
     `sandbox refused:` lines and the errors of denied system calls (in children too)."""
