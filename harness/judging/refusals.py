@@ -56,6 +56,9 @@ class _Hook:
         if not isinstance(path, str) or path in ("", ":memory:"):
             return None
         writing = event == "sqlite3.connect"
+        if writing and path.startswith("file:"):  # a URI: file:/path?mode=ro
+            path = path[5:].split("?")[0]
+            writing = "mode=ro" not in args[0]
         if event == "open":
             mode, flags = args[1], args[2]
             writing = any(c in (mode or "") for c in "wax+") or bool(flags & _WRITE_FLAGS)
