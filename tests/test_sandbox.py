@@ -1,0 +1,160 @@
+"""The Landlock module and the worker's policy, unit by unit: ABI detection, what a report
+says, the policy's paths, and a forked child under a ruleset (it cannot read outside,
+connect to a listener, or read its parent's /proc entries; it can write its scratch)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from harness.judging import landlock
+from harness.judging.containment import (
+    build_policy,
+    python_paths,
+    recording_refusal,
+    refusals,
+)
+from harness.settings import Settings
+
+needs_landlock = pytest.mark.skipif(landlock.abi_version() < 1, reason="no Landlock here")
+needs_abi = {n: pytest.mark.skipif(landlock.abi_version() < n, reason=f"needs Landlock ABI {n}")
+             for n in (4, 6)}
+
+
+def test_abi_and_reports_by_version():
+    assert landlock.abi_version() >= 0
+    assert landlock.probe(0).level == "partial" and "landlock" in landlock.probe(0).missing[0]
+    three = landlock.probe(3)
+    assert three.level == "partial" and three.enforced == ["filesystem", "truncate"]
+    assert [m.split()[0] for m in three.missing] == ["tcp", "scopes"]
+    assert landlock.probe(7).to_dict() == {"level": "full", "abi": 7, "missing": [],
+                                           "enforced": ["filesystem", "truncate", "tcp", "scopes"]}
+    assert "missing: tcp" in three.summary
+    assert landlock.off().level == "off"
+
+
+def test_policy_reads_the_harness_package_but_never_the_project(tmp_path):
+    policy = build_policy(tmp_path / "scratch", [tmp_path / "staged"], [tmp_path / "shm"],
+                          "cpu", ["/srv/extra"])
+    assert ROOT / "harness" in policy.read and Path("/srv/extra") in policy.read
+    for path in policy.read + policy.write:
+        assert path != ROOT and path not in ROOT.parents and path != Path.cwd()
+        assert path not in (Path("/"), Path("/tmp"), Path.home(), Path("/etc"), Path("/proc"))
+    assert policy.write == [tmp_path / "scratch", tmp_path / "shm"]
+    assert Path("/dev/null") in policy.devices
+    assert all(Path(p).is_dir() for p in python_paths())
+
+
+def test_settings_know_the_sandbox_switch():
+    raw = Settings.load().raw
+    assert Settings.from_dict(raw).worker.sandbox == "landlock"
+    off = Settings.from_dict({**raw, "worker": {**raw["worker"], "sandbox": False}})
+    assert off.worker.sandbox == "off"  # YAML's bare `off`
+    with pytest.raises(ValueError, match="landlock or off"):
+        Settings.from_dict({**raw, "worker": {**raw["worker"], "sandbox": "bubblewrap"}})
+
+
+def test_recording_refusal_only_in_leaderboard_mode_without_the_flag():
+    worker = Settings.load().worker
+    worker.sandbox = "off"
+    assert "--allow-partial-containment" in recording_refusal(worker, "leaderboard", False)
+    assert recording_refusal(worker, "leaderboard", True) is None
+    assert recording_refusal(worker, "test", False) is None
+
+
+def test_refusals_are_read_from_the_output():
+    err = ("sandbox refused: read /x\nsandbox refused: read /x\n"
+           "PermissionError: [Errno 13] Permission denied: '/y'\nother\n")
+    assert refusals(err, "") == ["read /x", "PermissionError: [Errno 13] Permission denied: '/y'"]
+    many = "\n".join(f"sandbox refused: read /{i}" for i in range(20))
+    assert refusals(many, limit=3)[-1] == "... and 17 more"
+
+
+def _in_child(ruleset: landlock.Ruleset, action) -> int:
+    """Run `action` in a forked child under `ruleset`; its errno (0: it worked)."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 100
+        try:
+            ruleset.restrict_self(drop_capabilities=False)
+            action()
+            code = 0
+        except OSError as exc:
+            code = exc.errno or 99
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+@needs_landlock
+def test_a_child_reads_and_writes_only_what_it_is_allowed(tmp_path):
+    scratch, outside = tmp_path / "scratch", tmp_path / "outside"
+    scratch.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret")
+    ruleset = landlock.Ruleset.build(read=python_paths(), write=[scratch])
+    try:
+        assert _in_child(ruleset, lambda: (scratch / "ok.txt").write_text("ok")) == 0
+        assert _in_child(ruleset, lambda: (outside / "secret.txt").read_text()) == errno.EACCES
+        assert _in_child(ruleset, lambda: (outside / "new.txt").write_text("x")) == errno.EACCES
+        assert _in_child(ruleset, lambda: os.listdir(outside)) == errno.EACCES
+        # no device nodes, even for root: a block device would read the disk around the rules
+        assert _in_child(ruleset, lambda: os.mknod(scratch / "disk", 0o600 | 0o060000,
+                                                   os.makedev(8, 0))) in (errno.EACCES, errno.EPERM)
+    finally:
+        ruleset.close()
+    assert (scratch / "ok.txt").read_text() == "ok" and not (outside / "new.txt").exists()
+
+
+@needs_abi[4]
+def test_a_child_cannot_connect_or_bind_tcp(tmp_path):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+    ruleset = landlock.Ruleset.build(read=python_paths(), write=[tmp_path])
+    try:
+        assert _in_child(ruleset, lambda: socket.create_connection(("127.0.0.1", port), 2)) \
+            == errno.EACCES
+        assert _in_child(ruleset, lambda: socket.socket().bind(("127.0.0.1", 0))) == errno.EACCES
+    finally:
+        ruleset.close()
+        server.close()
+
+
+@needs_abi[6]
+def test_a_child_cannot_read_its_parents_memory_or_signal_it(tmp_path):
+    """Landlock's own rule (ptrace attach, signal scope), with all of /proc readable.
+    It does not cover environ and maps (a ptrace *read* check on Linux 6.18): the
+    worker's policy keeps /proc/<other pid> out instead (next test)."""
+    parent = os.getpid()
+    ruleset = landlock.Ruleset.build(read=python_paths() + [Path("/proc")], write=[tmp_path])
+    try:
+        assert _in_child(ruleset, lambda: open(f"/proc/{parent}/mem", "rb").read(1)) \
+            == errno.EACCES
+        assert _in_child(ruleset, lambda: os.kill(parent, 0)) == errno.EPERM
+    finally:
+        ruleset.close()
+
+
+@needs_landlock
+def test_the_worker_policy_keeps_other_processes_proc_entries_out(tmp_path):
+    parent = os.getpid()
+    policy = build_policy(tmp_path, [], [], "cpu", [])
+    ruleset = landlock.Ruleset.build(policy.read, policy.write, policy.devices)
+    try:
+        for entry in ("environ", "maps", "mem", "cmdline", "fd"):
+            assert _in_child(ruleset, lambda e=entry: os.stat(f"/proc/{parent}/{e}")
+                             and open(f"/proc/{parent}/{e}", "rb")) == errno.EACCES, entry
+        assert _in_child(ruleset, lambda: Path("/proc/self/status").read_text()) == 0
+        assert _in_child(ruleset, lambda: Path("/proc/cpuinfo").read_text()) == 0
+        assert _in_child(ruleset, lambda: open("/proc/kcore", "rb")) in (errno.EACCES,
+                                                                         errno.ENOENT)
+    finally:
+        ruleset.close()
