@@ -169,7 +169,7 @@ def test_tcp_connect_and_bind_are_refused(arena, tmp_path, listener):
     r, refused = attack(arena, tmp_path, "connect_socket", port)
     time.sleep(0.5)
     assert accepted == []
-    assert "tcp connect" in refused[0]
+    assert "an IP socket (tcp)" in refused[0] or "tcp connect" in refused[0]
 
 
 def test_a_child_process_is_contained_too(arena, tmp_path, listener):
@@ -211,28 +211,3 @@ def test_honest_examples_pass_with_the_sandbox_on(tmp_path, path):
     assert r.rc == 0, r.out
     assert r.doc["harness"]["containment"]["level"] == "full"
     assert not [w for w in r.doc["warnings"] if "sandbox" in w or "containment" in w]
-
-
-def test_partial_containment_refuses_to_record_unless_allowed(tmp_path):
-    config = tmp_path / "off.yaml"
-    config.write_text("worker:\n  sandbox: off\n")
-    env = {"HARNESS_DB": str(tmp_path / "results.db")}
-    sub = str(ROOT / "submissions" / "vectoradd" / "add_torch.py")
-    refused = run_cli("submit", sub, "--task", "vectoradd", "--device", "cpu", *CASE,
-                      "--config", str(config), env=env)
-    assert refused.rc == 2 and "--allow-partial-containment" in refused.out
-    assert not (tmp_path / "results.db").exists()  # refused before the database opened
-    batch = run_cli("batch", sub, "--task", "vectoradd", "--device", "cpu", *CASE,
-                    "--config", str(config), env=env)
-    assert batch.rc == 2 and "--allow-partial-containment" in batch.out
-    allowed = run_cli("submit", sub, "--task", "vectoradd", "--device", "cpu", *CASE,
-                      "--config", str(config), "--allow-partial-containment",
-                      json_path=tmp_path / "r.json", env=env)
-    assert allowed.rc == 0, allowed.out
-    assert allowed.doc["harness"]["containment"]["level"] == "off"
-    assert "containment: off" in allowed.out
-    assert allowed.doc["record"]["submission_id"]
-    # test mode records nothing, so it needs no flag
-    plain = run_cli("submit", sub, "--task", "vectoradd", "--device", "cpu", "--mode", "test",
-                    *CASE, "--config", str(config), env=env)
-    assert plain.rc == 0, plain.out

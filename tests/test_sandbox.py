@@ -7,10 +7,12 @@ from __future__ import annotations
 import errno
 import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, run_cli
 
 from harness.judging import landlock
 from harness.judging.containment import (
@@ -19,7 +21,10 @@ from harness.judging.containment import (
     recording_refusal,
     refusals,
 )
+from harness.judging.seccomp import NoIpSockets
 from harness.settings import Settings
+
+CASE = ["--case", "size: 256; seed: 1"]
 
 needs_landlock = pytest.mark.skipif(landlock.abi_version() < 1, reason="no Landlock here")
 needs_abi = {n: pytest.mark.skipif(landlock.abi_version() < n, reason=f"needs Landlock ABI {n}")
@@ -158,3 +163,65 @@ def test_the_worker_policy_keeps_other_processes_proc_entries_out(tmp_path):
                                                                          errno.ENOENT)
     finally:
         ruleset.close()
+
+
+@pytest.mark.skipif(not NoIpSockets.available(), reason="no seccomp filter here")
+def test_the_seccomp_filter_refuses_ip_sockets_only(tmp_path):
+    def child(action) -> int:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            code = 100
+            try:
+                landlock.no_new_privs()
+                NoIpSockets().install()
+                action()
+                code = 0
+            except OSError as exc:
+                code = exc.errno or 99
+            finally:
+                os._exit(code)
+        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+    assert child(lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM)) == errno.EACCES
+    assert child(lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM)) == errno.EACCES
+    assert child(lambda: socket.socketpair()) == 0
+    assert child(lambda: (tmp_path / "f").write_text("x")) == 0
+
+
+def test_the_sandboxs_sitecustomize_runs_the_one_it_hides(tmp_path):
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    ours.mkdir()
+    theirs.mkdir()
+    (ours / "sitecustomize.py").write_text(
+        "from harness.judging.refusals import run_shadowed_sitecustomize\n"
+        "run_shadowed_sitecustomize(__file__)\n")
+    (theirs / "sitecustomize.py").write_text("print('THEIRS RAN')\n")
+    out = subprocess.run([sys.executable, "-c", "pass"], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": f"{ours}:{theirs}:{ROOT}"})
+    assert out.stdout.strip() == "THEIRS RAN", out.stderr
+
+
+def test_partial_containment_refuses_to_record_unless_allowed(tmp_path):
+    """End to end, with the sandbox switched off (so on any kernel)."""
+    config = tmp_path / "off.yaml"
+    config.write_text("worker:\n  sandbox: off\n")
+    env = {"HARNESS_DB": str(tmp_path / "results.db")}
+    sub = str(ROOT / "submissions" / "vectoradd" / "add_torch.py")
+    refused = run_cli("submit", sub, "--task", "vectoradd", "--device", "cpu", *CASE,
+                      "--config", str(config), env=env)
+    assert refused.rc == 2 and "--allow-partial-containment" in refused.out
+    assert not (tmp_path / "results.db").exists()  # refused before the database opened
+    batch = run_cli("batch", sub, "--task", "vectoradd", "--device", "cpu", *CASE,
+                    "--config", str(config), env=env)
+    assert batch.rc == 2 and "--allow-partial-containment" in batch.out
+    allowed = run_cli("submit", sub, "--task", "vectoradd", "--device", "cpu", *CASE,
+                      "--config", str(config), "--allow-partial-containment",
+                      json_path=tmp_path / "r.json", env=env)
+    assert allowed.rc == 0, allowed.out
+    assert allowed.doc["harness"]["containment"]["level"] == "off"
+    assert "containment: off" in allowed.out
+    assert allowed.doc["record"]["submission_id"]
+    # test mode records nothing, so it needs no flag
+    plain = run_cli("submit", sub, "--task", "vectoradd", "--device", "cpu", "--mode", "test",
+                    *CASE, "--config", str(config), env=env)
+    assert plain.rc == 0, plain.out

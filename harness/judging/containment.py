@@ -48,10 +48,12 @@ class Policy:
     read: list[Path] = field(default_factory=list)
     write: list[Path] = field(default_factory=list)
     devices: list[Path] = field(default_factory=list)
+    no_ip: bool = False  # the seccomp filter of seccomp.py refuses IP sockets
 
     def to_env(self) -> str:
         return json.dumps({"read": [str(p) for p in self.read + self.devices],
-                           "write": [str(p) for p in self.write + self.devices]})
+                           "write": [str(p) for p in self.write + self.devices],
+                           "no_ip": self.no_ip})
 
 
 def python_paths() -> list[Path]:
@@ -132,7 +134,8 @@ def prepare_scratch(scratch: Path) -> dict[str, str]:
     (imports / "harness").symlink_to(ROOT / "harness", target_is_directory=True)
     # Installs the worker's audit hook in every Python process of the sandbox.
     (imports / "sitecustomize.py").write_text(
-        "from harness.judging.refusals import install\ninstall()\n")
+        "from harness.judging.refusals import install, run_shadowed_sitecustomize\n"
+        "install()\nrun_shadowed_sitecustomize(__file__)\n")
     env["PYTHONPATH"] = str(imports)
     return env
 
@@ -160,7 +163,7 @@ def recording_refusal(settings, mode: str, allowed: bool) -> str | None:
             "pass --allow-partial-containment to record anyway")
 
 
-def refusals(*texts: str, limit: int = 8) -> list[str]:
+def refusals(*texts: str, limit: int = 12) -> list[str]:
     """What the sandbox refused, from the worker's captured output: the audit hook's
     `sandbox refused:` lines and the errors of denied system calls (in children too)."""
     seen: list[str] = []

@@ -196,8 +196,7 @@ class Ruleset:
         if drop_capabilities and os.geteuid() == 0:
             for cap in range(self.last_cap + 1):
                 _LIBC.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
-        if _LIBC.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+        no_new_privs()
         if _LIBC.syscall(_SYS_RESTRICT_SELF, self.fd, ctypes.c_uint32(0)) != 0:
             raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
 
@@ -205,6 +204,13 @@ class Ruleset:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
+
+
+def no_new_privs() -> None:
+    """No exec may gain privileges (setuid, file capabilities): required by Landlock and
+    seccomp filters alike."""
+    if _LIBC.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
 
 
 def _last_cap() -> int:

@@ -15,16 +15,17 @@ import json
 import os
 import sys
 
-_EVENTS = {"open", "os.listdir", "os.scandir", "sqlite3.connect", "socket.connect",
-           "socket.bind", "os.kill"}
+_EVENTS = {"open", "os.listdir", "os.scandir", "sqlite3.connect", "socket.__new__",
+           "socket.connect", "socket.bind", "os.kill"}
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _LIMIT = 50
 
 
 class _Hook:
-    def __init__(self, read: list[str], write: list[str]) -> None:
+    def __init__(self, read: list[str], write: list[str], no_ip: bool) -> None:
         self.read = tuple(p.rstrip("/") for p in read)
         self.write = tuple(p.rstrip("/") for p in write)
+        self.no_ip = no_ip
         self.seen: set[str] = set()
         self.busy = False
 
@@ -43,6 +44,11 @@ class _Hook:
             self.busy = False
 
     def check(self, event: str, args: tuple) -> str | None:
+        if event == "socket.__new__":  # refused by the seccomp filter (seccomp.py)
+            family, kind = args[1], args[2]
+            if family in (2, 10) and self.no_ip:
+                return f"an IP socket ({'tcp' if kind & 0xF == 1 else 'udp' if kind & 0xF == 2 else 'raw'})"
+            return None
         if event in ("socket.connect", "socket.bind"):
             sock, address = args[0], args[1]
             if sock.family in (2, 10) and sock.type & 0xF == 1:  # AF_INET(6), SOCK_STREAM
@@ -79,6 +85,20 @@ class _Hook:
         return any(path == r or path.startswith(r + "/") for r in roots)
 
 
+def run_shadowed_sitecustomize(ours: str) -> None:
+    """Run the installation's own `sitecustomize`, which the sandbox's (earlier on the
+    import path) hides."""
+    import importlib.machinery
+    import importlib.util
+
+    here = os.path.dirname(os.path.abspath(ours))
+    path = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
+    if spec is not None and spec.loader is not None:
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+
+
 def install() -> None:
     """Add the hook if this process runs under a sandbox policy (see containment.py)."""
     raw = os.environ.get("KERNEL_HARNESS_SANDBOX")
@@ -86,6 +106,6 @@ def install() -> None:
         return
     try:
         policy = json.loads(raw)
-        sys.addaudithook(_Hook(policy["read"], policy["write"]))
+        sys.addaudithook(_Hook(policy["read"], policy["write"], bool(policy.get("no_ip"))))
     except (ValueError, KeyError, TypeError):
         pass

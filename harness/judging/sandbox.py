@@ -27,6 +27,7 @@ from pathlib import Path
 from harness.judging import landlock
 from harness.judging.containment import POLICY_ENV, build_policy, make_ruleset, prepare_scratch
 from harness.judging.cpus import pin
+from harness.judging.seccomp import NoIpSockets
 from harness.settings import WorkerSettings
 
 # Variables a worker may inherit: enough to find Python, the GPU and compilers.
@@ -118,6 +119,7 @@ class Limits:
     address_space: int | None
     cpus: frozenset[int] | None = None
     ruleset: landlock.Ruleset | None = None
+    no_ip: NoIpSockets | None = None
 
     def apply(self) -> None:
         """Runs in the child between fork and exec; the sandbox last, once nothing else
@@ -130,6 +132,9 @@ class Limits:
             resource.setrlimit(resource.RLIMIT_AS, (self.address_space, self.address_space))
         if self.ruleset is not None:
             self.ruleset.restrict_self()
+        if self.no_ip is not None:
+            landlock.no_new_privs()
+            self.no_ip.install()
 
 
 class WorkerProcess:
@@ -158,8 +163,9 @@ class WorkerProcess:
         if self.device == "cpu" and self.settings.cpu_memory_limit_gb > 0:
             address_space = int(self.settings.cpu_memory_limit_gb * (1 << 30))
         env = worker_env(self.scratch, self.device)
-        ruleset = self._sandbox(env)
-        limits = Limits(self.settings.file_size_limit_bytes, address_space, self.cpus, ruleset)
+        ruleset, no_ip = self._sandbox(env)
+        limits = Limits(self.settings.file_size_limit_bytes, address_space, self.cpus, ruleset,
+                        no_ip)
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "harness.judging.worker", str(child.fileno())],
@@ -178,17 +184,22 @@ class WorkerProcess:
         child.close()
         self.conn = parent
 
-    def _sandbox(self, env: dict[str, str]) -> landlock.Ruleset | None:
-        """Build the worker's Landlock ruleset (see containment.py); None when off or
-        where the kernel has no Landlock. Sets `containment` to what will be enforced."""
+    def _sandbox(self, env: dict[str, str]) -> tuple[landlock.Ruleset | None,
+                                                      NoIpSockets | None]:
+        """The worker's Landlock ruleset (see containment.py; None where the kernel has
+        no Landlock) and seccomp filter; neither when off. Sets `containment`."""
         if self.settings.sandbox == "off":
             self.containment = landlock.off()
-            return None
+            return None, None
         policy = build_policy(self.scratch, self.readable, self.writable, self.device,
                               self.settings.sandbox_read)
+        no_ip = NoIpSockets() if NoIpSockets.available() else None
+        policy.no_ip = no_ip is not None
         env[POLICY_ENV] = policy.to_env()
         ruleset, self.containment = make_ruleset(policy)
-        return ruleset
+        if no_ip is not None:
+            self.containment.enforced.append("no IP sockets (seccomp)")
+        return ruleset, no_ip
 
     @property
     def pid(self) -> int | None:
