@@ -17,6 +17,7 @@ from conftest import ROOT, run_cli
 from harness.judging import landlock
 from harness.judging.containment import (
     build_policy,
+    expected_containment,
     python_paths,
     recording_refusal,
     refusals,
@@ -62,6 +63,15 @@ def test_settings_know_the_sandbox_switch():
     assert off.worker.sandbox == "off"  # YAML's bare `off`
     with pytest.raises(ValueError, match="landlock or off"):
         Settings.from_dict({**raw, "worker": {**raw["worker"], "sandbox": "bubblewrap"}})
+
+
+def test_an_allowed_path_holding_the_project_makes_containment_partial(tmp_path):
+    worker = Settings.load().worker
+    worker.sandbox_read = [str(ROOT.parent)]
+    report = expected_containment(worker)
+    assert report.level == "partial"
+    assert any("project folder" in m for m in report.missing)
+    assert "--allow-partial-containment" in recording_refusal(worker, "leaderboard", False)
 
 
 def test_recording_refusal_only_in_leaderboard_mode_without_the_flag():

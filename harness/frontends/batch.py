@@ -109,6 +109,13 @@ class Batch:
                 job.error = doc["error"]
                 return
             job.doc = doc
+            level = doc.get("harness", {}).get("containment", {}).get("level")
+            if (self.mode == "leaderboard" and level != "full"
+                    and not self.options.allow_partial_containment):
+                # a judge on another node (Ray) may have a kernel without the sandbox
+                job.error = (f"not recorded: containment {level} on the judge's machine "
+                             "(--allow-partial-containment records it anyway)")
+                return
             ev = document_to_evaluation(doc)
             who = self.user or job.file.stem
             job.submission_id = record_evaluation(self.store, self.boards[job.task], who, ev,

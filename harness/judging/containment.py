@@ -31,7 +31,8 @@ SYSTEM_READ = (
     "/etc/os-release", "/etc/lsb-release", "/etc/debian_version", "/etc/alternatives",
     "/etc/mime.types", "/etc/hosts", "/etc/host.conf", "/etc/gai.conf",
     "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/devices", "/proc/filesystems",
-    "/proc/loadavg", "/proc/uptime", "/proc/version", "/proc/sys", "/proc/driver/nvidia",
+    "/proc/loadavg", "/proc/uptime", "/proc/version", "/proc/modules", "/proc/sys",
+    "/proc/driver/nvidia",
     "/sys/devices", "/sys/bus", "/sys/class", "/sys/fs/cgroup", "/sys/module/nvidia",
     "/sys/module/nvidia_uvm",
 )
@@ -49,6 +50,23 @@ class Policy:
     write: list[Path] = field(default_factory=list)
     devices: list[Path] = field(default_factory=list)
     no_ip: bool = False  # the seccomp filter of seccomp.py refuses IP sockets
+
+    def exposed(self) -> list[str]:
+        """The judge's own places that an allowed path holds (the project inside /opt,
+        say): Landlock cannot carve them out, so containment is then only partial."""
+        private = {"the project folder": ROOT, "the judge's working directory": Path.cwd(),
+                   "the home folder": Path.home()}
+        if os.environ.get("HARNESS_DB") and "://" not in os.environ["HARNESS_DB"]:
+            private["the results database"] = Path(os.environ["HARNESS_DB"])
+        out = []
+        for what, place in private.items():
+            place = place.resolve()
+            for allowed in self.read + self.write + self.devices:
+                allowed = allowed.resolve()
+                if place == allowed or allowed in place.parents:
+                    out.append(f"isolation of {what} ({place} is inside the allowed {allowed})")
+                    break
+        return out
 
     def to_env(self) -> str:
         return json.dumps({"read": [str(p) for p in self.read + self.devices],
@@ -143,14 +161,25 @@ def prepare_scratch(scratch: Path) -> dict[str, str]:
 def make_ruleset(policy: Policy) -> tuple[landlock.Ruleset | None, landlock.Report]:
     """Build the Landlock ruleset of `policy`; (None, a partial report) without Landlock."""
     ruleset = landlock.Ruleset.build(policy.read, policy.write, policy.devices)
-    if ruleset is None:
-        return None, landlock.probe()
-    return ruleset, ruleset.report
+    report = landlock.probe() if ruleset is None else ruleset.report
+    exposed = policy.exposed()
+    if exposed:
+        report.level = "partial"
+        report.missing += exposed
+    return ruleset, report
 
 
 def expected_containment(settings) -> landlock.Report:
-    """What the sandbox of `settings` (worker settings) will enforce on this kernel."""
-    return landlock.off() if settings.sandbox == "off" else landlock.probe()
+    """What the sandbox of `settings` (worker settings) will enforce on this kernel, with
+    these paths (the scratch and shared-memory folders aside)."""
+    if settings.sandbox == "off":
+        return landlock.off()
+    report = landlock.probe()
+    exposed = build_policy(Path("/nonexistent"), [], [], "cpu", settings.sandbox_read).exposed()
+    if exposed:
+        report.level = "partial"
+        report.missing += exposed
+    return report
 
 
 def recording_refusal(settings, mode: str, allowed: bool) -> str | None:
@@ -164,15 +193,16 @@ def recording_refusal(settings, mode: str, allowed: bool) -> str | None:
 
 
 def refusals(*texts: str, limit: int = 12) -> list[str]:
-    """What the sandbox refused, from the worker's captured output: the audit hook's
-    `sandbox refused:` lines and the errors of denied system calls (in children too)."""
+    """What the sandbox refused, from the worker's captured output and its verdicts' messages:
+    the audit hook's `sandbox refused:` lines and the errors of denied system calls (in
+    children and C libraries too)."""
     seen: list[str] = []
     for text in texts:
         for line in text.splitlines():
             line = line.strip()
             if line.startswith("sandbox refused:"):
                 item = line.removeprefix("sandbox refused:").strip()
-            elif "[Errno 13] Permission denied" in line or "[Errno 1] Operation not permitted" in line:
+            elif "Permission denied" in line or "Operation not permitted" in line:
                 item = line[-200:]
             else:
                 continue

@@ -124,7 +124,9 @@ def _note_containment(evaluation: Evaluation, report, output: dict[str, str]) ->
         evaluation.harness["containment"] = report.to_dict()
         if report.level != "full":
             evaluation.warnings.append(report.summary)
-    refused = refusals(output.get("stderr", ""), output.get("stdout", ""))
+    messages = [c.message for p in evaluation.phases for c in p.cases]
+    messages.append(str((evaluation.load_error or {}).get("message", "")))
+    refused = refusals(output.get("stderr", ""), output.get("stdout", ""), *messages)
     if refused:
         evaluation.warnings.append("the sandbox refused: " + "; ".join(refused))
 

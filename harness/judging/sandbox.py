@@ -196,6 +196,9 @@ class WorkerProcess:
         no_ip = NoIpSockets() if NoIpSockets.available() else None
         policy.no_ip = no_ip is not None
         env[POLICY_ENV] = policy.to_env()
+        # TorchInductor's parallel compile workers need multiprocessing locks, which are
+        # new objects in /dev/shm, refused here: compile in the worker itself.
+        env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
         ruleset, self.containment = make_ruleset(policy)
         if no_ip is not None:
             self.containment.enforced.append("no IP sockets (seccomp)")
