@@ -4,9 +4,9 @@ The worker is a fresh interpreter (`python -m harness.judging.worker`), never a 
 judge. It runs in its own session and process group, in a scratch folder, with an
 environment stripped of the harness's secrets, its output captured to files, file size
 (and on the CPU, address space) limits, and (`worker.sandbox: landlock`) a Landlock
-policy applied between fork and exec: it reads only what a submission needs, writes only
-its scratch and shared-memory folders, and opens no TCP connection (containment.py says
-what exactly). The judge registers as a child subreaper so that processes the worker
+policy and a seccomp filter applied between fork and exec: it reads only what a
+submission needs, writes only its scratch and shared-memory folders, and opens no
+network connection (containment.py and seccomp.py say what exactly). The judge registers as a child subreaper so that processes the worker
 leaves behind come back to it and are killed too.
 """
 
