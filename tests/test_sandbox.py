@@ -90,13 +90,17 @@ def test_refusals_are_read_from_the_output():
     assert refusals(many, limit=3)[-1] == "... and 17 more"
 
 
-def _in_child(ruleset: landlock.Ruleset, action) -> int:
-    """Run `action` in a forked child under `ruleset`; its errno (0: it worked)."""
+def _in_child(confine, action) -> int:
+    """Run `action` in a forked child after `confine` (a ruleset, or a function that
+    confines the child); its errno (0: it worked)."""
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
         code = 100
         try:
-            ruleset.restrict_self(drop_capabilities=False)
+            if isinstance(confine, landlock.Ruleset):
+                confine.restrict_self(drop_capabilities=False)
+            else:
+                confine()
             action()
             code = 0
         except OSError as exc:
@@ -177,20 +181,12 @@ def test_the_worker_policy_keeps_other_processes_proc_entries_out(tmp_path):
 
 @pytest.mark.skipif(not NoIpSockets.available(), reason="no seccomp filter here")
 def test_the_seccomp_filter_refuses_ip_sockets_only(tmp_path):
+    def no_ip() -> None:
+        landlock.no_new_privs()
+        NoIpSockets().install()
+
     def child(action) -> int:
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child
-            code = 100
-            try:
-                landlock.no_new_privs()
-                NoIpSockets().install()
-                action()
-                code = 0
-            except OSError as exc:
-                code = exc.errno or 99
-            finally:
-                os._exit(code)
-        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        return _in_child(no_ip, action)
 
     assert child(lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM)) == errno.EACCES
     assert child(lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM)) == errno.EACCES
