@@ -48,6 +48,8 @@ def cli() -> None:
 @click.option("--user", help="Who submits (default: $HARNESS_USER, git user.name, login).")
 @click.option("--record/--no-record", default=None,
               help="Record the run (default: only in leaderboard mode).")
+@click.option("--allow-partial-containment", is_flag=True,
+              help="Record leaderboard runs even where the worker's sandbox is partial or off.")
 def submit(file: Path, **kwargs) -> None:
     """Evaluate FILE: check it, time it, record it and show where it ranks."""
     from harness.frontends.submit import run_submit
@@ -90,6 +92,8 @@ def template(task: str, lang: str, output: Path | None) -> None:
 @click.option("--user", help="Record every result under this user (default: each file's name).")
 @click.option("--json", "json_path", type=click.Path(path_type=Path), help="A summary document.")
 @click.option("--db", help="Results database: a SQLite path or postgresql:// URL.")
+@click.option("--allow-partial-containment", is_flag=True,
+              help="Record leaderboard runs even where the worker's sandbox is partial or off.")
 def batch(paths, jobs, backend, address, cases, **kwargs) -> None:
     """Evaluate many submissions: one per GPU at a time (or --jobs CPU slots), or on Ray."""
     from harness.frontends.batch import run_batch

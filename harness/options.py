@@ -28,6 +28,7 @@ class RunOptions:
     record: bool | None = None  # None: record in leaderboard mode only
     json_path: Path | None = None
     summary_md: Path | None = None
+    allow_partial_containment: bool = False  # record leaderboard runs without full sandbox
     secret: bytes | None = field(default=None, repr=False)  # the judge's only; never printed
 
     @property

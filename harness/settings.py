@@ -72,6 +72,15 @@ class WorkerSettings:
     max_restarts: int
     pin_cpus: bool
     gc_freeze: bool
+    sandbox: str
+    sandbox_read: list[str]
+
+    def __post_init__(self) -> None:
+        if self.sandbox is False:  # YAML reads a bare `off` as false
+            self.sandbox = "off"
+        if self.sandbox not in ("landlock", "off"):
+            raise ValueError(f"worker.sandbox must be landlock or off, not {self.sandbox!r}")
+        self.sandbox_read = [str(p) for p in (self.sandbox_read or [])]
 
 
 @dataclass

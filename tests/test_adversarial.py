@@ -53,7 +53,6 @@ def assert_not_clean(cli, name):
     ("walk_gc", "gc-walk"),
     ("lazy_output", "tensor-subclass"),
     ("thread_finishes", "threads"),
-    ("child_finishes", "spawns-processes"),
 ])
 def test_wrong_outputs_fail(cli, name, rule):
     r = attack(cli, name)
@@ -71,6 +70,18 @@ def test_result_caches_fail_in_benchmark_mode_too(cli, name):
     r = attack(cli, name, "--mode", "benchmark")
     assert r.rc == 1, r.out
     assert statuses(r.doc) == {"failed"} and r.doc["score_ns"] is None
+
+
+def test_child_finishing_the_work_fails(cli):
+    """Under the sandbox the attack fails earlier still: torch's share_memory_() makes a new
+    object in /dev/shm, which the worker may not (an error, and the run says so)."""
+    r = attack(cli, "child_finishes")
+    assert r.rc == 1, r.out
+    assert statuses(r.doc) & {"failed", "error"}
+    if "error" in statuses(r.doc):
+        assert any(w.startswith("the sandbox refused") for w in r.doc["warnings"])
+    assert screen_rules(r.doc)["spawns-processes"] == "flag"
+    assert_not_clean(cli, "child_finishes")
 
 
 def test_host_timer_patch_is_seen_by_the_judges_clock(cli):

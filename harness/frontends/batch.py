@@ -24,6 +24,7 @@ from rich.table import Table
 from harness.consts import ExitCode, JobState, Status
 from harness.frontends.backends import make_backend
 from harness.frontends.report import fmt_ns, print_ranked
+from harness.judging.containment import recording_refusal
 from harness.loading.task_folder import TaskError, load_task
 from harness.options import RunOptions
 from harness.results.document import case_flags, document_to_evaluation
@@ -108,6 +109,13 @@ class Batch:
                 job.error = doc["error"]
                 return
             job.doc = doc
+            level = doc.get("harness", {}).get("containment", {}).get("level")
+            if (self.mode == "leaderboard" and level != "full"
+                    and not self.options.allow_partial_containment):
+                # a judge on another node (Ray) may have a kernel without the sandbox
+                job.error = (f"not recorded: containment {level} on the judge's machine "
+                             "(--allow-partial-containment records it anyway)")
+                return
             ev = document_to_evaluation(doc)
             who = self.user or job.file.stem
             job.submission_id = record_evaluation(self.store, self.boards[job.task], who, ev,
@@ -148,6 +156,10 @@ def run_batch(console: Console, paths: list[Path], options: RunOptions, jobs: in
         return ExitCode.USAGE
     try:
         settings = Settings.load(options.config)
+        refused = recording_refusal(settings.worker, options.mode,
+                                    options.allow_partial_containment)
+        if refused:  # before the database is opened
+            raise ValueError(refused)
         batch = Batch(files, options, settings)
     except (ValueError, TaskError) as exc:
         console.print(f"[red]error:[/] {exc}")

@@ -26,6 +26,12 @@ def run_submit(opts: RunOptions, console: Console) -> int:
         return ExitCode.USAGE
     recorder = None
     if opts.records:
+        from harness.judging.containment import recording_refusal
+
+        refused = recording_refusal(settings.worker, opts.mode, opts.allow_partial_containment)
+        if refused:
+            console.print(f"[red]error:[/] {refused}")
+            return ExitCode.USAGE
         from harness.results.recording import Recorder
         from harness.results.store import StoreError
 

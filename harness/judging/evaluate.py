@@ -16,6 +16,7 @@ from pathlib import Path
 
 from harness import __version__
 from harness.consts import Status
+from harness.judging.containment import expected_containment, refusals
 from harness.judging.foreign import MARK, NOT_APPLIED, run_foreign
 from harness.judging.judge import Judge, PhaseSpec, Progress
 from harness.judging.prepare import Prepared, UsageError
@@ -72,7 +73,8 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
         screen=[f.to_dict() for f in screen(prepared.source)],
         warnings=list(prepared.warnings),
         harness={"version": __version__, "python": platform.python_version(),
-                 "platform": platform.platform()},
+                 "platform": platform.platform(),
+                 "containment": expected_containment(settings.worker).to_dict()},
     )
     specs = phase_specs(prepared, settings)
     try:
@@ -110,6 +112,7 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
         if judge.cpus is not None:
             evaluation.harness["cpus"] = judge.cpus.to_dict()
         evaluation.warnings += judge.warnings
+        _note_containment(evaluation, judge.containment, judge.worker_output)
         if judge.stray_pids:
             evaluation.warnings.append(
                 f"killed {len(judge.stray_pids)} process(es) the submission left running")
@@ -136,6 +139,19 @@ def _own_evaluator(prepared: Prepared, settings: Settings, specs: list[PhaseSpec
         f"judged by {MARK} ({task.main}), run in the contained worker as the public bot runs "
         "it; the harness's own checks were not applied: " + "; ".join(NOT_APPLIED))
     return evaluation
+
+
+def _note_containment(evaluation: Evaluation, report, output: dict[str, str]) -> None:
+    """Record what the sandbox enforced; warn when it is partial, and say what it refused."""
+    if report is not None:
+        evaluation.harness["containment"] = report.to_dict()
+        if report.level != "full":
+            evaluation.warnings.append(report.summary)
+    messages = [c.message for p in evaluation.phases for c in p.cases]
+    messages.append(str((evaluation.load_error or {}).get("message", "")))
+    refused = refusals(output.get("stderr", ""), output.get("stdout", ""), *messages)
+    if refused:
+        evaluation.warnings.append("the sandbox refused: " + "; ".join(refused))
 
 
 def _finish(evaluation: Evaluation, started: float) -> Evaluation:

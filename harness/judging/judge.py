@@ -90,6 +90,7 @@ class Judge:
         self.worker_output = {"stdout": "", "stderr": ""}
         self.warnings: list[str] = []
         self.stray_pids: list[int] = []
+        self.containment = None  # the sandbox's report (harness.judging.landlock.Report)
         self.clock_reading: ClockReading | None = None
         self.cpus: CpuPlan | None = None
         self._cpus_before: set[int] | None = None
@@ -114,9 +115,11 @@ class Judge:
     def start(self, timeout: float) -> bool:
         """Start a worker and load the submission; False (with `load_error`) if it fails."""
         w = WorkerProcess(self.settings.worker, self.device.kind,
-                          cpus=self.cpus.worker if self.cpus else None)
+                          cpus=self.cpus.worker if self.cpus else None,
+                          readable=[self.staging], writable=[self.shm_root])
         self.worker = w
         w.start()
+        self.containment = w.containment
         w.send({
             "device": self.device.kind, "staging": str(self.staging),
             "submission": self.task.submission_name, "shown_name": self.submission.name,

@@ -1,10 +1,13 @@
-"""Containment of the worker process: environment, limits, scratch folder, killing.
+"""Containment of the worker process: environment, limits, sandbox, scratch, killing.
 
 The worker is a fresh interpreter (`python -m harness.judging.worker`), never a fork of the
 judge. It runs in its own session and process group, in a scratch folder, with an
-environment stripped of the harness's secrets, its output captured to files, and file
-size (and on the CPU, address space) limits. The judge registers as a child subreaper so
-that processes the worker leaves behind come back to it and are killed too.
+environment stripped of the harness's secrets, its output captured to files, file size
+(and on the CPU, address space) limits, and (`worker.sandbox: landlock`) a Landlock
+policy and a seccomp filter applied between fork and exec: it reads only what a
+submission needs, writes only its scratch and shared-memory folders, and opens no
+network connection (containment.py and seccomp.py say what exactly). The judge registers as a child subreaper so that processes the worker
+leaves behind come back to it and are killed too.
 """
 
 from __future__ import annotations
@@ -21,14 +24,17 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, Pipe
 from pathlib import Path
 
+from harness.judging import landlock
+from harness.judging.containment import POLICY_ENV, build_policy, make_ruleset, prepare_scratch
 from harness.judging.cpus import pin
-from harness.settings import ROOT, WorkerSettings
+from harness.judging.seccomp import NoIpSockets
+from harness.settings import WorkerSettings
 
 # Variables a worker may inherit: enough to find Python, the GPU and compilers.
 _ENV_KEEP = {"PATH", "LANG", "LC_ALL", "TZ", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR"}
 _ENV_PREFIXES = (
     "CUDA_", "NVIDIA_", "LD_LIBRARY_PATH", "ROCM_", "HIP_", "HSA_", "OMP_", "MKL_",
-    "OPENBLAS_", "NCCL_", "TORCH_SYMM", "TRITON_CACHE_DIR", "TRITON_INTERPRET", "NVSHMEM_",
+    "OPENBLAS_", "NCCL_", "TORCH_SYMM", "TRITON_INTERPRET", "NVSHMEM_",
 )
 # Never passed on, whatever the prefix rules say.
 _ENV_DROP_PREFIXES = ("HARNESS_", "GITHUB_", "AWS_", "PG", "DATABASE")
@@ -50,21 +56,12 @@ def worker_env(scratch: Path, device: str) -> dict[str, str]:
             continue
         if key in _ENV_KEEP or key.startswith(_ENV_PREFIXES):
             env[key] = value
-    env["HOME"] = str(scratch)
-    env["PYTHONPATH"] = str(ROOT)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
-    env.setdefault("TRITON_CACHE_DIR", str(_shared_triton_cache()))
+    env.update(prepare_scratch(scratch))  # home, temporary files and compiler caches
     if device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""
     return env
-
-
-def _shared_triton_cache() -> Path:
-    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    path = base / "kernel-harness" / "triton"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 def become_subreaper() -> bool:
@@ -121,29 +118,42 @@ class Limits:
     file_size: int
     address_space: int | None
     cpus: frozenset[int] | None = None
+    ruleset: landlock.Ruleset | None = None
+    no_ip: NoIpSockets | None = None
 
     def apply(self) -> None:
-        """Runs in the child between fork and exec."""
+        """Runs in the child between fork and exec; the sandbox last, once nothing else
+        needs a right it takes away."""
         if self.cpus:
             pin(self.cpus)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_FSIZE, (self.file_size, self.file_size))
         if self.address_space:
             resource.setrlimit(resource.RLIMIT_AS, (self.address_space, self.address_space))
+        if self.ruleset is not None:
+            self.ruleset.restrict_self()
+        if self.no_ip is not None:
+            landlock.no_new_privs()
+            self.no_ip.install()
 
 
 class WorkerProcess:
     """One worker: start it, talk to it, watch its clock, kill it and its descendants."""
 
     def __init__(self, settings: WorkerSettings, device: str, keep_scratch: bool = False,
-                 cpus: frozenset[int] | None = None) -> None:
+                 cpus: frozenset[int] | None = None, readable: list[Path] | None = None,
+                 writable: list[Path] | None = None) -> None:
+        """`readable`: the staged task folder; `writable`: the run's shared-memory folder
+        (the sandbox allows these beside the scratch folder and the system's paths)."""
         self.settings = settings
         self.device = device
         self.cpus = cpus
+        self.readable, self.writable = list(readable or []), list(writable or [])
         self.scratch = Path(tempfile.mkdtemp(prefix="harness-worker-"))
         self.keep_scratch = keep_scratch
         self.proc: subprocess.Popen | None = None
         self.conn: Connection | None = None
+        self.containment: landlock.Report | None = None
         self._out = open(self.scratch / ".stdout", "w+b")
         self._err = open(self.scratch / ".stderr", "w+b")
 
@@ -152,20 +162,47 @@ class WorkerProcess:
         address_space = None
         if self.device == "cpu" and self.settings.cpu_memory_limit_gb > 0:
             address_space = int(self.settings.cpu_memory_limit_gb * (1 << 30))
-        limits = Limits(self.settings.file_size_limit_bytes, address_space, self.cpus)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "harness.judging.worker", str(child.fileno())],
-            pass_fds=[child.fileno()],
-            cwd=self.scratch,
-            env=worker_env(self.scratch, self.device),
-            stdin=subprocess.DEVNULL,
-            stdout=self._out,
-            stderr=self._err,
-            start_new_session=True,
-            preexec_fn=limits.apply,
-        )
+        env = worker_env(self.scratch, self.device)
+        ruleset, no_ip = self._sandbox(env)
+        limits = Limits(self.settings.file_size_limit_bytes, address_space, self.cpus, ruleset,
+                        no_ip)
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "harness.judging.worker", str(child.fileno())],
+                pass_fds=[child.fileno()],
+                cwd=self.scratch,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=self._out,
+                stderr=self._err,
+                start_new_session=True,
+                preexec_fn=limits.apply,
+            )
+        finally:
+            if ruleset is not None:
+                ruleset.close()
         child.close()
         self.conn = parent
+
+    def _sandbox(self, env: dict[str, str]) -> tuple[landlock.Ruleset | None,
+                                                      NoIpSockets | None]:
+        """The worker's Landlock ruleset (see containment.py; None where the kernel has
+        no Landlock) and seccomp filter; neither when off. Sets `containment`."""
+        if self.settings.sandbox == "off":
+            self.containment = landlock.off()
+            return None, None
+        policy = build_policy(self.scratch, self.readable, self.writable, self.device,
+                              self.settings.sandbox_read)
+        no_ip = NoIpSockets() if NoIpSockets.available() else None
+        policy.no_ip = no_ip is not None
+        env[POLICY_ENV] = policy.to_env()
+        # TorchInductor's parallel compile workers need multiprocessing locks, which are
+        # new objects in /dev/shm, refused here: compile in the worker itself.
+        env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
+        ruleset, self.containment = make_ruleset(policy)
+        if no_ip is not None:
+            self.containment.enforced.append("no IP sockets (seccomp)")
+        return ruleset, no_ip
 
     @property
     def pid(self) -> int | None:

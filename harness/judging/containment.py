@@ -1,0 +1,212 @@
+"""What a worker may touch: the paths of its Landlock policy and its scratch layout.
+
+Read (and execute): the Python installation and its packages, system libraries and
+compilers (/usr, /lib*), a few files of /etc, /proc and /sys, the staged task folder and
+the `harness` package alone (never the project folder: it holds the results database
+and the tasks' references). Read and write: the scratch folder (home, temporary files,
+compiler caches) and the run's shared-memory folder. Devices: /dev/null and friends, the
+NVIDIA device files. Everything else is refused by the kernel, network connections too.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import site
+import sys
+import sysconfig
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.judging import landlock
+from harness.settings import ROOT
+
+# Read-only system paths (those that exist). /etc, /proc and /sys are listed file by
+# file: /etc holds credentials, /proc/kcore and /proc/<judge> hold memory.
+SYSTEM_READ = (
+    "/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/opt",
+    "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/ld.so.preload",
+    "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/localtime", "/etc/timezone",
+    "/etc/os-release", "/etc/lsb-release", "/etc/debian_version", "/etc/alternatives",
+    "/etc/mime.types", "/etc/hosts", "/etc/host.conf", "/etc/gai.conf",
+    "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/devices", "/proc/filesystems",
+    "/proc/loadavg", "/proc/uptime", "/proc/version", "/proc/modules", "/proc/sys",
+    "/proc/driver/nvidia",
+    "/sys/devices", "/sys/bus", "/sys/class", "/sys/fs/cgroup", "/sys/module/nvidia",
+    "/sys/module/nvidia_uvm",
+)
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+NVIDIA_DEVICES = ("/dev/nvidia*", "/dev/nvidia-caps", "/dev/dxg")
+# The worker's view of the policy, for its audit hook (harness.judging.refusals).
+POLICY_ENV = "KERNEL_HARNESS_SANDBOX"
+
+
+@dataclass
+class Policy:
+    """The paths a worker may read, write, and use as devices."""
+
+    read: list[Path] = field(default_factory=list)
+    write: list[Path] = field(default_factory=list)
+    devices: list[Path] = field(default_factory=list)
+    no_ip: bool = False  # the seccomp filter of seccomp.py refuses IP sockets
+
+    def exposed(self) -> list[str]:
+        """The judge's own places that an allowed path holds (the project inside /opt,
+        say): Landlock cannot carve them out, so containment is then only partial."""
+        private = {"the project folder": ROOT, "the judge's working directory": Path.cwd(),
+                   "the home folder": Path.home()}
+        if os.environ.get("HARNESS_DB") and "://" not in os.environ["HARNESS_DB"]:
+            private["the results database"] = Path(os.environ["HARNESS_DB"])
+        out = []
+        for what, place in private.items():
+            place = place.resolve()
+            for allowed in self.read + self.write + self.devices:
+                allowed = allowed.resolve()
+                if place == allowed or allowed in place.parents:
+                    out.append(f"isolation of {what} ({place} is inside the allowed {allowed})")
+                    break
+        return out
+
+    def to_env(self) -> str:
+        return json.dumps({"read": [str(p) for p in self.read + self.devices],
+                           "write": [str(p) for p in self.write + self.devices],
+                           "no_ip": self.no_ip})
+
+
+def python_paths() -> list[Path]:
+    """The interpreter, its standard library, headers (Triton compiles against them) and
+    package folders, and the judge's import path outside the project folder."""
+    paths = {Path(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix,
+                               sys.base_exec_prefix)}
+    paths.add(Path(os.path.realpath(sys.executable)).parent)
+    paths.update(Path(p) for p in site.getsitepackages())
+    user_site = site.getusersitepackages()
+    if user_site and os.path.isdir(user_site):
+        paths.add(Path(user_site))
+    for key in ("stdlib", "platstdlib", "include", "platinclude", "purelib", "platlib"):
+        if sysconfig.get_paths().get(key):
+            paths.add(Path(sysconfig.get_paths()[key]))
+    for entry in sys.path:
+        if entry and os.path.isdir(entry) and _safe_import_dir(Path(entry).resolve()):
+            paths.add(Path(entry).resolve())
+    return sorted(paths)
+
+
+def _safe_import_dir(path: Path) -> bool:
+    """An import folder the worker may read: not the project (or above it), not the
+    working directory (or above it), not a bare home or /tmp."""
+    blocked = {Path("/"), Path("/tmp"), Path.home(), Path("/root"), Path("/home")}
+    for place in (ROOT.resolve(), Path.cwd().resolve()):
+        if path == place or path in place.parents or place in path.parents:
+            return False
+    return path not in blocked
+
+
+def build_policy(scratch: Path, staging: list[Path], shm: list[Path], device: str,
+                 extra_read: list[str]) -> Policy:
+    """The policy of one worker: see the module's docstring."""
+    read = [Path(p) for p in SYSTEM_READ] + python_paths() + [ROOT / "harness"]
+    read += [Path(p) for p in staging] + [Path(p) for p in extra_read]
+    write = [scratch, *shm]
+    devices = [Path(p) for p in DEVICES]
+    if device == "cuda":
+        for pattern in NVIDIA_DEVICES:
+            devices += [Path(p) for p in sorted(glob.glob(pattern))]
+        write += cuda_ipc_files()
+    return Policy(read, write, devices)
+
+
+def cuda_ipc_files() -> list[Path]:
+    """The judge's own torch reference-counter files in /dev/shm: a worker maps one per
+    CUDA tensor it receives (torch's CUDA IPC), and they must exist before its ruleset
+    is built. Sharing one small buffer makes torch create the current file; torch starts
+    a new one only after 10000 shared buffers, far more than one evaluation shares."""
+    try:
+        import torch
+
+        _KEEP.append(torch.empty(1, device="cuda").untyped_storage())
+        _KEEP[-1]._share_cuda_()
+    except Exception:  # noqa: BLE001 - no CUDA: nothing to share
+        return []
+    return [Path(p) for p in sorted(glob.glob(f"/dev/shm/torch_{os.getpid()}_*"))]
+
+
+_KEEP: list = []  # the buffer shared above, kept alive so its counter file stays
+
+
+def prepare_scratch(scratch: Path) -> dict[str, str]:
+    """Make the scratch layout and return the worker's environment entries for it:
+    temporary files and every compiler cache inside scratch (no cache shared between
+    runs), and an import folder (PYTHONPATH) holding the `harness` package alone, as a
+    link, so that the project folder around it stays unread."""
+    cache = scratch / ".cache"
+    env = {"HOME": str(scratch), "TMPDIR": str(scratch / "tmp"), "XDG_CACHE_HOME": str(cache),
+           "TRITON_CACHE_DIR": str(cache / "triton"),
+           "TORCHINDUCTOR_CACHE_DIR": str(cache / "torchinductor"),
+           "CUDA_CACHE_PATH": str(cache / "nv")}
+    for key in ("TMPDIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "CUDA_CACHE_PATH"):
+        Path(env[key]).mkdir(parents=True, exist_ok=True)
+    imports = scratch / ".harness-path"
+    imports.mkdir(exist_ok=True)
+    (imports / "harness").symlink_to(ROOT / "harness", target_is_directory=True)
+    # Installs the worker's audit hook in every Python process of the sandbox.
+    (imports / "sitecustomize.py").write_text(
+        "from harness.judging.refusals import install, run_shadowed_sitecustomize\n"
+        "install()\nrun_shadowed_sitecustomize(__file__)\n")
+    env["PYTHONPATH"] = str(imports)
+    return env
+
+
+def make_ruleset(policy: Policy) -> tuple[landlock.Ruleset | None, landlock.Report]:
+    """Build the Landlock ruleset of `policy`; (None, a partial report) without Landlock."""
+    ruleset = landlock.Ruleset.build(policy.read, policy.write, policy.devices)
+    report = landlock.probe() if ruleset is None else ruleset.report
+    exposed = policy.exposed()
+    if exposed:
+        report.level = "partial"
+        report.missing += exposed
+    return ruleset, report
+
+
+def expected_containment(settings) -> landlock.Report:
+    """What the sandbox of `settings` (worker settings) will enforce on this kernel, with
+    these paths (the scratch and shared-memory folders aside)."""
+    if settings.sandbox == "off":
+        return landlock.off()
+    report = landlock.probe()
+    exposed = build_policy(Path("/nonexistent"), [], [], "cpu", settings.sandbox_read).exposed()
+    if exposed:
+        report.level = "partial"
+        report.missing += exposed
+    return report
+
+
+def recording_refusal(settings, mode: str, allowed: bool) -> str | None:
+    """Why leaderboard mode must not record under this sandbox, unless `allowed`
+    (`--allow-partial-containment`): None when containment is full."""
+    report = expected_containment(settings)
+    if mode != "leaderboard" or allowed or report.level == "full":
+        return None
+    return (f"{report.summary}: a leaderboard run records only with full containment; "
+            "pass --allow-partial-containment to record anyway")
+
+
+def refusals(*texts: str, limit: int = 12) -> list[str]:
+    """What the sandbox refused, from the worker's captured output and its verdicts' messages:
+    the audit hook's `sandbox refused:` lines and the errors of denied system calls (in
+    children and C libraries too)."""
+    seen: list[str] = []
+    for text in texts:
+        for line in text.splitlines():
+            line = line.strip()
+            if line.startswith("sandbox refused:"):
+                item = line.removeprefix("sandbox refused:").strip()
+            elif "Permission denied" in line or "Operation not permitted" in line:
+                item = line[-200:]
+            else:
+                continue
+            if item not in seen:
+                seen.append(item)
+    more = len(seen) - limit
+    return seen[:limit] + ([f"... and {more} more"] if more > 0 else [])

@@ -1,0 +1,233 @@
+"""The Landlock module and the worker's policy, unit by unit: ABI detection, what a report
+says, the policy's paths, and a forked child under a ruleset (it cannot read outside,
+connect to a listener, or read its parent's /proc entries; it can write its scratch)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_cli
+
+from harness.judging import landlock
+from harness.judging.containment import (
+    build_policy,
+    expected_containment,
+    python_paths,
+    recording_refusal,
+    refusals,
+)
+from harness.judging.seccomp import NoIpSockets
+from harness.settings import Settings
+
+CASE = ["--case", "size: 256; seed: 1"]
+
+needs_landlock = pytest.mark.skipif(landlock.abi_version() < 1, reason="no Landlock here")
+needs_abi = {n: pytest.mark.skipif(landlock.abi_version() < n, reason=f"needs Landlock ABI {n}")
+             for n in (4, 6)}
+
+
+def test_abi_and_reports_by_version():
+    assert landlock.abi_version() >= 0
+    assert landlock.probe(0).level == "partial" and "landlock" in landlock.probe(0).missing[0]
+    three = landlock.probe(3)
+    assert three.level == "partial" and three.enforced == ["filesystem", "truncate"]
+    assert [m.split()[0] for m in three.missing] == ["tcp", "scopes"]
+    assert landlock.probe(7).to_dict() == {"level": "full", "abi": 7, "missing": [],
+                                           "enforced": ["filesystem", "truncate", "tcp", "scopes"]}
+    assert "missing: tcp" in three.summary
+    assert landlock.off().level == "off"
+
+
+def test_policy_reads_the_harness_package_but_never_the_project(tmp_path):
+    policy = build_policy(tmp_path / "scratch", [tmp_path / "staged"], [tmp_path / "shm"],
+                          "cpu", ["/srv/extra"])
+    assert ROOT / "harness" in policy.read and Path("/srv/extra") in policy.read
+    for path in policy.read + policy.write:
+        assert path != ROOT and path not in ROOT.parents and path != Path.cwd()
+        assert path not in (Path("/"), Path("/tmp"), Path.home(), Path("/etc"), Path("/proc"))
+    assert policy.write == [tmp_path / "scratch", tmp_path / "shm"]
+    assert Path("/dev/null") in policy.devices
+    assert all(Path(p).is_dir() for p in python_paths())
+
+
+def test_settings_know_the_sandbox_switch():
+    raw = Settings.load().raw
+    assert Settings.from_dict(raw).worker.sandbox == "landlock"
+    off = Settings.from_dict({**raw, "worker": {**raw["worker"], "sandbox": False}})
+    assert off.worker.sandbox == "off"  # YAML's bare `off`
+    with pytest.raises(ValueError, match="landlock or off"):
+        Settings.from_dict({**raw, "worker": {**raw["worker"], "sandbox": "bubblewrap"}})
+
+
+def test_an_allowed_path_holding_the_project_makes_containment_partial(tmp_path):
+    worker = Settings.load().worker
+    worker.sandbox_read = [str(ROOT.parent)]
+    report = expected_containment(worker)
+    assert report.level == "partial"
+    assert any("project folder" in m for m in report.missing)
+    assert "--allow-partial-containment" in recording_refusal(worker, "leaderboard", False)
+
+
+def test_recording_refusal_only_in_leaderboard_mode_without_the_flag():
+    worker = Settings.load().worker
+    worker.sandbox = "off"
+    assert "--allow-partial-containment" in recording_refusal(worker, "leaderboard", False)
+    assert recording_refusal(worker, "leaderboard", True) is None
+    assert recording_refusal(worker, "test", False) is None
+
+
+def test_refusals_are_read_from_the_output():
+    err = ("sandbox refused: read /x\nsandbox refused: read /x\n"
+           "PermissionError: [Errno 13] Permission denied: '/y'\nother\n")
+    assert refusals(err, "") == ["read /x", "PermissionError: [Errno 13] Permission denied: '/y'"]
+    many = "\n".join(f"sandbox refused: read /{i}" for i in range(20))
+    assert refusals(many, limit=3)[-1] == "... and 17 more"
+
+
+def _in_child(confine, action) -> int:
+    """Run `action` in a forked child after `confine` (a ruleset, or a function that
+    confines the child); its errno (0: it worked)."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 100
+        try:
+            if isinstance(confine, landlock.Ruleset):
+                confine.restrict_self(drop_capabilities=False)
+            else:
+                confine()
+            action()
+            code = 0
+        except OSError as exc:
+            code = exc.errno or 99
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+@needs_landlock
+def test_a_child_reads_and_writes_only_what_it_is_allowed(tmp_path):
+    scratch, outside = tmp_path / "scratch", tmp_path / "outside"
+    scratch.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret")
+    ruleset = landlock.Ruleset.build(read=python_paths(), write=[scratch])
+    try:
+        assert _in_child(ruleset, lambda: (scratch / "ok.txt").write_text("ok")) == 0
+        assert _in_child(ruleset, lambda: (outside / "secret.txt").read_text()) == errno.EACCES
+        assert _in_child(ruleset, lambda: (outside / "new.txt").write_text("x")) == errno.EACCES
+        assert _in_child(ruleset, lambda: os.listdir(outside)) == errno.EACCES
+        # no device nodes, even for root: a block device would read the disk around the rules
+        assert _in_child(ruleset, lambda: os.mknod(scratch / "disk", 0o600 | 0o060000,
+                                                   os.makedev(8, 0))) in (errno.EACCES, errno.EPERM)
+    finally:
+        ruleset.close()
+    assert (scratch / "ok.txt").read_text() == "ok" and not (outside / "new.txt").exists()
+
+
+@needs_abi[4]
+def test_a_child_cannot_connect_or_bind_tcp(tmp_path):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+    ruleset = landlock.Ruleset.build(read=python_paths(), write=[tmp_path])
+    try:
+        assert _in_child(ruleset, lambda: socket.create_connection(("127.0.0.1", port), 2)) \
+            == errno.EACCES
+        assert _in_child(ruleset, lambda: socket.socket().bind(("127.0.0.1", 0))) == errno.EACCES
+    finally:
+        ruleset.close()
+        server.close()
+
+
+@needs_abi[6]
+def test_a_child_cannot_read_its_parents_memory_or_signal_it(tmp_path):
+    """Landlock's own rule (ptrace attach, signal scope), with all of /proc readable.
+    It does not cover environ and maps (a ptrace *read* check on Linux 6.18): the
+    worker's policy keeps /proc/<other pid> out instead (next test)."""
+    parent = os.getpid()
+    ruleset = landlock.Ruleset.build(read=python_paths() + [Path("/proc")], write=[tmp_path])
+    try:
+        assert _in_child(ruleset, lambda: open(f"/proc/{parent}/mem", "rb").read(1)) \
+            == errno.EACCES
+        assert _in_child(ruleset, lambda: os.kill(parent, 0)) == errno.EPERM
+    finally:
+        ruleset.close()
+
+
+@needs_landlock
+def test_the_worker_policy_keeps_other_processes_proc_entries_out(tmp_path):
+    parent = os.getpid()
+    policy = build_policy(tmp_path, [], [], "cpu", [])
+    ruleset = landlock.Ruleset.build(policy.read, policy.write, policy.devices)
+    try:
+        for entry in ("environ", "maps", "mem", "cmdline", "fd"):
+            assert _in_child(ruleset, lambda e=entry: os.stat(f"/proc/{parent}/{e}")
+                             and open(f"/proc/{parent}/{e}", "rb")) == errno.EACCES, entry
+        assert _in_child(ruleset, lambda: Path("/proc/self/status").read_text()) == 0
+        assert _in_child(ruleset, lambda: Path("/proc/cpuinfo").read_text()) == 0
+        assert _in_child(ruleset, lambda: open("/proc/kcore", "rb")) in (errno.EACCES,
+                                                                         errno.ENOENT)
+    finally:
+        ruleset.close()
+
+
+@pytest.mark.skipif(not NoIpSockets.available(), reason="no seccomp filter here")
+def test_the_seccomp_filter_refuses_ip_sockets_only(tmp_path):
+    def no_ip() -> None:
+        landlock.no_new_privs()
+        NoIpSockets().install()
+
+    def child(action) -> int:
+        return _in_child(no_ip, action)
+
+    assert child(lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM)) == errno.EACCES
+    assert child(lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM)) == errno.EACCES
+    assert child(lambda: socket.socketpair()) == 0
+    assert child(lambda: (tmp_path / "f").write_text("x")) == 0
+
+
+def test_the_sandboxs_sitecustomize_runs_the_one_it_hides(tmp_path):
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    ours.mkdir()
+    theirs.mkdir()
+    (ours / "sitecustomize.py").write_text(
+        "from harness.judging.refusals import run_shadowed_sitecustomize\n"
+        "run_shadowed_sitecustomize(__file__)\n")
+    (theirs / "sitecustomize.py").write_text("print('THEIRS RAN')\n")
+    out = subprocess.run([sys.executable, "-c", "pass"], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": f"{ours}:{theirs}:{ROOT}"})
+    assert out.stdout.strip() == "THEIRS RAN", out.stderr
+
+
+def test_partial_containment_refuses_to_record_unless_allowed(tmp_path):
+    """End to end, with the sandbox switched off (so on any kernel)."""
+    config = tmp_path / "off.yaml"
+    config.write_text("worker:\n  sandbox: off\n")
+    env = {"HARNESS_DB": str(tmp_path / "results.db")}
+    sub = str(ROOT / "submissions" / "vectoradd" / "add_torch.py")
+    refused = run_cli("submit", sub, "--task", "vectoradd", "--device", "cpu", *CASE,
+                      "--config", str(config), env=env)
+    assert refused.rc == 2 and "--allow-partial-containment" in refused.out
+    assert not (tmp_path / "results.db").exists()  # refused before the database opened
+    batch = run_cli("batch", sub, "--task", "vectoradd", "--device", "cpu", *CASE,
+                    "--config", str(config), env=env)
+    assert batch.rc == 2 and "--allow-partial-containment" in batch.out
+    allowed = run_cli("submit", sub, "--task", "vectoradd", "--device", "cpu", *CASE,
+                      "--config", str(config), "--allow-partial-containment",
+                      json_path=tmp_path / "r.json", env=env)
+    assert allowed.rc == 0, allowed.out
+    assert allowed.doc["harness"]["containment"]["level"] == "off"
+    assert "containment: off" in allowed.out
+    assert allowed.doc["record"]["submission_id"]
+    # test mode records nothing, so it needs no flag
+    plain = run_cli("submit", sub, "--task", "vectoradd", "--device", "cpu", "--mode", "test",
+                    *CASE, "--config", str(config), env=env)
+    assert plain.rc == 0, plain.out
