@@ -128,10 +128,11 @@ def _own_evaluator(prepared: Prepared, settings: Settings, specs: list[PhaseSpec
     """A folder whose own eval.py judges: run it contained, mark the result as such."""
     task, request = prepared.task, prepared.request
     started = time.monotonic()
-    evaluation.phases, tail = run_foreign(task, Path(request.file), specs, settings,
-                                          prepared.device.kind, request.secret, progress)
+    evaluation.phases, tail, report = run_foreign(task, Path(request.file), specs, settings,
+                                                  prepared.device.kind, request.secret, progress)
     evaluation.startup_seconds = 0.0
     evaluation.worker_output = {"stdout": tail, "stderr": ""}
+    _note_containment(evaluation, report, evaluation.worker_output)
     evaluation.harness["evaluator"] = {"kind": MARK, "main": task.main,
                                        "not_applied": list(NOT_APPLIED),
                                        "wall_seconds": time.monotonic() - started}

@@ -15,8 +15,9 @@ import tempfile
 from pathlib import Path
 
 from harness.consts import Status
+from harness.judging import landlock
 from harness.judging.phases import PhaseSpec, Progress
-from harness.judging.sandbox import Limits, worker_env
+from harness.judging.sandbox import contain
 from harness.judging.seeds import SeedPlan
 from harness.judging.timing import combine
 from harness.loading.popcorn import EvalRun, run_eval, stage_all
@@ -35,19 +36,18 @@ MARK = "the task's own evaluator"
 
 def run_foreign(task: Task, submission: Path, specs: list[PhaseSpec], settings: Settings,
                 device: str, secret: bytes | None,
-                progress: Progress | None = None) -> tuple[list[PhaseResult], str]:
-    """Each phase through the task's evaluator: the phases, and the evaluator's output."""
+                progress: Progress | None = None,
+                ) -> tuple[list[PhaseResult], str, landlock.Report | None]:
+    """Each phase through the task's evaluator, contained as a worker is: the phases, the
+    evaluator's output, and what the sandbox enforced."""
     progress = progress or Progress()
     scratch = Path(tempfile.mkdtemp(prefix="harness-foreign-"))
-    outputs = []
-    phases = []
+    outputs: list[str] = []
+    phases: list[PhaseResult] = []
+    limits, report = None, None
     try:
         staged = stage_all(task, submission, scratch / "task")
-        env = worker_env(scratch, device)
-        address_space = None
-        if device == "cpu" and settings.worker.cpu_memory_limit_gb > 0:
-            address_space = int(settings.worker.cpu_memory_limit_gb * (1 << 30))
-        limits = Limits(settings.worker.file_size_limit_bytes, address_space)
+        env, limits, report = contain(settings.worker, device, scratch, [staged], [])
         for spec in specs:
             progress.phase_start(spec)
             mode = "test" if not spec.timed else (
@@ -65,9 +65,11 @@ def run_foreign(task: Task, submission: Path, specs: list[PhaseSpec], settings: 
             if not phase.passed:
                 break
     finally:
+        if limits is not None:
+            limits.close()
         shutil.rmtree(scratch, ignore_errors=True)
     tail = "\n".join(outputs)[-settings.worker.output_limit_bytes:]
-    return phases, tail
+    return phases, tail, report
 
 
 def to_phase(run: EvalRun, spec: PhaseSpec, ranking_by: str) -> PhaseResult:

@@ -136,6 +136,39 @@ class Limits:
             landlock.no_new_privs()
             self.no_ip.install()
 
+    def close(self) -> None:
+        """Release the ruleset's descriptor in the judge once the child is started."""
+        if self.ruleset is not None:
+            self.ruleset.close()
+
+
+def contain(settings: WorkerSettings, device: str, scratch: Path, readable: list[Path],
+            writable: list[Path], cpus: frozenset[int] | None = None,
+            ) -> tuple[dict[str, str], Limits, landlock.Report]:
+    """What a process running submitted code gets: its environment, the limits and sandbox
+    applied between fork and exec, and the report of what the sandbox enforces.
+
+    `readable`: staged task folders; `writable`: the run's shared-memory folders (allowed
+    beside the scratch folder and the system's paths). Call `Limits.close` after the start.
+    """
+    env = worker_env(scratch, device)
+    address_space = None
+    if device == "cpu" and settings.cpu_memory_limit_gb > 0:
+        address_space = int(settings.cpu_memory_limit_gb * (1 << 30))
+    if settings.sandbox == "off":
+        return env, Limits(settings.file_size_limit_bytes, address_space, cpus), landlock.off()
+    policy = build_policy(scratch, readable, writable, device, settings.sandbox_read)
+    no_ip = NoIpSockets() if NoIpSockets.available() else None
+    policy.no_ip = no_ip is not None
+    env[POLICY_ENV] = policy.to_env()
+    # TorchInductor's parallel compile workers need multiprocessing locks, which are
+    # new objects in /dev/shm, refused here: compile in the worker itself.
+    env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
+    ruleset, report = make_ruleset(policy)
+    if no_ip is not None:
+        report.enforced.append("no IP sockets (seccomp)")
+    return env, Limits(settings.file_size_limit_bytes, address_space, cpus, ruleset, no_ip), report
+
 
 class WorkerProcess:
     """One worker: start it, talk to it, watch its clock, kill it and its descendants."""
@@ -159,13 +192,8 @@ class WorkerProcess:
 
     def start(self) -> None:
         parent, child = Pipe(duplex=True)
-        address_space = None
-        if self.device == "cpu" and self.settings.cpu_memory_limit_gb > 0:
-            address_space = int(self.settings.cpu_memory_limit_gb * (1 << 30))
-        env = worker_env(self.scratch, self.device)
-        ruleset, no_ip = self._sandbox(env)
-        limits = Limits(self.settings.file_size_limit_bytes, address_space, self.cpus, ruleset,
-                        no_ip)
+        env, limits, self.containment = contain(self.settings, self.device, self.scratch,
+                                                self.readable, self.writable, self.cpus)
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "harness.judging.worker", str(child.fileno())],
@@ -179,30 +207,9 @@ class WorkerProcess:
                 preexec_fn=limits.apply,
             )
         finally:
-            if ruleset is not None:
-                ruleset.close()
+            limits.close()
         child.close()
         self.conn = parent
-
-    def _sandbox(self, env: dict[str, str]) -> tuple[landlock.Ruleset | None,
-                                                      NoIpSockets | None]:
-        """The worker's Landlock ruleset (see containment.py; None where the kernel has
-        no Landlock) and seccomp filter; neither when off. Sets `containment`."""
-        if self.settings.sandbox == "off":
-            self.containment = landlock.off()
-            return None, None
-        policy = build_policy(self.scratch, self.readable, self.writable, self.device,
-                              self.settings.sandbox_read)
-        no_ip = NoIpSockets() if NoIpSockets.available() else None
-        policy.no_ip = no_ip is not None
-        env[POLICY_ENV] = policy.to_env()
-        # TorchInductor's parallel compile workers need multiprocessing locks, which are
-        # new objects in /dev/shm, refused here: compile in the worker itself.
-        env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
-        ruleset, self.containment = make_ruleset(policy)
-        if no_ip is not None:
-            self.containment.enforced.append("no IP sockets (seccomp)")
-        return ruleset, no_ip
 
     @property
     def pid(self) -> int | None:
