@@ -12,6 +12,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import json
+import os
 import secrets
 import shutil
 import socket
@@ -46,6 +47,11 @@ def materialize(name: str, folder: Path, port: int = 0, db: Path | None = None) 
     return path
 
 
+# The attacks run on the CPU in CI; CONTAINMENT_DEVICE=cuda runs them with the worker on the
+# GPU (the H200 session does).
+DEVICE = os.environ.get("CONTAINMENT_DEVICE", "cpu")
+
+
 class Arena:
     """A working directory holding results.db (from an honest leaderboard run) and
     copies of it elsewhere, each checksummed around every attack."""
@@ -66,7 +72,7 @@ class Arena:
 
     def submit(self, path: Path, user: str, *extra: str):
         json_path = self.work / f"{user}-{time.monotonic_ns()}.json"
-        return run_cli("submit", str(path), "--task", "vectoradd", "--device", "cpu",
+        return run_cli("submit", str(path), "--task", "vectoradd", "--device", DEVICE,
                        "--user", user, *CASE, *extra, json_path=json_path, cwd=self.work,
                        env={"HARNESS_DB": "", "CANARY": self.canary})
 
@@ -184,7 +190,7 @@ def test_another_runs_scratch_is_unreadable_while_it_runs(arena, tmp_path):
     known = set(glob.glob("/tmp/harness-worker-*/VICTIM_MARKER.txt"))
     victim = subprocess.Popen(
         [sys.executable, str(ROOT / "runner.py"), "submit", str(ATTACKS / "slow_honest.py"),
-         "--task", "vectoradd", "--device", "cpu", "--mode", "test", "--no-record", *CASE],
+         "--task", "vectoradd", "--device", DEVICE, "--mode", "test", "--no-record", *CASE],
         cwd=arena.work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 120
@@ -206,7 +212,7 @@ def test_another_runs_scratch_is_unreadable_while_it_runs(arena, tmp_path):
     "mxfp4_mm/torch_dequant.py", "nvfp4_group_gemm/torch_dequant.py",
 ])
 def test_honest_examples_pass_with_the_sandbox_on(tmp_path, path):
-    r = run_cli("submit", str(ROOT / "submissions" / path), "--device", "cpu", "--mode", "test",
+    r = run_cli("submit", str(ROOT / "submissions" / path), "--device", DEVICE, "--mode", "test",
                 "--no-record", json_path=tmp_path / "r.json", cwd=tmp_path)
     assert r.rc == 0, r.out
     assert r.doc["harness"]["containment"]["level"] == "full"
