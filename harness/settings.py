@@ -74,6 +74,8 @@ class WorkerSettings:
     gc_freeze: bool
     sandbox: str
     sandbox_read: list[str]
+    sandbox_drop_capabilities: bool
+    sandbox_seccomp: bool
 
     def __post_init__(self) -> None:
         if self.sandbox is False:  # YAML reads a bare `off` as false

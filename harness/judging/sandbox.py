@@ -120,6 +120,7 @@ class Limits:
     cpus: frozenset[int] | None = None
     ruleset: landlock.Ruleset | None = None
     no_ip: NoIpSockets | None = None
+    drop_capabilities: bool = True
 
     def apply(self) -> None:
         """Runs in the child between fork and exec; the sandbox last, once nothing else
@@ -131,7 +132,7 @@ class Limits:
         if self.address_space:
             resource.setrlimit(resource.RLIMIT_AS, (self.address_space, self.address_space))
         if self.ruleset is not None:
-            self.ruleset.restrict_self()
+            self.ruleset.restrict_self(drop_capabilities=self.drop_capabilities)
         if self.no_ip is not None:
             landlock.no_new_privs()
             self.no_ip.install()
@@ -158,7 +159,7 @@ def contain(settings: WorkerSettings, device: str, scratch: Path, readable: list
     if settings.sandbox == "off":
         return env, Limits(settings.file_size_limit_bytes, address_space, cpus), landlock.off()
     policy = build_policy(scratch, readable, writable, device, settings.sandbox_read)
-    no_ip = NoIpSockets() if NoIpSockets.available() else None
+    no_ip = NoIpSockets() if settings.sandbox_seccomp and NoIpSockets.available() else None
     policy.no_ip = no_ip is not None
     env[POLICY_ENV] = policy.to_env()
     # TorchInductor's parallel compile workers need multiprocessing locks, which are
@@ -167,7 +168,9 @@ def contain(settings: WorkerSettings, device: str, scratch: Path, readable: list
     ruleset, report = make_ruleset(policy)
     if no_ip is not None:
         report.enforced.append("no IP sockets (seccomp)")
-    return env, Limits(settings.file_size_limit_bytes, address_space, cpus, ruleset, no_ip), report
+    limits = Limits(settings.file_size_limit_bytes, address_space, cpus, ruleset, no_ip,
+                    settings.sandbox_drop_capabilities)
+    return env, limits, report
 
 
 class WorkerProcess:
