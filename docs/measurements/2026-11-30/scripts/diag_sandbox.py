@@ -22,9 +22,10 @@ CHILD = ("import torch; n = torch.cuda.device_count(); x = torch.ones(4, device=
          "print('OK', n, float((x + 1).sum()))")
 
 
-def variant(name, landlock_on, caps, seccomp, wide=False, strace=False):
+def variant(name, landlock_on, caps, seccomp, wide=False, strace=False, write=()):
     scratch = Path(tempfile.mkdtemp(prefix="diag-"))
     policy = build_policy(scratch, [], [], "cuda", ["/"] if wide else [])
+    policy.write += [Path(p) for p in write]
     if wide:
         policy.devices.append(Path("/dev"))
     ruleset = landlock.Ruleset.build(policy.read, policy.write, policy.devices) if landlock_on else None
@@ -59,6 +60,12 @@ def variant(name, landlock_on, caps, seccomp, wide=False, strace=False):
 
 
 print("landlock", landlock.probe(), "uid", os.geteuid(), "strace", shutil.which("strace"))
+if len(sys.argv) > 1:  # call 4: where must CUDA write?
+    variant("I everything writable (/ and /dev)", True, False, False, wide=True, write=["/"])
+    variant("K shipped + write /dev/shm and /tmp", True, False, False, write=["/dev/shm", "/tmp"])
+    variant("L shipped + write /dev/shm", True, False, False, write=["/dev/shm"])
+    variant("M shipped + write /tmp", True, False, False, write=["/tmp"])
+    sys.exit()
 variant("A shipped: landlock+caps+seccomp", True, True, True, strace=True)
 variant("B landlock+seccomp, caps kept", True, False, True)
 variant("C landlock+caps, no seccomp", True, True, False)
