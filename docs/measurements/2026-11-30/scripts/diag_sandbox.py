@@ -22,7 +22,7 @@ CHILD = ("import torch; n = torch.cuda.device_count(); x = torch.ones(4, device=
          "print('OK', n, float((x + 1).sum()))")
 
 
-def variant(name, landlock_on, caps, seccomp, wide=False, strace=False, write=()):
+def variant(name, landlock_on, caps, seccomp, wide=False, strace=False, write=(), own_proc_rw=False):
     scratch = Path(tempfile.mkdtemp(prefix="diag-"))
     policy = build_policy(scratch, [], [], "cuda", ["/"] if wide else [])
     policy.write += [Path(p) for p in write]
@@ -32,6 +32,8 @@ def variant(name, landlock_on, caps, seccomp, wide=False, strace=False, write=()
     filt = NoIpSockets() if seccomp and NoIpSockets.available() else None
 
     def pre():
+        if ruleset is not None and own_proc_rw:
+            ruleset.allow("/proc/self", landlock.READ | landlock.WRITE)
         if ruleset is not None:
             ruleset.restrict_self(drop_capabilities=caps)
         elif caps and os.geteuid() == 0:
@@ -60,6 +62,10 @@ def variant(name, landlock_on, caps, seccomp, wide=False, strace=False, write=()
 
 
 print("landlock", landlock.probe(), "uid", os.geteuid(), "strace", shutil.which("strace"))
+if sys.argv[1:] == ["self"]:  # call 6: its own /proc folder, or the driver's?
+    variant("shipped + write own /proc/<pid>", True, True, True, own_proc_rw=True)
+    variant("shipped + write /proc/driver", True, False, False, write=["/proc/driver"])
+    sys.exit()
 if sys.argv[1:] == ["where"]:  # call 5: which place
     for place in ("/dev", "/proc", "/sys", "/run", "/var"):
         variant(f"shipped + write {place}", True, False, False, write=[place])
