@@ -192,7 +192,10 @@ class Ruleset:
         knows its pid). As root, first empty the capability bounding set, so that the
         exec'd worker holds no capability (no raw sockets, /proc/kcore, module loading)."""
         if own_proc:
-            self.allow("/proc/self", READ)  # resolves to this process's own folder
+            # Its own folder only (/proc/self resolves to it here). Writable: the CUDA
+            # driver writes there when it starts (measured on the H200: read-only, CUDA
+            # fails with "Error 304: OS call failed"); a process may change only itself.
+            self.allow("/proc/self", READ | WRITE)
         if drop_capabilities and os.geteuid() == 0:
             for cap in range(self.last_cap + 1):
                 _LIBC.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
