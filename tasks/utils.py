@@ -63,7 +63,8 @@ def compare_tensors(
     if tuple(got.shape) != tuple(expected.shape):
         return False, f"{name}: shape {list(got.shape)}, expected {list(expected.shape)}"
     if got.dtype != expected.dtype:
-        return False, f"{name}: dtype {got.dtype}, expected {expected.dtype}"
+        got_dtype, want = (str(d).replace("torch.", "") for d in (got.dtype, expected.dtype))
+        return False, f"{name}: dtype {got_dtype}, expected {want}"
     wide = torch.float64 if expected.dtype == torch.float64 else torch.float32
     g = got.detach().to(device=expected.device, dtype=wide)
     e = expected.detach().to(wide)

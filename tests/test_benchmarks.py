@@ -142,3 +142,9 @@ def test_contest_parity_help_and_pairs(tmp_path):
     pairs = contest_parity.pairs(tmp_path, ["nvfp4", "mxfp4"])
     assert [p["sub"].is_file() for p in pairs] == [True] * 4
     assert {p["eval"].name for p in pairs} == {"eval_better_bench_grouped_gemm.py", "eval.py"}
+
+
+def test_sandbox_startup_help():
+    run = subprocess.run([sys.executable, str(BENCH / "sandbox_startup.py"), "--help"],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and "--device" in run.stdout

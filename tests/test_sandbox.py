@@ -9,6 +9,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -231,3 +232,22 @@ def test_partial_containment_refuses_to_record_unless_allowed(tmp_path):
     plain = run_cli("submit", sub, "--task", "vectoradd", "--device", "cpu", "--mode", "test",
                     *CASE, "--config", str(config), env=env)
     assert plain.rc == 0, plain.out
+
+
+def test_gpu_workers_run_without_landlock_and_say_so():
+    """On the H200, Landlock stopped CUDA IPC from the judge's buffers: a GPU worker gets
+    the seccomp filter alone, and its containment is partial, naming what is missing."""
+    from harness.judging.containment import expected_containment, recording_refusal
+    from harness.judging.sandbox import contain
+    from harness.settings import Settings
+
+    settings = Settings.load().worker
+    report = expected_containment(settings, "cuda")
+    assert report.level == "partial"
+    assert any("filesystem isolation of GPU workers" in m for m in report.missing)
+    env, limits, contained = contain(settings, "cuda", Path(tempfile.mkdtemp()), [], [])
+    assert limits.ruleset is None and not limits.drop_capabilities
+    assert contained.level == "partial"
+    refused = recording_refusal(settings, "leaderboard", False, "cuda")
+    assert refused and "--allow-partial-containment" in refused
+    assert recording_refusal(settings, "leaderboard", True, "cuda") is None

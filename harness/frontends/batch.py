@@ -147,6 +147,15 @@ def _directive_task(path: Path) -> str:
         return ""
 
 
+def _batch_device(options: RunOptions) -> str:
+    """The device kind the batch's judges will pick (as harness.judging.devices does)."""
+    if options.device:
+        return options.device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def run_batch(console: Console, paths: list[Path], options: RunOptions, jobs: int | None,
               backend: str, address: str | None) -> int:
     """The `batch` command; exit 0 when every submission passed."""
@@ -157,7 +166,7 @@ def run_batch(console: Console, paths: list[Path], options: RunOptions, jobs: in
     try:
         settings = Settings.load(options.config)
         refused = recording_refusal(settings.worker, options.mode,
-                                    options.allow_partial_containment)
+                                    options.allow_partial_containment, _batch_device(options))
         if refused:  # before the database is opened
             raise ValueError(refused)
         batch = Batch(files, options, settings)

@@ -28,7 +28,8 @@ def run_submit(opts: RunOptions, console: Console) -> int:
     if opts.records:
         from harness.judging.containment import recording_refusal
 
-        refused = recording_refusal(settings.worker, opts.mode, opts.allow_partial_containment)
+        refused = recording_refusal(settings.worker, opts.mode, opts.allow_partial_containment,
+                                    prepared.device.kind)
         if refused:
             console.print(f"[red]error:[/] {refused}")
             return ExitCode.USAGE

@@ -169,11 +169,41 @@ def make_ruleset(policy: Policy) -> tuple[landlock.Ruleset | None, landlock.Repo
     return ruleset, report
 
 
-def expected_containment(settings) -> landlock.Report:
-    """What the sandbox of `settings` (worker settings) will enforce on this kernel, with
-    these paths (the scratch and shared-memory folders aside)."""
+# Measured on the H200 (2026-11-30, docs/measurements/2026-11-30/run15-17): under the
+# worker's Landlock domain, CUDA starts (its own /proc folder writable) but importing the
+# judge's CUDA IPC buffers fails ("mapping of buffer object failed"): the worker would
+# have to open handles of the judge, a process outside its domain. Until the worker
+# exports the buffers instead, a GPU worker runs without the Landlock rules (and keeps its
+# capabilities, which the same access needs); the seccomp filter still applies.
+GPU_MISSING = [
+    "filesystem isolation of GPU workers (Landlock stops CUDA IPC from the judge's buffers "
+    "on this design; the worker must export the buffers instead)",
+    "the capability drop of GPU workers (the same access to the judge's handles)",
+]
+
+
+def landlock_applies(settings, device: str) -> bool:
+    """Whether a worker on `device` runs under the Landlock rules (see GPU_MISSING)."""
+    return settings.sandbox == "landlock" and device != "cuda"
+
+
+def gpu_report(settings) -> landlock.Report:
+    """What a GPU worker's sandbox enforces: the seccomp filter alone."""
+    report = landlock.Report("partial", landlock.abi_version(), [], list(GPU_MISSING))
+    if settings.sandbox_seccomp:
+        report.enforced.append("no IP sockets (seccomp)")
+    else:
+        report.missing.append("network isolation (worker.sandbox_seccomp is off)")
+    return report
+
+
+def expected_containment(settings, device: str = "cpu") -> landlock.Report:
+    """What the sandbox of `settings` (worker settings) will enforce on this kernel for a
+    worker on `device`, with these paths (the scratch and shared-memory folders aside)."""
     if settings.sandbox == "off":
         return landlock.off()
+    if not landlock_applies(settings, device):
+        return gpu_report(settings)
     report = landlock.probe()
     exposed = build_policy(Path("/nonexistent"), [], [], "cpu", settings.sandbox_read).exposed()
     if exposed:
@@ -182,10 +212,10 @@ def expected_containment(settings) -> landlock.Report:
     return report
 
 
-def recording_refusal(settings, mode: str, allowed: bool) -> str | None:
+def recording_refusal(settings, mode: str, allowed: bool, device: str = "cpu") -> str | None:
     """Why leaderboard mode must not record under this sandbox, unless `allowed`
     (`--allow-partial-containment`): None when containment is full."""
-    report = expected_containment(settings)
+    report = expected_containment(settings, device)
     if mode != "leaderboard" or allowed or report.level == "full":
         return None
     return (f"{report.summary}: a leaderboard run records only with full containment; "

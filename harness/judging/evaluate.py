@@ -74,7 +74,7 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
         warnings=list(prepared.warnings),
         harness={"version": __version__, "python": platform.python_version(),
                  "platform": platform.platform(),
-                 "containment": expected_containment(settings.worker).to_dict()},
+                 "containment": expected_containment(settings.worker, device.kind).to_dict()},
     )
     specs = phase_specs(prepared, settings)
     try:

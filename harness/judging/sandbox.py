@@ -25,7 +25,14 @@ from multiprocessing.connection import Connection, Pipe
 from pathlib import Path
 
 from harness.judging import landlock
-from harness.judging.containment import POLICY_ENV, build_policy, make_ruleset, prepare_scratch
+from harness.judging.containment import (
+    POLICY_ENV,
+    build_policy,
+    gpu_report,
+    landlock_applies,
+    make_ruleset,
+    prepare_scratch,
+)
 from harness.judging.cpus import pin
 from harness.judging.seccomp import NoIpSockets
 from harness.settings import WorkerSettings
@@ -158,6 +165,10 @@ def contain(settings: WorkerSettings, device: str, scratch: Path, readable: list
         address_space = int(settings.cpu_memory_limit_gb * (1 << 30))
     if settings.sandbox == "off":
         return env, Limits(settings.file_size_limit_bytes, address_space, cpus), landlock.off()
+    if not landlock_applies(settings, device):
+        no_ip = NoIpSockets() if settings.sandbox_seccomp and NoIpSockets.available() else None
+        limits = Limits(settings.file_size_limit_bytes, address_space, cpus, None, no_ip, False)
+        return env, limits, gpu_report(settings)
     policy = build_policy(scratch, readable, writable, device, settings.sandbox_read)
     no_ip = NoIpSockets() if settings.sandbox_seccomp and NoIpSockets.available() else None
     policy.no_ip = no_ip is not None
