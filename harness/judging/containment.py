@@ -169,16 +169,17 @@ def make_ruleset(policy: Policy) -> tuple[landlock.Ruleset | None, landlock.Repo
     return ruleset, report
 
 
-# Measured on the H200 (2026-11-30, docs/measurements/2026-11-30/run15-17): under the
-# worker's Landlock domain, CUDA starts (its own /proc folder writable) but importing the
-# judge's CUDA IPC buffers fails ("mapping of buffer object failed"): the worker would
-# have to open handles of the judge, a process outside its domain. Until the worker
-# exports the buffers instead, a GPU worker runs without the Landlock rules (and keeps its
-# capabilities, which the same access needs); the seccomp filter still applies.
+# Measured on the H200 (2026-11-30, runs 15-17 in docs/benchmarks.md): under the worker's
+# Landlock domain CUDA starts once the worker's own /proc folder is writable, but importing
+# the judge's CUDA IPC buffers then fails ("mapping of buffer object failed"). Not yet
+# isolated: the driver may need the judge's /proc entries (which no rule can grant across
+# domains) or a path the policy lacks. Until that is fixed (or the worker exports the
+# buffers instead), a GPU worker runs without the Landlock rules and keeps its
+# capabilities; the seccomp filter still applies, and the run says containment is partial.
 GPU_MISSING = [
-    "filesystem isolation of GPU workers (Landlock stops CUDA IPC from the judge's buffers "
-    "on this design; the worker must export the buffers instead)",
-    "the capability drop of GPU workers (the same access to the judge's handles)",
+    "filesystem isolation of GPU workers (under Landlock, CUDA IPC of the judge's buffers "
+    "failed on the H200)",
+    "the capability drop of GPU workers (kept with Landlock until that is fixed)",
 ]
 
 
