@@ -335,9 +335,7 @@ class Judge:
     def _roundtrip(self, message: dict, timeout: float) -> tuple[dict, float]:
         """Flush, send, wait: the worker's reply and the judge's round-trip time (ns)."""
         self.flusher.flush()
-        reply, rt = self.channel.roundtrip(message, timeout)
-        self.last_reply = reply
-        return reply, rt
+        return self.channel.roundtrip(message, timeout)
 
     def _noop_gap(self, timeout: float) -> float:
         """One no-op call: the judge's round trip minus the reported time."""
