@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from harness.consts import Status
+from harness.judging.buffers import CaseBuffers, OutputLayout
 from harness.judging.channel import Channel
 from harness.judging.checking import all_finite, output_sanity
 from harness.judging.cpus import CpuPlan, allowed_now, pin, plan
@@ -43,7 +44,6 @@ from harness.judging.structure import (
     describe,
     fill_slot,
     layout_template,
-    make_outputs,
     make_slot,
     nbytes,
     poison,
@@ -266,7 +266,7 @@ class Judge:
         ring = max(self.settings.timing.ring_slots, per)
         alloc = SharedAllocator(Path(tempfile.mkdtemp(dir=self.shm_root)))
         slots = [make_slot(data, alloc) for _ in range(ring)]
-        box = _CaseBuffers(alloc, slots, template, all_finite(template), per)
+        box = CaseBuffers(alloc, slots, template, all_finite(template), per)
         self.worker.send({
             "op": "case", "slots": [alloc.to_wire(s) for s in slots],
             "outputs": box.wire_outputs(), "expected": describe(template),
@@ -290,14 +290,14 @@ class Judge:
         self._note_clocks(case, result)
         return result
 
-    def _first_call(self, box: _CaseBuffers, case: dict, plan: SeedPlan, data: Any,
+    def _first_call(self, box: CaseBuffers, case: dict, plan: SeedPlan, data: Any,
                     deadline: float) -> dict:
         """The first (checked, untimed) sample. An output laid out unlike the reference
         (another dtype or shape) is not wrong in itself: the task's check decides. The
         judge then shares buffers of the submission's layout and calls again."""
         try:
             return self._sample(box, case, plan, 0, 0, deadline, "the first call", first=data)
-        except _OutputLayout as layout:
+        except OutputLayout as layout:
             limit = max(4 * nbytes(box.template), 64 << 20)
             template = layout_template(layout.layout, self.device.kind, limit)
             if template is None:
@@ -350,7 +350,7 @@ class Judge:
         gaps = [self._noop_gap(timeout) for _ in range(self.settings.timing.calibration_calls)]
         return Calibration.from_gaps(gaps)
 
-    def _sample(self, box: _CaseBuffers, case: dict, plan: SeedPlan, call: int, ahead: int,
+    def _sample(self, box: CaseBuffers, case: dict, plan: SeedPlan, call: int, ahead: int,
                 deadline: float, what: str, check: bool = True, first: Any = None,
                 relayout: bool = True) -> dict:
         """One sample: fresh inputs in the next `per` slots, one round trip, every output
@@ -387,7 +387,7 @@ class Judge:
         kind = reply.get("kind", "exception")
         message = str(reply.get("message", ""))
         if kind == "output_layout" and relayout:
-            raise _OutputLayout(message, reply.get("layout"))
+            raise OutputLayout(message, reply.get("layout"))
         status = STATUS_BY_KIND.get(kind, Status.ERROR)
         if status == Status.COMPILE_ERROR:
             self._collect_output()
@@ -411,7 +411,7 @@ class Judge:
                 return
         raise CaseFailure(Status.FAILED, f"{what}: wrong output\n{problem}".rstrip())
 
-    def _time_case(self, spec: PhaseSpec, case: dict, plan: SeedPlan, box: _CaseBuffers,
+    def _time_case(self, spec: PhaseSpec, case: dict, plan: SeedPlan, box: CaseBuffers,
                    deadline: float, calibration: Calibration, first: dict,
                    result: CaseResult) -> None:
         """Warm up, then time samples until the stopping rule says enough.
@@ -573,31 +573,6 @@ def _medians(replies: list[dict]) -> dict[str, float]:
     if pairs:
         out["transport_ns"] = statistics.median(rt - b for rt, b in pairs)
     return out
-
-
-class _OutputLayout(Exception):
-    """The worker's output is laid out unlike the reference's (see Judge._first_call)."""
-
-    def __init__(self, message: str, layout: Any) -> None:
-        super().__init__(message)
-        self.layout = layout
-
-
-class _CaseBuffers:
-    """One case's shared buffers: the input ring and one set of outputs per slot."""
-
-    def __init__(self, alloc: SharedAllocator, slots: list[Any], template: Any, finite: bool,
-                 per: int) -> None:
-        self.alloc, self.slots, self.per, self.finite = alloc, slots, per, finite
-        self.relayout(template)
-
-    def relayout(self, template: Any) -> None:
-        """Output buffers laid out like `template`."""
-        self.template = template
-        self.outputs = [make_outputs(template, self.alloc) for _ in self.slots]
-
-    def wire_outputs(self) -> list[Any]:
-        return [self.alloc.to_wire(o) for o in self.outputs]
 
 
 def _shm_parent() -> str | None:
