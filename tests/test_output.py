@@ -77,7 +77,7 @@ def _progress(terminal: bool):
     clock = FakeClock()
     console = Console(file=io.StringIO(), force_terminal=terminal, width=120)
     spec = PhaseSpec("benchmark", "public", [{"size": 8, "seed": 1}, {"size": 9, "seed": 2}],
-                     True, False, timeout=60.0)
+                     True, timeout=60.0)
     return LiveProgress(console, clock=clock), spec, clock
 
 

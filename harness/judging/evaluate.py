@@ -41,16 +41,16 @@ def phase_specs(prepared: Prepared, settings: Settings) -> list[PhaseSpec]:
     if request.mode in ("benchmark", "leaderboard", "profile") and not benchmarks:
         raise UsageError(f"task {task.name} has no benchmarks to time")
     if request.mode == "test":
-        return [PhaseSpec("test", "public", tests, False, False, timeout("test"))]
+        return [PhaseSpec("test", "public", tests, False, timeout("test"))]
     if request.mode == "benchmark":
-        return [PhaseSpec("benchmark", "public", benchmarks, True, True, timeout("benchmark"))]
+        return [PhaseSpec("benchmark", "public", benchmarks, True, timeout("benchmark"))]
     if request.mode == "profile":
-        return [PhaseSpec("profile", "public", benchmarks, False, False, timeout("benchmark"),
+        return [PhaseSpec("profile", "public", benchmarks, False, timeout("benchmark"),
                           profile=True)]
     specs = []
     for seeds in ("public", "secret"):
-        specs.append(PhaseSpec("test", seeds, tests, False, False, timeout("test")))
-        specs.append(PhaseSpec("benchmark", seeds, benchmarks, True, True, timeout("ranked")))
+        specs.append(PhaseSpec("test", seeds, tests, False, timeout("test")))
+        specs.append(PhaseSpec("benchmark", seeds, benchmarks, True, timeout("ranked")))
     return specs
 
 

@@ -351,8 +351,7 @@ class Judge:
         return Calibration.from_gaps(gaps)
 
     def _sample(self, box: CaseBuffers, case: dict, plan: SeedPlan, call: int, ahead: int,
-                deadline: float, what: str, check: bool = True, first: Any = None,
-                relayout: bool = True) -> dict:
+                deadline: float, what: str, first: Any = None, relayout: bool = True) -> dict:
         """One sample: fresh inputs in the next `per` slots, one round trip, every output
         checked. The worker's reply, with the judge's round trip (`rt`, ns) added."""
         per, ring = box.per, len(box.slots)
@@ -377,9 +376,8 @@ class Judge:
             self._call_failure(reply, relayout=relayout and first is not None)
         if reply.get("event") != Event.DONE:
             raise ProtocolError(f"unexpected reply {reply.get('event')!r} to a call")
-        if check:
-            for k, data in inputs:
-                self._check_output(data, box.outputs[k], box.finite, what)
+        for k, data in inputs:
+            self._check_output(data, box.outputs[k], box.finite, what)
         return dict(reply, rt=rt)
 
     def _call_failure(self, reply: dict, relayout: bool) -> None:
@@ -428,7 +426,7 @@ class Judge:
         warm = WarmUp(timing, self.clock)
         while not warm.done() and self.clock() < deadline:
             reply = self._sample(box, case, plan, call, self._ahead_cycles(window, max(hosts), per),
-                                 deadline, f"warm-up call {call}", check=spec.check_all)
+                                 deadline, f"warm-up call {call}")
             hosts.append(float(reply.get("host_ns", 0.0)))
             warm.add()
             call += per
@@ -440,8 +438,7 @@ class Judge:
         while not rule.done() and self.clock() < deadline - 0.5:
             probe = every > 0 and n % every == every - 1
             ahead = 0 if probe else self._ahead_cycles(window, max(hosts), per)
-            reply = self._sample(box, case, plan, call, ahead, deadline, f"timed call {call}",
-                                 check=spec.check_all)
+            reply = self._sample(box, case, plan, call, ahead, deadline, f"timed call {call}")
             host = float(reply.get("host_ns", 0.0))
             hosts.append(host)
             host_ns.append(host)
@@ -458,7 +455,7 @@ class Judge:
             raise CaseFailure(Status.TIMED_OUT, "no call could be timed within the phase's time limit")
         stats = summarize(rule.samples)
         result.stats = stats.to_dict()
-        result.checked_calls += (call - per) if spec.check_all else 0
+        result.checked_calls += call - per
         result.score_ns = stats.mean
         result.host_launch_ns = statistics.median(host_ns)
         checked = probes or timed

@@ -162,16 +162,14 @@ class Worker:
 
     # -- cases and calls -------------------------------------------------------------
     def set_case(self, message: dict[str, Any]) -> None:
-        from harness.judging.structure import clone, from_wire
+        from harness.judging.structure import from_wire
 
         self.slots = [from_wire(s) for s in message["slots"]]
         self.refresh = [[] for _ in self.slots]
         if self.cuda:
             self.slots = [self._private_host(s, k) for k, s in enumerate(self.slots)]
-        self.outputs = [from_wire(o) for o in message["outputs"]]
-        self.expected = message["expected"]
+        self._take_outputs(message)
         self.calls_per_sample = max(1, int(message.get("calls_per_sample", 1)))
-        self.noop_output = clone(self.outputs[0])
         if self.gc_freeze:
             gc.freeze()  # what warm-up compiled for the last case joins the frozen heap
         self.send({"event": Event.ACK})
@@ -209,12 +207,17 @@ class Worker:
 
     def outputs_at(self, message: dict[str, Any]) -> None:
         """New output buffers, laid out like the submission's own output (see the judge)."""
+        self._take_outputs(message)
+        self.send({"event": Event.ACK})
+
+    def _take_outputs(self, message: dict[str, Any]) -> None:
+        """The case's output buffers (one set per slot), their expected layout, and the
+        no-op's output of the same layout."""
         from harness.judging.structure import clone, from_wire
 
         self.outputs = [from_wire(o) for o in message["outputs"]]
         self.expected = message["expected"]
         self.noop_output = clone(self.outputs[0])
-        self.send({"event": Event.ACK})
 
     def _noop(self, slot: int) -> dict[str, Any]:
         """The same protocol as one call, around a function that returns at once."""
@@ -279,8 +282,7 @@ class Worker:
                 t_ret = time.perf_counter_ns()
                 ns = (t_ret - t0) / count
         except BaseException as exc:  # noqa: BLE001
-            return {"event": Event.ERROR, "kind": self._classify(exc, "exception"),
-                    "message": self._trace(exc)}
+            return self._exception(exc)
         t_synced = time.perf_counter_ns()
         if check:
             for i, out in zip(picks, outs):
@@ -290,19 +292,22 @@ class Worker:
                 try:
                     copy_into(self.outputs[i], out)
                 except BaseException as exc:  # noqa: BLE001
-                    return {"event": Event.ERROR, "kind": self._classify(exc, "exception"),
-                            "message": self._trace(exc)}
+                    return self._exception(exc)
             try:
                 if self.cuda:
                     torch.cuda.synchronize()
             except BaseException as exc:  # noqa: BLE001
-                return {"event": Event.ERROR, "kind": self._classify(exc, "exception"),
-                        "message": self._trace(exc)}
+                return self._exception(exc)
         t_out = time.perf_counter_ns()
         # The breakdown is the worker's own account: diagnostics, never trusted.
         return {"event": Event.DONE, "ns": ns, "host_ns": (t_ret - t0) / count,
                 "sync_ns": t_synced - t_ret, "copy_ns": t_out - t_synced,
                 "busy_ns": time.perf_counter_ns() - t_in}
+
+    def _exception(self, exc: BaseException) -> dict[str, Any]:
+        """The reply for an exception raised by a call (or by copying its output)."""
+        return {"event": Event.ERROR, "kind": self._classify(exc, "exception"),
+                "message": self._trace(exc)}
 
     def _layout_error(self, problem: str, out: Any) -> dict[str, Any]:
         """An output whose layout differs from the reference's: the judge decides whether
@@ -342,8 +347,7 @@ class Worker:
             summary = profile_calls(self.torch, self.kernel, self.slots, int(message["calls"]),
                                     self.cuda, int(message["rows"]))
         except BaseException as exc:  # noqa: BLE001 - the submission's (or the profiler's)
-            self.send({"event": Event.ERROR, "kind": self._classify(exc, "exception"),
-                       "message": self._trace(exc)})
+            self.send(self._exception(exc))
             return
         self.send({"event": Event.PROFILE, "profile": summary})
 
