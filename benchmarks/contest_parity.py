@@ -1,7 +1,8 @@
 """The harness against the public contests' own evaluators, same code, same machine, same run.
 
     python benchmarks/contest_parity.py --reference-kernels PATH [--runs 3]
-        [--pairs vectoradd,nvfp4,mxfp4] [--out DIR]
+        [--pairs vectoradd,nvfp4,mxfp4] [--only NAME_PART] [--out DIR]
+    python benchmarks/contest_parity.py --merge A/parity.json B/parity.json [--out DIR]
 
 PATH is a local copy of gpu-mode/reference-kernels (nothing of it is copied into this
 project). For each pair (a task folder, a submission, the contest's evaluator) it runs the
@@ -15,7 +16,10 @@ the geometric means, and the wall times of both (also for one test-mode run each
   nvidia/eval_better_bench_grouped_gemm.py;
 - mxfp4: tasks/mxfp4_mm with both examples under amd_202602/eval.py.
 
-Needs a GPU. Results go to OUT/parity.json as they come.
+Needs a GPU. Results go to OUT/parity.json as they come. A public evaluator that takes
+minutes per run (amd_202602 times up to 1000 samples per case, each behind a 62.5 GiB
+`randn`) can be split: run each example (`--only`) on its own GPU or in its own call, then
+`--merge` the files, which pools the runs of each pair and summarises them together.
 """
 
 from __future__ import annotations
@@ -109,18 +113,29 @@ def geomean(values: list[float]) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reference-kernels", type=Path, required=True)
+    parser.add_argument("--reference-kernels", type=Path)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--pairs", default="vectoradd,nvfp4,mxfp4")
     parser.add_argument("--out", type=Path, default=Path("parity-out"))
     parser.add_argument("--skip-test-mode", action="store_true")
+    parser.add_argument("--only", action="append", default=[],
+                        help="keep the pairs whose name contains this (repeatable)")
+    parser.add_argument("--merge", type=Path, nargs="+",
+                        help="pool the runs of these parity.json files instead of running")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.merge:
+        return _print_summary(merge(args.merge), args.out)
+    if args.reference_kernels is None:
+        parser.error("--reference-kernels is required to run")
     tmp = Path(tempfile.mkdtemp(prefix="parity-"))
     report: dict = {"runs": args.runs, "pairs": []}
-    for pair in pairs(args.reference_kernels, args.pairs.split(",")):
+    chosen = [p for p in pairs(args.reference_kernels, args.pairs.split(","))
+              if not args.only or any(part in p["name"] for part in args.only)]
+    for pair in chosen:
         print(f"== {pair['name']}", flush=True)
         entry: dict = {"name": pair["name"], "public": [], "harness": []}
+        report["pairs"].append(entry)  # saved after every run: a cut step keeps what ran
         for i in range(args.runs):
             means, wall, ok = public_run(pair, "benchmark", tmp)
             entry["public"].append({"means_ns": means, "wall_s": wall, "passed": ok})
@@ -134,14 +149,36 @@ def main() -> int:
             })
             print(f"   run {i + 1}: public {wall:.1f} s {_fmt(means)} | harness {h_wall:.1f} s "
                   f"{_fmt(h_means)}", flush=True)
+            (args.out / "parity.json").write_text(json.dumps(report, indent=2))
         if not args.skip_test_mode:
             _, pw, pok = public_run(pair, "test", tmp)
             _, hw, hok, _ = harness_run(pair, "test", tmp)
             entry["test_mode_wall_s"] = {"public": pw, "harness": hw,
                                          "public_passed": pok, "harness_passed": hok}
         _summarize(entry)
-        report["pairs"].append(entry)
         (args.out / "parity.json").write_text(json.dumps(report, indent=2))
+    return _print_summary(report, args.out)
+
+
+def merge(paths: list[Path]) -> dict:
+    """One report of the pairs in `paths`, the runs of a pair named twice pooled."""
+    entries: dict[str, dict] = {}
+    for path in paths:
+        for e in json.loads(path.read_text())["pairs"]:
+            into = entries.setdefault(e["name"], {"name": e["name"], "public": [], "harness": []})
+            into["public"] += e["public"]
+            into["harness"] += e["harness"]
+            if "test_mode_wall_s" in e:
+                into["test_mode_wall_s"] = e["test_mode_wall_s"]
+    report = {"merged_from": [str(p) for p in paths], "pairs": list(entries.values())}
+    for e in report["pairs"]:
+        print(f"== {e['name']} ({len(e['public'])} public, {len(e['harness'])} harness runs)")
+        _summarize(e)
+    return report
+
+
+def _print_summary(report: dict, out: Path) -> int:
+    (out / "parity.json").write_text(json.dumps(report, indent=2))
     print("\n== summary (medians of runs; ratio = harness / public)")
     for e in report["pairs"]:
         s = e.get("summary", {})
