@@ -52,12 +52,6 @@ def materialize(name: str, folder: Path, port: int = 0, db: Path | None = None) 
 DEVICE = os.environ.get("CONTAINMENT_DEVICE", "cpu")
 
 
-# GPU workers run without the Landlock rules (harness.judging.containment.GPU_MISSING):
-# the attacks are contained on the CPU only, and the GPU run says so (test_sandbox.py).
-attacks = pytest.mark.skipif(DEVICE == "cuda", reason="GPU workers run without Landlock "
-                             "(CUDA IPC from the judge's buffers); containment is partial there")
-
-
 class Arena:
     """A working directory holding results.db (from an honest leaderboard run) and
     copies of it elsewhere, each checksummed around every attack."""
@@ -151,28 +145,24 @@ def attack(arena: Arena, tmp_path: Path, name: str, port: int = 0):
     return r, refused
 
 
-@attacks
 def test_rewriting_every_database_is_refused(arena, tmp_path):
     r, refused = attack(arena, tmp_path, "rewrite_databases")
     assert r.rc == 0  # contained, the submission itself is correct: it passes
     assert any("read" in w for w in refused)
 
 
-@attacks
 def test_reading_the_secret_is_refused(arena, tmp_path):
     r, refused = attack(arena, tmp_path, "read_secret")
     assert "SECRET" not in r.doc["worker_output"]["stdout"]
     assert f"read {arena.db}" in refused[0]
 
 
-@attacks
 def test_writing_outside_scratch_is_refused(arena, tmp_path):
     r, refused = attack(arena, tmp_path, "write_outside")
     assert "SCRATCH_WRITE" in r.doc["worker_output"]["stdout"]
     assert str(ROOT) in refused[0] and "write" in refused[0]
 
 
-@attacks
 def test_reading_the_judges_memory_and_environment_is_refused(arena, tmp_path):
     r, refused = attack(arena, tmp_path, "read_judge_memory")
     out = r.doc["worker_output"]["stdout"]
@@ -180,7 +170,6 @@ def test_reading_the_judges_memory_and_environment_is_refused(arena, tmp_path):
     assert "environ" in refused[0] and "signal" in refused[0]
 
 
-@attacks
 def test_tcp_connect_and_bind_are_refused(arena, tmp_path, listener):
     port, accepted = listener
     r, refused = attack(arena, tmp_path, "connect_socket", port)
@@ -189,7 +178,6 @@ def test_tcp_connect_and_bind_are_refused(arena, tmp_path, listener):
     assert "an IP socket (tcp)" in refused[0] or "tcp connect" in refused[0]
 
 
-@attacks
 def test_a_child_process_is_contained_too(arena, tmp_path, listener):
     port, accepted = listener
     r, _ = attack(arena, tmp_path, "child_attacks", port)
@@ -198,7 +186,6 @@ def test_a_child_process_is_contained_too(arena, tmp_path, listener):
     assert accepted == []
 
 
-@attacks
 def test_another_runs_scratch_is_unreadable_while_it_runs(arena, tmp_path):
     known = set(glob.glob("/tmp/harness-worker-*/VICTIM_MARKER.txt"))
     victim = subprocess.Popen(

@@ -1,11 +1,10 @@
 import torch
 
+from harness.judging.sharing import SharedAllocator, WorkerArenas
 from harness.judging.structure import (
-    SharedAllocator,
     clone,
     describe,
     fill_slot,
-    from_wire,
     make_outputs,
     make_slot,
     poison,
@@ -27,7 +26,7 @@ def test_slot_keeps_layout_and_receives_values(tmp_path):
     assert view.stride() == data[0][0][0].stride()  # a permuted view stays a view
     fill_slot(slot, data)
     assert torch.equal(view, data[0][0][0])
-    mapped = from_wire(alloc.to_wire(slot))  # what a worker maps: the same memory
+    mapped = WorkerArenas().from_wire(alloc.to_wire(slot))  # what a worker maps: the same memory
     mapped[0][0][1].fill_(9)
     assert torch.equal(slot[0][0][1], torch.full((5,), 9))
 

@@ -113,26 +113,7 @@ def build_policy(scratch: Path, staging: list[Path], shm: list[Path], device: st
     if device == "cuda":
         for pattern in NVIDIA_DEVICES:
             devices += [Path(p) for p in sorted(glob.glob(pattern))]
-        write += cuda_ipc_files()
     return Policy(read, write, devices)
-
-
-def cuda_ipc_files() -> list[Path]:
-    """The judge's own torch reference-counter files in /dev/shm: a worker maps one per
-    CUDA tensor it receives (torch's CUDA IPC), and they must exist before its ruleset
-    is built. Sharing one small buffer makes torch create the current file; torch starts
-    a new one only after 10000 shared buffers, far more than one evaluation shares."""
-    try:
-        import torch
-
-        _KEEP.append(torch.empty(1, device="cuda").untyped_storage())
-        _KEEP[-1]._share_cuda_()
-    except Exception:  # noqa: BLE001 - no CUDA: nothing to share
-        return []
-    return [Path(p) for p in sorted(glob.glob(f"/dev/shm/torch_{os.getpid()}_*"))]
-
-
-_KEEP: list = []  # the buffer shared above, kept alive so its counter file stays
 
 
 def prepare_scratch(scratch: Path) -> dict[str, str]:
@@ -169,42 +150,11 @@ def make_ruleset(policy: Policy) -> tuple[landlock.Ruleset | None, landlock.Repo
     return ruleset, report
 
 
-# Measured on the H200 (2026-11-30, runs 15-17 in docs/benchmarks.md): under the worker's
-# Landlock domain CUDA starts once the worker's own /proc folder is writable, but importing
-# the judge's CUDA IPC buffers then fails ("mapping of buffer object failed"). Not yet
-# isolated: the driver may need the judge's /proc entries (which no rule can grant across
-# domains) or a path the policy lacks. Until that is fixed (or the worker exports the
-# buffers instead), a GPU worker runs without the Landlock rules and keeps its
-# capabilities; the seccomp filter still applies, and the run says containment is partial.
-GPU_MISSING = [
-    "filesystem isolation of GPU workers (under Landlock, CUDA IPC of the judge's buffers "
-    "failed on the H200)",
-    "the capability drop of GPU workers (kept with Landlock until that is fixed)",
-]
-
-
-def landlock_applies(settings, device: str) -> bool:
-    """Whether a worker on `device` runs under the Landlock rules (see GPU_MISSING)."""
-    return settings.sandbox == "landlock" and device != "cuda"
-
-
-def gpu_report(settings) -> landlock.Report:
-    """What a GPU worker's sandbox enforces: the seccomp filter alone."""
-    report = landlock.Report("partial", landlock.abi_version(), [], list(GPU_MISSING))
-    if settings.sandbox_seccomp:
-        report.enforced.append("no IP sockets (seccomp)")
-    else:
-        report.missing.append("network isolation (worker.sandbox_seccomp is off)")
-    return report
-
-
 def expected_containment(settings, device: str = "cpu") -> landlock.Report:
     """What the sandbox of `settings` (worker settings) will enforce on this kernel for a
     worker on `device`, with these paths (the scratch and shared-memory folders aside)."""
     if settings.sandbox == "off":
         return landlock.off()
-    if not landlock_applies(settings, device):
-        return gpu_report(settings)
     report = landlock.probe()
     exposed = build_policy(Path("/nonexistent"), [], [], "cpu", settings.sandbox_read).exposed()
     if exposed:

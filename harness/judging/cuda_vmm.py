@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import os
-from dataclasses import dataclass
+import weakref
 from typing import Any
 
 _POSIX_FD = 1  # CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
@@ -76,6 +76,7 @@ def _driver() -> ctypes.CDLL:
         lib.cuMemUnmap.argtypes = [u64, size]
         lib.cuMemAddressFree.argtypes = [u64, size]
         lib.cuMemRelease.argtypes = [u64]
+        lib.cuCtxSynchronize.argtypes = []
         lib.cuGetErrorString.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
         _check(lib, lib.cuInit(0), "cuInit")
         _DRIVER = lib
@@ -118,20 +119,22 @@ class _ArrayInterface:
                                          "version": 2, "strides": None}
 
 
-@dataclass
 class Arena:
     """One exportable allocation of GPU memory, mapped into this process.
 
     `create` in the judge; `export_fd` gives a descriptor to send; `open` in the worker
-    maps a received descriptor (it then owns and closes that descriptor). `close` unmaps
-    and releases; the memory itself is freed once every process has released it.
+    maps a received descriptor (and closes it). Tensors are views (`view`), each keeping
+    the arena alive: the mapping is undone and the allocation released (after the
+    device has finished its work) when the last view and the arena itself are gone, or
+    at `close`. The memory is freed once every process has released it, so a worker that
+    keeps a view of an earlier case keeps valid memory, as with torch's own sharing.
     """
 
-    device: int
-    size: int
-    handle: int
-    ptr: int
-    _fd: int = -1
+    def __init__(self, device: int, size: int, handle: int, ptr: int) -> None:
+        self.device, self.size, self.handle, self.ptr = device, size, handle, ptr
+        self._fd = -1
+        self._release = weakref.finalize(self, _unmap, ptr, size, handle)
+        self._release.atexit = False  # the process's exit frees everything anyway
 
     @classmethod
     def create(cls, device: int, nbytes: int) -> Arena:
@@ -180,7 +183,7 @@ class Arena:
         return cls(device, size, handle, ptr.value)
 
     def export_fd(self) -> int:
-        """A file descriptor for the allocation (kept by the arena, closed with it)."""
+        """A file descriptor for the allocation (kept until `close_fd` or `close`)."""
         if self._fd < 0:
             lib, fd = _driver(), ctypes.c_int(-1)
             _check(lib, lib.cuMemExportToShareableHandle(ctypes.byref(fd), self.handle, _POSIX_FD, 0),
@@ -188,9 +191,16 @@ class Arena:
             self._fd = fd.value
         return self._fd
 
+    def close_fd(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
     def view(self, torch: Any, offset: int, nbytes: int, dtype: Any, shape: tuple[int, ...],
              stride: tuple[int, ...]) -> Any:
         """A tensor over bytes [offset, offset + nbytes) of the arena, with this layout."""
+        if not self._release.alive:
+            raise CudaVmmError("a view of a closed arena")
         if offset < 0 or nbytes < 0 or offset + nbytes > self.size:
             raise CudaVmmError(f"a view of bytes {offset}..{offset + nbytes} outside an arena "
                                f"of {self.size}")
@@ -199,13 +209,15 @@ class Arena:
         return raw[:nbytes].view(dtype).as_strided(shape, stride)
 
     def close(self) -> None:
-        """Unmap and release (the caller has synchronised: no kernel still uses it)."""
-        if self.ptr:
-            lib = _driver()
-            lib.cuMemUnmap(self.ptr, self.size)
-            lib.cuMemAddressFree(self.ptr, self.size)
-            lib.cuMemRelease(self.handle)
-            self.ptr = 0
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        """Unmap and release now (no view of it may be used after this)."""
+        self.close_fd()
+        self._release()
+
+
+def _unmap(ptr: int, size: int, handle: int) -> None:
+    """Wait for the device (no kernel may still use the memory), unmap, release."""
+    lib = _driver()
+    lib.cuCtxSynchronize()
+    lib.cuMemUnmap(ptr, size)
+    lib.cuMemAddressFree(ptr, size)
+    lib.cuMemRelease(handle)

@@ -36,9 +36,9 @@ from harness.judging.phases import PhaseSpec, Progress
 from harness.judging.protocol import Event, ProtocolError
 from harness.judging.sandbox import WorkerDied, WorkerProcess, WorkerTimeout, become_subreaper
 from harness.judging.seeds import SeedPlan
+from harness.judging.sharing import SharedAllocator
 from harness.judging.structure import (
     InputLayoutError,
-    SharedAllocator,
     clone,
     copy_into,
     describe,
@@ -267,7 +267,7 @@ class Judge:
         alloc = SharedAllocator(Path(tempfile.mkdtemp(dir=self.shm_root)))
         slots = [make_slot(data, alloc) for _ in range(ring)]
         box = CaseBuffers(alloc, slots, template, all_finite(template), per)
-        self.worker.send({
+        self._share(alloc, {
             "op": "case", "slots": [alloc.to_wire(s) for s in slots],
             "outputs": box.wire_outputs(), "expected": describe(template),
             "calls_per_sample": per,
@@ -303,11 +303,17 @@ class Judge:
             if template is None:
                 raise CaseFailure(Status.FAILED, f"the first call: wrong output\n{layout}") from None
             box.relayout(template)
-            self.worker.send({"op": "outputs", "outputs": box.wire_outputs(),
-                              "expected": describe(template)})
+            self._share(box.alloc, {"op": "outputs", "outputs": box.wire_outputs(),
+                                    "expected": describe(template)})
             self._expect_ack(deadline)
             return self._sample(box, case, plan, 0, 0, deadline, "the first call", first=data,
                                 relayout=False)
+
+    def _share(self, alloc: SharedAllocator, message: dict) -> None:
+        """Send a message naming shared buffers, with the descriptors of new GPU arenas."""
+        notices, fds = alloc.pending()
+        self.worker.send(dict(message, arenas=notices), fds)
+        alloc.forget_fds()
 
     def _release(self, deadline: float) -> None:
         """Tell the worker to drop the case's buffers (only while it is healthy)."""

@@ -16,20 +16,20 @@ import ctypes
 import os
 import resource
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, Pipe
+from multiprocessing.reduction import sendfds
 from pathlib import Path
 
 from harness.judging import landlock
 from harness.judging.containment import (
     POLICY_ENV,
     build_policy,
-    gpu_report,
-    landlock_applies,
     make_ruleset,
     prepare_scratch,
 )
@@ -165,10 +165,6 @@ def contain(settings: WorkerSettings, device: str, scratch: Path, readable: list
         address_space = int(settings.cpu_memory_limit_gb * (1 << 30))
     if settings.sandbox == "off":
         return env, Limits(settings.file_size_limit_bytes, address_space, cpus), landlock.off()
-    if not landlock_applies(settings, device):
-        no_ip = NoIpSockets() if settings.sandbox_seccomp and NoIpSockets.available() else None
-        limits = Limits(settings.file_size_limit_bytes, address_space, cpus, None, no_ip, False)
-        return env, limits, gpu_report(settings)
     policy = build_policy(scratch, readable, writable, device, settings.sandbox_read)
     no_ip = NoIpSockets() if settings.sandbox_seccomp and NoIpSockets.available() else None
     policy.no_ip = no_ip is not None
@@ -229,10 +225,14 @@ class WorkerProcess:
     def pid(self) -> int | None:
         return self.proc.pid if self.proc else None
 
-    def send(self, message: dict) -> None:
-        """Send a message (pickled: the worker trusts the judge, never the reverse)."""
+    def send(self, message: dict, fds: list[int] | tuple[int, ...] = ()) -> None:
+        """Send a message (pickled: the worker trusts the judge, never the reverse), then
+        the file descriptors `fds` (SCM_RIGHTS), which the worker takes with it."""
         try:
             self.conn.send(message)
+            if fds:
+                with socket.socket(fileno=os.dup(self.conn.fileno())) as sock:
+                    sendfds(sock, list(fds))
         except (BrokenPipeError, ConnectionResetError, OSError) as exc:
             raise WorkerDied(self.exit_description()) from exc
 

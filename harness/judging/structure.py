@@ -1,17 +1,13 @@
 """Nested inputs and outputs (tuples, lists, tensors, numbers): describe, share, fill, copy.
 
-Judge and worker both use this module: the judge allocates shared buffers shaped like a
-case's input and reference output; the worker checks its output against the expected
-description and copies it into the judge's buffers.
+Judge and worker both use this module: the judge lays out shared buffers (allocated by
+harness.judging.sharing) like a case's input and reference output; the worker checks its
+output against the expected description and copies it into the judge's buffers.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -78,87 +74,12 @@ def nbytes(obj: Any) -> int:
     return sum(t.numel() * t.element_size() for t in tensors(obj))
 
 
-@dataclass(frozen=True)
-class SharedCpuTensor:
-    """How a worker maps a CPU tensor the judge placed in a shared-memory file."""
-
-    path: str
-    nbytes: int
-    dtype: str
-    shape: tuple[int, ...]
-    stride: tuple[int, ...]
-
-    def open(self) -> torch.Tensor:
-        flat = torch.from_file(self.path, shared=True, size=self.nbytes, dtype=torch.uint8)
-        dtype = getattr(torch, self.dtype)
-        return flat.view(dtype).as_strided(self.shape, self.stride)
-
-
-class SharedAllocator:
-    """Allocates tensors another process can map: CUDA IPC or CPU shared-memory files.
-
-    CUDA buffers come from a private memory pool so that the pages a worker maps hold
-    nothing of the judge's own (pristine inputs, reference outputs).
-    """
-
-    def __init__(self, shm_dir: Path) -> None:
-        self.shm_dir = shm_dir
-        self._pool = None
-        self._cpu: dict[int, tuple[torch.Tensor, SharedCpuTensor]] = {}
-        if torch.cuda.is_available() and hasattr(torch.cuda, "MemPool"):
-            with contextlib.suppress(Exception):
-                self._pool = torch.cuda.MemPool()
-
-    def empty_like_strided(self, t: torch.Tensor, contiguous: bool = False) -> torch.Tensor:
-        stride = _contiguous_strides(t.shape) if contiguous else tuple(t.stride())
-        if t.device.type == "cuda":
-            ctx = torch.cuda.use_mem_pool(self._pool) if self._pool else contextlib.nullcontext()
-            with ctx:
-                return torch.empty_strided(t.shape, stride, dtype=t.dtype, device=t.device)
-        extent = 1 + sum((n - 1) * s for n, s in zip(t.shape, stride)) if t.numel() else 1
-        nbytes = extent * t.element_size()
-        path = self.shm_dir / f"buf{len(self._cpu)}"
-        path.write_bytes(b"")
-        os.truncate(path, nbytes)
-        desc = SharedCpuTensor(
-            str(path), nbytes, str(t.dtype).replace("torch.", ""), tuple(t.shape), stride
-        )
-        out = desc.open()
-        self._cpu[id(out)] = (out, desc)
-        return out
-
-    def to_wire(self, obj: Any) -> Any:
-        """The form in which a nested value of shared buffers is sent to the worker."""
-        return map_tensors(obj, lambda t: self._cpu[id(t)][1] if id(t) in self._cpu else t)
-
-
-def from_wire(obj: Any) -> Any:
-    """In the worker: open the shared CPU buffers of a received nested value."""
-    if isinstance(obj, SharedCpuTensor):
-        return obj.open()
-    if isinstance(obj, list):
-        return [from_wire(x) for x in obj]
-    if isinstance(obj, tuple):
-        return tuple(from_wire(x) for x in obj)
-    if isinstance(obj, dict):
-        return {k: from_wire(v) for k, v in obj.items()}
-    return obj
-
-
-def _contiguous_strides(shape: torch.Size) -> tuple[int, ...]:
-    strides, acc = [], 1
-    for dim in reversed(shape):
-        strides.append(acc)
-        acc *= max(int(dim), 1)
-    return tuple(reversed(strides))
-
-
-def make_slot(template: Any, alloc: SharedAllocator) -> Any:
+def make_slot(template: Any, alloc: Any) -> Any:
     """Shared buffers with the layout of `template` (strides kept: views stay views)."""
     return map_tensors(template, alloc.empty_like_strided)
 
 
-def make_outputs(template: Any, alloc: SharedAllocator) -> Any:
+def make_outputs(template: Any, alloc: Any) -> Any:
     """Contiguous shared buffers shaped like the reference output."""
     return map_tensors(template, lambda t: alloc.empty_like_strided(t, contiguous=True))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import importlib.util
+import os
 import sys
 import time
 import traceback
@@ -53,6 +54,9 @@ class Worker:
         self.refresh: list[list[tuple[Any, Any]]] = []  # per slot: (shared, private) CPU tensors
         self.expected: dict | None = None
         self.noop_output: Any = None
+        from harness.judging.sharing import WorkerArenas
+
+        self.arenas = WorkerArenas()
         self.calls_per_sample = 1
         self.cuda = self.device == "cuda"
         self.spin_seconds = float(init.get("spin_seconds", 0.0))
@@ -93,6 +97,8 @@ class Worker:
                 continue
             try:
                 message = self.conn.recv()
+                if message.get("arenas"):  # their descriptors follow the message
+                    self._map_arenas(message["arenas"])
             except EOFError:
                 return
             op = message.get("op")
@@ -160,11 +166,18 @@ class Worker:
             gc.freeze()
         self.send({"event": Event.LOADED})
 
+    def _map_arenas(self, notices: list) -> None:
+        """Map the judge's new GPU arenas from the descriptors that follow the message."""
+        import socket
+        from multiprocessing.reduction import recvfds
+
+        with socket.socket(fileno=os.dup(self.conn.fileno())) as sock:
+            fds = recvfds(sock, len(notices))
+        self.arenas.add(notices, fds)
+
     # -- cases and calls -------------------------------------------------------------
     def set_case(self, message: dict[str, Any]) -> None:
-        from harness.judging.structure import from_wire
-
-        self.slots = [from_wire(s) for s in message["slots"]]
+        self.slots = [self.arenas.from_wire(s) for s in message["slots"]]
         self.refresh = [[] for _ in self.slots]
         if self.cuda:
             self.slots = [self._private_host(s, k) for k, s in enumerate(self.slots)]
@@ -192,6 +205,7 @@ class Worker:
 
     def release(self, message: dict[str, Any]) -> None:
         self.slots, self.outputs, self.noop_output, self.refresh = [], [], None, []
+        self.arenas.clear()
         if self.gc_freeze:
             gc.collect()  # cheap: the frozen heap is not scanned
         if self.cuda:
@@ -213,9 +227,9 @@ class Worker:
     def _take_outputs(self, message: dict[str, Any]) -> None:
         """The case's output buffers (one set per slot), their expected layout, and the
         no-op's output of the same layout."""
-        from harness.judging.structure import clone, from_wire
+        from harness.judging.structure import clone
 
-        self.outputs = [from_wire(o) for o in message["outputs"]]
+        self.outputs = [self.arenas.from_wire(o) for o in message["outputs"]]
         self.expected = message["expected"]
         self.noop_output = clone(self.outputs[0])
 
