@@ -5,6 +5,7 @@ from harness.judging.integrity import (
     calibration_disturbed,
     check_clocks,
     clock_note,
+    clock_samples,
     find_gpu,
     physics_floor,
 )
@@ -69,3 +70,13 @@ def test_clock_note_records_the_clock_and_warns_only_when_throttled():
     record, warning = clock_note({"size": 1}, dict(full, sm_mhz=1400.0), 0.9)
     assert record["end"] == 1400.0 and "throttled" in warning and "1400 MHz" in warning
     assert clock_note({}, {}, 0.9) == ({}, "")  # nvidia-smi unreadable: nothing said
+
+
+def test_clocks_are_compared_on_probes_only_behind_a_hidden_window():
+    """A sample behind a hidden window has the GPU sleep on the judge's clock and not in
+    the reported time (by design): comparing its clocks would flag honest code (it did,
+    for the nvfp4 Triton example on the H200, whose few long samples held no probe)."""
+    probes, timed = ["probe"], ["hidden-1", "hidden-2"]
+    assert clock_samples(20000.0, probes, timed) == ["probe"]
+    assert clock_samples(20000.0, [], timed) == []
+    assert clock_samples(0.0, [], timed) == timed

@@ -252,3 +252,12 @@ def test_gpu_workers_get_the_same_sandbox_as_cpu_workers():
     if landlock.abi_version() >= 1:
         assert limits.ruleset is not None and limits.drop_capabilities
     limits.close()
+
+
+def test_a_scratch_folder_can_be_prepared_twice(tmp_path):
+    """Profile mode prepares one folder for every Nsight Compute run of an evaluation."""
+    from harness.judging.containment import prepare_scratch
+
+    first = prepare_scratch(tmp_path)
+    assert prepare_scratch(tmp_path) == first
+    assert (tmp_path / ".harness-path" / "harness").is_symlink()

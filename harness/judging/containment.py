@@ -130,7 +130,9 @@ def prepare_scratch(scratch: Path) -> dict[str, str]:
         Path(env[key]).mkdir(parents=True, exist_ok=True)
     imports = scratch / ".harness-path"
     imports.mkdir(exist_ok=True)
-    (imports / "harness").symlink_to(ROOT / "harness", target_is_directory=True)
+    link = imports / "harness"
+    if not link.is_symlink():  # a second call on the same folder (profile mode's ncu runs)
+        link.symlink_to(ROOT / "harness", target_is_directory=True)
     # Installs the worker's audit hook in every Python process of the sandbox.
     (imports / "sitecustomize.py").write_text(
         "from harness.judging.refusals import install, run_shadowed_sitecustomize\n"

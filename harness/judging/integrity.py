@@ -40,6 +40,13 @@ class ClockCheck:
         return asdict(self)
 
 
+def clock_samples(window_us: float, probes: list, timed: list) -> list:
+    """The samples whose two clocks may be compared. Behind a hidden window the judge's
+    round trip holds the GPU sleep that the reported time leaves out by design, so only
+    probes (no sleep) count there; without a window, every timed sample."""
+    return probes if window_us > 0 else timed
+
+
 def check_clocks(
     reported: list[float], roundtrip: list[float], calibration: Calibration,
     settings: IntegritySettings,
