@@ -41,7 +41,7 @@ def test_calibration_disturbed_after_import():
     assert not calibration_disturbed(CAL, Calibration(60_000, 70_000, 40), settings)
     assert calibration_disturbed(CAL, Calibration(2_000_000, 2_100_000, 40), settings)
     assert not calibration_disturbed(CAL, Calibration(2_000_000, 2_100_000, 40), settings,
-                                     copy_ns=700_000)
+                                     outside_ns=700_000)
 
 
 def test_physics_floor_takes_the_larger_bound():

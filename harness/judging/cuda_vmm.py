@@ -144,11 +144,7 @@ class Arena:
         handle = ctypes.c_uint64()
         prop = _prop(device)
         _check(lib, lib.cuMemCreate(ctypes.byref(handle), size, ctypes.byref(prop), 0), "cuMemCreate")
-        try:
-            return cls._mapped(device, size, handle.value)
-        except BaseException:
-            lib.cuMemRelease(handle.value)
-            raise
+        return cls._mapped(device, size, handle.value)
 
     @classmethod
     def open(cls, device: int, fd: int, size: int) -> Arena:
@@ -160,25 +156,28 @@ class Arena:
                                                            _POSIX_FD), "cuMemImportFromShareableHandle")
         finally:
             os.close(fd)
-        try:
-            return cls._mapped(device, size, handle.value)
-        except BaseException:
-            lib.cuMemRelease(handle.value)
-            raise
+        return cls._mapped(device, size, handle.value)
 
     @classmethod
     def _mapped(cls, device: int, size: int, handle: int) -> Arena:
+        """Reserve addresses, map `handle` there, allow `device` to read and write; on any
+        failure undo what was done and release `handle`."""
         lib = _driver()
         ptr = ctypes.c_uint64()
-        _check(lib, lib.cuMemAddressReserve(ctypes.byref(ptr), size, 0, 0, 0), "cuMemAddressReserve")
         try:
-            _check(lib, lib.cuMemMap(ptr.value, size, 0, handle, 0), "cuMemMap")
-            access = _AccessDesc(_Location(_ON_DEVICE, device), _READ_WRITE)
-            _check(lib, lib.cuMemSetAccess(ptr.value, size, ctypes.byref(access), 1),
-                   "cuMemSetAccess")
+            _check(lib, lib.cuMemAddressReserve(ctypes.byref(ptr), size, 0, 0, 0),
+                   "cuMemAddressReserve")
+            try:
+                _check(lib, lib.cuMemMap(ptr.value, size, 0, handle, 0), "cuMemMap")
+                access = _AccessDesc(_Location(_ON_DEVICE, device), _READ_WRITE)
+                _check(lib, lib.cuMemSetAccess(ptr.value, size, ctypes.byref(access), 1),
+                       "cuMemSetAccess")
+            except BaseException:
+                lib.cuMemUnmap(ptr.value, size)
+                lib.cuMemAddressFree(ptr.value, size)
+                raise
         except BaseException:
-            lib.cuMemUnmap(ptr.value, size)
-            lib.cuMemAddressFree(ptr.value, size)
+            lib.cuMemRelease(handle)
             raise
         return cls(device, size, handle, ptr.value)
 

@@ -78,16 +78,17 @@ def check_clocks(
 
 def calibration_disturbed(
     before_import: Calibration, per_case: Calibration, settings: IntegritySettings,
-    copy_ns: float = 0.0,
+    outside_ns: float = 0.0,
 ) -> str:
     """A reason when the per-case calibration is far above the one made before import.
 
-    The per-case no-op also copies an output of the case's size; `copy_ns` is the judge's
-    own time for that copy.
+    The per-case no-op also does a sample's work outside the timed region (copying its
+    outputs, refreshing its inputs' CPU tensors); `outside_ns` is the judge's own time
+    for that work.
     """
     excess = per_case.median_ns - before_import.median_ns
     spread = max(before_import.p90_ns - before_import.median_ns, 0.0)
-    if excess > settings.calibration_slack_us * 1e3 + 3 * copy_ns + 3 * spread:
+    if excess > settings.calibration_slack_us * 1e3 + 3 * outside_ns + 3 * spread:
         return (
             f"the harness's own overhead grew by {excess / 1e3:.0f} µs after the submission "
             "was imported (something slows the harness's no-op calls)"

@@ -48,6 +48,7 @@ from harness.judging.structure import (
     make_slot,
     nbytes,
     poison,
+    tensors,
 )
 from harness.judging.timing import (
     StoppingRule,
@@ -486,7 +487,7 @@ class Judge:
             result.integrity["launch_counted"] = summarize([float(r["ns"]) for r in probes]).to_dict()
         disturbed = calibration_disturbed(self.base_calibration, calibration,
                                           self.settings.integrity,
-                                          self._copy_ns(box.outputs[0], box.template))
+                                          self._outside_ns(box))
         if disturbed:
             result.flags.append(disturbed)
         if clocks is not None and clocks.flagged:
@@ -510,12 +511,19 @@ class Judge:
         if warning:
             self.warnings.append(warning)
 
-    def _copy_ns(self, outputs: Any, template: Any) -> float:
-        """The judge's own time to copy one output: the worker does the same per call."""
-        if nbytes(template) == 0:
-            return 0.0
+    def _outside_ns(self, box: CaseBuffers) -> float:
+        """The judge's own time for what a worker does outside the timed region of one
+        sample: copy `per` outputs and, on a GPU run, refresh the CPU tensors of `per`
+        input slots (see Worker._private_host). The per-case no-op does the same."""
         t0 = time.perf_counter_ns()
-        copy_into(outputs, template)
+        for k in range(box.per):
+            slot = k % len(box.slots)
+            if nbytes(box.template):
+                copy_into(box.outputs[slot], box.template)
+            if self.device.kind == "cuda":
+                for t in tensors(box.slots[slot]):
+                    if t.device.type == "cpu":
+                        t.clone()
         if self.device.kind == "cuda":
             torch.cuda.synchronize()
         return float(time.perf_counter_ns() - t0)

@@ -234,9 +234,10 @@ class Worker:
         self.noop_output = clone(self.outputs[0])
 
     def _noop(self, slot: int) -> dict[str, Any]:
-        """The same protocol as one call, around a function that returns at once."""
+        """The same protocol as one sample (its slots' inputs refreshed, every output
+        copied: the work outside the timed region), around a function that returns at once."""
         output = self.noop_output
-        return self._run(lambda data: output, slot, 0, check=output is not None, count=1)
+        return self._run(lambda data: output, slot, 0, check=output is not None)
 
     def _mail(self, seq: int, op: str, slot: int, ahead: int) -> None:
         """A call requested through the mailbox: answer there, errors on the pipe."""
