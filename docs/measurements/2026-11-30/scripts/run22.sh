@@ -1,33 +1,21 @@
 #!/usr/bin/env bash
-# Session 4 (2026-11-30), GPU call 3, two H200s of one host, one track per GPU.
-#   GPU 0: the public-problem conformance test (every pmpp_v2 folder, its submission.py
-#          and every solution, test mode, harness verdict against the folder's eval.py).
-#   GPU 1: contest parity of the public pmpp_v2 vectoradd_py folder (both files, 3 runs
-#          each, test-mode walls too); the GPU tests (tests/test_gpu.py, the GPU attacks
-#          of tests/test_adversarial.py); then one more mxfp4 torch_dequant parity run.
+# Session 4, GPU call 3 (one H200): why did nvfp4 triton_hopper.py read 3.5x in run 21?
+# The same benchmark run under: A the current default (VMM arenas, full sandbox); B the
+# sandbox off; C the sandbox with capabilities kept; D commit c56818f (torch CUDA IPC,
+# seccomp-only GPU workers; carried as .old). Then the failing GPU profile test.
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 REFERENCE_KERNELS=$PWD/.refk
-{
-  date -u; nvidia-smi --query-gpu=index,name,clocks.sm,clocks.max.sm,driver_version --format=csv
-  python -c "import torch, triton; print(torch.__version__, triton.__version__)"; nproc; uname -r
-} > "$OUT/machine.txt" 2>&1
-
-track0() {
-  export CUDA_VISIBLE_DEVICES=0
-  PARITY_OUT=$OUT/public_problems.json timeout 560 python -m pytest -q -rA --durations=5 \
-    tests/test_public_problems.py 2>&1 | tail -45
+export PYTHONUNBUFFERED=1
+S=docs/measurements/2026-11-30/scripts
+nvidia-smi --query-gpu=index,name,clocks.sm,clocks.max.sm,driver_version --format=csv > "$OUT/machine.txt"
+one() {  # label, then arguments
+  local label=$1; shift
+  echo "=== $label"
+  timeout 90 "$@" --mode benchmark --no-record 2>&1 | grep -E "^│|score|PASSED|FAILED|CRASHED|flag|containment" | head -14
 }
-track1() {
-  export CUDA_VISIBLE_DEVICES=1
-  timeout 300 python benchmarks/contest_parity.py --reference-kernels .refk --pairs vectoradd \
-    --runs 3 --out "$OUT/vectoradd"
-  echo "=== GPU tests"
-  timeout 150 python -m pytest -q -rA tests/test_gpu.py tests/test_adversarial.py -k "gpu or side_stream or event_timer" 2>&1 | tail -20
-  timeout 280 python benchmarks/contest_parity.py --reference-kernels .refk --pairs mxfp4 \
-    --only torch_dequant --runs 1 --skip-test-mode --out "$OUT/mxfp4_torch"
-}
-track0 > "$OUT/track0.log" 2>&1 &
-track1 > "$OUT/track1.log" 2>&1 &
-wait
-tail -n 30 "$OUT/track0.log"; grep -E "summary|ratio|passed|failed" "$OUT/track1.log" | tail -20
+one "A default" python runner.py submit submissions/nvfp4_group_gemm/triton_hopper.py
+one "B sandbox off" python runner.py submit submissions/nvfp4_group_gemm/triton_hopper.py --config $S/sandbox_off.yaml --allow-partial-containment
+one "C capabilities kept" python runner.py submit submissions/nvfp4_group_gemm/triton_hopper.py --config $S/keep_caps.yaml
+(cd .old && one "D commit c56818f" python runner.py submit submissions/nvfp4_group_gemm/triton_hopper.py)
+echo "=== GPU profile test"
+timeout 60 python -m pytest -q -x tests/test_profile.py -k gpu_profile 2>&1 | tail -30
