@@ -1,5 +1,6 @@
 """The buffers a judge shares with its worker: CPU files, GPU arenas sent as descriptors."""
 
+import gc
 import os
 import socket
 import subprocess
@@ -53,8 +54,9 @@ def test_gpu_buffers_are_packed_into_zeroed_arenas_and_announced_once(tmp_path):
     notices, fds = alloc.pending()
     assert [n.arena for n in notices] == [0, 1] and len(fds) == 2
     assert alloc.pending() == ([], [])  # each arena is announced once
-    alloc.close()
-    a.fill_(1.0)  # the views keep their arena mapped after the allocator lets go
+    del alloc, b, c
+    gc.collect()
+    a.fill_(1.0)  # the views keep their arena mapped after the allocator is gone
     assert float(a.sum()) == 15.0
 
 
@@ -104,3 +106,26 @@ def test_without_a_cuda_driver_an_arena_says_so():
 
     with pytest.raises(CudaVmmError, match="CUDA"):
         Arena.create(0, 1 << 20)
+
+
+def test_buffers_the_gpu_cannot_hold_give_a_clear_verdict(monkeypatch):
+    """An arena the driver refuses (a full GPU, say) is the machine's fault: the case gets a
+    crashed verdict that says so, never an internal error, and the run carries on."""
+    from harness.consts import Status
+    from harness.judging.cuda_vmm import CudaVmmError
+    from harness.judging.evaluate import evaluate
+    from harness.judging.prepare import prepare
+    from harness.options import RunOptions
+    from harness.settings import Settings
+
+    def refuse(self, t, contiguous=False):
+        raise CudaVmmError("cuMemCreate failed: CUDA error 2 (out of memory)")
+
+    monkeypatch.setattr(SharedAllocator, "empty_like_strided", refuse)
+    opts = RunOptions(file=ROOT / "submissions" / "vectoradd" / "add_torch.py", mode="test",
+                      device="cpu", cases=["size: 256; seed: 1", "size: 512; seed: 2"])
+    evaluation = evaluate(prepare(opts), Settings.load())
+    cases = [c for phase in evaluation.phases for c in phase.cases]
+    assert len(cases) == 2 and all(c.status == Status.CRASHED for c in cases)
+    assert "could not share the case's GPU buffers" in cases[0].message
+    assert "out of memory" in cases[0].message

@@ -24,6 +24,7 @@ from harness.judging.buffers import CaseBuffers, OutputLayout
 from harness.judging.channel import Channel
 from harness.judging.checking import all_finite, output_sanity
 from harness.judging.cpus import CpuPlan, allowed_now, pin, plan
+from harness.judging.cuda_vmm import CudaVmmError
 from harness.judging.devices import ClockReading, DeviceInfo, Flusher
 from harness.judging.integrity import (
     Calibration,
@@ -253,6 +254,12 @@ class Judge:
             status, message = self._fault(exc)
             self.stop()
             return CaseResult(index, case, status, message)
+        except CudaVmmError as exc:  # the machine's fault, not the submission's
+            self.stop()
+            return CaseResult(index, case, Status.CRASHED, (
+                f"the harness could not share the case's GPU buffers with the worker: {exc}. "
+                "The GPU may be full (other processes on it), or its driver may lack CUDA's "
+                "virtual-memory API; run it again where the GPU is free."))
 
     # -- one case -------------------------------------------------------------------
     def _run_case(self, spec: PhaseSpec, index: int, case: dict, deadline: float) -> CaseResult:
@@ -515,10 +522,11 @@ class Judge:
         """The judge's own time for what a worker does outside the timed region of one
         sample: copy `per` outputs and, on a GPU run, refresh the CPU tensors of `per`
         input slots (see Worker._private_host). The per-case no-op does the same."""
+        copies = nbytes(box.template) > 0
         t0 = time.perf_counter_ns()
         for k in range(box.per):
             slot = k % len(box.slots)
-            if nbytes(box.template):
+            if copies:
                 copy_into(box.outputs[slot], box.template)
             if self.device.kind == "cuda":
                 for t in tensors(box.slots[slot]):

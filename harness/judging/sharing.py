@@ -83,14 +83,14 @@ class SharedAllocator:
     """Allocates the tensors of one case that the worker maps (see the module's docstring).
 
     `pending()` lists the arenas created since the last call, with their descriptors, for
-    the message that first refers to them; `close()` drops the judge's references at the
-    end of the case (an arena is unmapped once its last view is gone).
+    the message that first refers to them. The allocator lives for one case; an arena is
+    unmapped once the allocator and the arena's last view are gone.
     """
 
     def __init__(self, shm_dir: Path) -> None:
         self.shm_dir = shm_dir
-        self._cpu: dict[int, tuple[torch.Tensor, SharedCpuTensor]] = {}
-        self._gpu: dict[int, tuple[torch.Tensor, SharedGpuTensor]] = {}
+        # id of each buffer handed out -> (the buffer, kept alive; its wire descriptor)
+        self._shared: dict[int, tuple[torch.Tensor, SharedCpuTensor | SharedGpuTensor]] = {}
         self._arenas: list = []
         self._used = 0  # bytes used of the newest arena
         self._sent = 0  # arenas the worker was told of
@@ -101,12 +101,12 @@ class SharedAllocator:
         dtype = str(t.dtype).replace("torch.", "")
         if t.device.type == "cuda":
             return self._gpu_tensor(t, stride, nbytes, dtype)
-        path = self.shm_dir / f"buf{len(self._cpu)}"
+        path = self.shm_dir / f"buf{len(self._shared)}"
         path.write_bytes(b"")
         os.truncate(path, nbytes)
         desc = SharedCpuTensor(str(path), nbytes, dtype, tuple(t.shape), stride)
         out = desc.open()
-        self._cpu[id(out)] = (out, desc)
+        self._shared[id(out)] = (out, desc)
         return out
 
     def _gpu_tensor(self, t: torch.Tensor, stride: tuple[int, ...], nbytes: int,
@@ -124,17 +124,12 @@ class SharedAllocator:
         self._used = start + nbytes
         out = arena.view(torch, start, nbytes, t.dtype, tuple(t.shape), stride)
         desc = SharedGpuTensor(len(self._arenas) - 1, start, nbytes, dtype, tuple(t.shape), stride)
-        self._gpu[id(out)] = (out, desc)
+        self._shared[id(out)] = (out, desc)
         return out
 
     def to_wire(self, obj: Any) -> Any:
         """The form in which a nested value of shared buffers is sent to the worker."""
-        def wire(t: torch.Tensor) -> Any:
-            for table in (self._cpu, self._gpu):
-                if id(t) in table:
-                    return table[id(t)][1]
-            return t
-        return map_tensors(obj, wire)
+        return map_tensors(obj, lambda t: self._shared[id(t)][1] if id(t) in self._shared else t)
 
     def pending(self) -> tuple[list[ArenaNotice], list[int]]:
         """The arenas the worker has not been sent yet: notices and file descriptors."""
@@ -147,13 +142,6 @@ class SharedAllocator:
         """Close the judge's copies of sent descriptors (the worker holds its own)."""
         for arena in self._arenas[:self._sent]:
             arena.close_fd()
-
-    def close(self) -> None:
-        """Drop the judge's references; each arena is released with its last view."""
-        self.forget_fds()
-        self._cpu.clear()
-        self._gpu.clear()
-        self._arenas.clear()
 
 
 class WorkerArenas:
