@@ -107,6 +107,21 @@ def harness_run(pair: dict, mode: str, tmp: Path) -> tuple[list[float | None], f
     return [c.get("score_ns") for c in phase["cases"]], wall, doc.get("passed", False), doc
 
 
+def _where_time_went(doc: dict) -> dict:
+    """The harness's own account of its wall: start-up, then per case its wall, timed
+    calls and why timing stopped (what a wall-time comparison needs)."""
+    phase = doc["phases"][0] if doc.get("phases") else {}
+    return {
+        "document_s": doc.get("wall_seconds"),
+        "startup_s": doc.get("startup_seconds"),
+        "phase_s": phase.get("wall_seconds"),
+        "cases": [{"wall_s": c.get("wall_seconds"), "calls": (c.get("stats") or {}).get("calls"),
+                   "timing_s": (c.get("integrity") or {}).get("timing_seconds"),
+                   "stopped": (c.get("integrity") or {}).get("stopped"),
+                   "flags": c.get("flags", [])} for c in phase.get("cases", [])],
+    }
+
+
 def geomean(values: list[float]) -> float:
     return math.exp(statistics.fmean(math.log(v) for v in values)) if values else math.nan
 
@@ -146,6 +161,7 @@ def main() -> int:
                 "host_launch_ns": [c.get("host_launch_ns") for c in doc["phases"][0]["cases"]]
                 if doc.get("phases") else [],
                 "roundtrip_median_ns": cal.get("median_ns"),
+                "where_time_went": _where_time_went(doc),
             })
             print(f"   run {i + 1}: public {wall:.1f} s {_fmt(means)} | harness {h_wall:.1f} s "
                   f"{_fmt(h_means)}", flush=True)
