@@ -76,6 +76,7 @@ class WorkerSettings:
     sandbox_read: list[str]
     sandbox_drop_capabilities: bool
     sandbox_seccomp: bool
+    sandbox_speculation_mitigations: bool
 
     def __post_init__(self) -> None:
         if self.sandbox is False:  # YAML reads a bare `off` as false

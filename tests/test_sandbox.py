@@ -195,6 +195,34 @@ def test_the_seccomp_filter_refuses_ip_sockets_only(tmp_path):
     assert child(lambda: (tmp_path / "f").write_text("x")) == 0
 
 
+def _speculation() -> list[str]:
+    lines = Path("/proc/self/status").read_text().splitlines()
+    return [line for line in lines if line.startswith(("Speculation", "Seccomp:"))]
+
+
+@pytest.mark.skipif(not NoIpSockets.available(), reason="no seccomp filter here")
+@pytest.mark.parametrize("mitigations", [False, True])
+def test_the_filter_leaves_speculation_as_the_kernel_has_it_unless_asked(tmp_path, mitigations):
+    """Both ways of installing the filter hold; by default the child's speculation state
+    is its parent's (kernels that tie mitigations to seccomp would slow its host code)."""
+    out = tmp_path / "status"
+
+    def filtered() -> None:
+        landlock.no_new_privs()
+        NoIpSockets(speculation_mitigations=mitigations).install()
+
+    def record() -> None:
+        out.write_text("\n".join(_speculation()))
+
+    assert _in_child(filtered, record) == 0
+    lines = out.read_text().splitlines()
+    assert "Seccomp:\t2" in lines
+    assert _in_child(filtered, lambda: socket.socket(socket.AF_INET)) == errno.EACCES
+    if not mitigations:
+        parent = [line for line in _speculation() if not line.startswith("Seccomp:")]
+        assert [line for line in lines if not line.startswith("Seccomp:")] == parent
+
+
 def test_the_sandboxs_sitecustomize_runs_the_one_it_hides(tmp_path):
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
     ours.mkdir()

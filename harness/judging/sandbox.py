@@ -166,7 +166,8 @@ def contain(settings: WorkerSettings, device: str, scratch: Path, readable: list
     if settings.sandbox == "off":
         return env, Limits(settings.file_size_limit_bytes, address_space, cpus), landlock.off()
     policy = build_policy(scratch, readable, writable, device, settings.sandbox_read)
-    no_ip = NoIpSockets() if settings.sandbox_seccomp and NoIpSockets.available() else None
+    no_ip = (NoIpSockets(settings.sandbox_speculation_mitigations)
+             if settings.sandbox_seccomp and NoIpSockets.available() else None)
     policy.no_ip = no_ip is not None
     env[POLICY_ENV] = policy.to_env()
     # TorchInductor's parallel compile workers need multiprocessing locks, which are

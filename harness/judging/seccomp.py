@@ -6,6 +6,14 @@ EACCES for AF_INET and AF_INET6 (UNIX sockets and socket pairs stay: the pipe to
 judge is one, and drivers may use them), and refuses io_uring, whose socket operations
 would bypass the filter. Built in the parent, installed in the child after
 PR_SET_NO_NEW_PRIVS (which Landlock sets first).
+
+Installed with SECCOMP_FILTER_FLAG_SPEC_ALLOW by default: kernels booted with
+`spec_store_bypass_disable=seccomp` or `spectre_v2_user=seccomp` (the x86 default before
+Linux 5.16, still chosen by some distributions) otherwise turn on speculative-store-bypass
+and indirect-branch mitigations for every filtered process, which slows the submission's
+own host code against the public evaluators' unfiltered process. The filter's purpose is
+the socket rule, not those mitigations; `worker.sandbox_speculation_mitigations: true`
+keeps the kernel's choice.
 """
 
 from __future__ import annotations
@@ -16,6 +24,8 @@ import platform
 import struct
 
 _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+_SECCOMP_SET_MODE_FILTER, _FLAG_SPEC_ALLOW = 1, 1 << 2
+_SECCOMP_NR = {"x86_64": 317, "aarch64": 277}  # seccomp(2)
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
 _LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
 _AF_INET, _AF_INET6 = 2, 10
@@ -35,7 +45,8 @@ def _op(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
 class NoIpSockets:
     """The filter, built where it can be (Linux on x86_64 or aarch64)."""
 
-    def __init__(self) -> None:
+    def __init__(self, speculation_mitigations: bool = False) -> None:
+        self.speculation_mitigations = speculation_mitigations
         arch, socket_nr, uring_nr = _ARCH[platform.machine()]
         deny = _RET_ERRNO | errno.EACCES
         program = [
@@ -63,6 +74,12 @@ class NoIpSockets:
 
     def install(self) -> None:
         """In the child, after PR_SET_NO_NEW_PRIVS: the filter holds from here on."""
+        if not self.speculation_mitigations:
+            if self._libc.syscall(_SECCOMP_NR[platform.machine()], _SECCOMP_SET_MODE_FILTER,
+                                  _FLAG_SPEC_ALLOW, ctypes.byref(self._prog)) == 0:
+                return
+            if ctypes.get_errno() not in (errno.EINVAL, errno.ENOSYS):  # flag unknown before 4.17
+                raise OSError(ctypes.get_errno(), "seccomp(SECCOMP_SET_MODE_FILTER) failed")
         if self._libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(self._prog),
                             0, 0) != 0:
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
