@@ -10,6 +10,10 @@ import sys
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from pathlib import Path
 
+from harness.bytecode import use_cache_if_needed
+
+use_cache_if_needed()  # before torch loads: its bytecode, where it cannot sit beside it
+
 import click
 
 from harness.consts import Mark

@@ -19,6 +19,7 @@ import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness import bytecode
 from harness.judging import landlock
 from harness.settings import ROOT
 
@@ -107,6 +108,8 @@ def build_policy(scratch: Path, staging: list[Path], shm: list[Path], device: st
                  extra_read: list[str]) -> Policy:
     """The policy of one worker: see the module's docstring."""
     read = [Path(p) for p in SYSTEM_READ] + python_paths() + [ROOT / "harness"]
+    if sys.pycache_prefix:  # the bytecode of those libraries, not of the judge's task files
+        read += bytecode.mirrored(Path(sys.pycache_prefix), read[len(SYSTEM_READ):])
     read += [Path(p) for p in staging] + [Path(p) for p in extra_read]
     write = [scratch, *shm]
     devices = [Path(p) for p in DEVICES]

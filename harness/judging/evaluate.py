@@ -14,7 +14,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from harness import __version__
+from harness import __version__, bytecode
 from harness.consts import Status
 from harness.judging.containment import expected_containment, refusals
 from harness.judging.foreign import MARK, NOT_APPLIED, run_foreign
@@ -120,6 +120,7 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
             evaluation.calibration = vars(judge.base_calibration)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        bytecode.forget(work)  # the staged task's bytecode, if a cache holds it
     return _finish(evaluation, started)
 
 

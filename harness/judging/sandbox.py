@@ -26,6 +26,7 @@ from multiprocessing.connection import Connection, Pipe
 from multiprocessing.reduction import sendfds
 from pathlib import Path
 
+from harness import bytecode
 from harness.judging import landlock
 from harness.judging.containment import (
     POLICY_ENV,
@@ -65,6 +66,8 @@ def worker_env(scratch: Path, device: str) -> dict[str, str]:
             env[key] = value
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
+    if sys.pycache_prefix:  # the judge's bytecode cache (harness/bytecode.py), read only
+        env[bytecode.ENV] = sys.pycache_prefix
     env.update(prepare_scratch(scratch))  # home, temporary files and compiler caches
     if device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""
