@@ -118,7 +118,8 @@ def _where_time_went(doc: dict) -> dict:
         "cases": [{"wall_s": c.get("wall_seconds"), "calls": (c.get("stats") or {}).get("calls"),
                    "timing_s": (c.get("integrity") or {}).get("timing_seconds"),
                    "stopped": (c.get("integrity") or {}).get("stopped"),
-                   "flags": c.get("flags", [])} for c in phase.get("cases", [])],
+                   "flags": c.get("flags", []), "parts_s": c.get("wall_parts", {})}
+                  for c in phase.get("cases", [])],
     }
 
 

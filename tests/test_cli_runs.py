@@ -25,6 +25,12 @@ def test_benchmark_mode_with_a_case_string(cli):
         assert s["calls"] >= 3 and s["best"] <= s["median"] <= s["worst"]
         assert c["integrity"]["clocks"]["flagged"] is False
         assert c["integrity"]["timing_seconds"] < c["wall_seconds"] <= phase["wall_seconds"]
+        parts = c["wall_parts"]  # each step of the judge's work, together the case's wall
+        assert list(parts) == ["inputs", "sharing", "calibration", "first_call", "warm_up",
+                               "timing", "checks", "release", "clock_reading"]
+        assert all(v >= 0 for v in parts.values())
+        assert parts["timing"] <= c["integrity"]["timing_seconds"] + 1e-3
+        assert 0.9 * c["wall_seconds"] <= sum(parts.values()) <= c["wall_seconds"]
     assert phase["score_ns"] > 0
     assert "mean ± std" in r.out
     assert "time: start-up" in r.out and "benchmark (public)" in r.out

@@ -133,3 +133,17 @@ def test_gpu_sleep_covers_the_launch_but_never_exceeds_the_window():
     # a host time past the window is hidden only up to the window, as in the contest
     assert ahead_cycles(100, 1_000_000, 1, mhz) == int(100 * mhz)
     assert ahead_cycles(0, 10_000, 1, mhz) == 0
+
+
+def test_laps_charge_each_step_its_own_time_and_add_repeats():
+    from harness.judging.timing import Laps
+
+    clock = FakeClock()
+    laps = Laps(clock)
+    clock.now += 0.5
+    laps.lap("inputs")
+    clock.now += 2.0
+    laps.lap("timing")
+    clock.now += 0.25
+    laps.lap("inputs")
+    assert laps.parts == {"inputs": 0.75, "timing": 2.0}

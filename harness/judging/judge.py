@@ -52,6 +52,7 @@ from harness.judging.structure import (
     tensors,
 )
 from harness.judging.timing import (
+    Laps,
     StoppingRule,
     WarmUp,
     ahead_cycles,
@@ -264,6 +265,7 @@ class Judge:
     # -- one case -------------------------------------------------------------------
     def _run_case(self, spec: PhaseSpec, index: int, case: dict, deadline: float) -> CaseResult:
         self._drop_clock_reading()  # never another case's reading
+        laps = Laps(self.clock)
         secret = self.secret if spec.seeds == "secret" else None
         plan = SeedPlan(int(case.get("seed", 0)), secret, stream=spec.name)
         data = self._generate(case, plan, 0)
@@ -271,6 +273,7 @@ class Judge:
             template = self.ref.reference(clone(data))
         except Exception as exc:  # noqa: BLE001 - the task's own code failed
             raise TaskError(f"{self.task.name}: ref_kernel failed on case {case}: {exc!r}") from exc
+        laps.lap("inputs")
         per = max(1, int(self.task.timing.get("calls_per_sample", 1))) if spec.timed else 1
         ring = max(self.settings.timing.ring_slots, per)
         alloc = SharedAllocator(Path(tempfile.mkdtemp(dir=self.shm_root)))
@@ -282,21 +285,27 @@ class Judge:
             "calls_per_sample": per,
         })
         self._expect_ack(deadline)
-        result = CaseResult(index, case, Status.PASSED)
+        laps.lap("sharing")
+        result = CaseResult(index, case, Status.PASSED, wall_parts=laps.parts)
         try:
             calibration = self._calibrate(deadline) if spec.timed else None
+            laps.lap("calibration")
             first = self._first_call(box, case, plan, data, deadline)
+            laps.lap("first_call")
             result.checked_calls = per
             if spec.profile:
                 self._profile_case(index, case, plan, box.slots, deadline, result)
+                laps.lap("profile")
             if spec.timed:
-                self._time_case(spec, case, plan, box, deadline, calibration, first, result)
+                self._time_case(spec, case, plan, box, deadline, calibration, first, result, laps)
         except CaseFailure as exc:
             if not (exc.fatal or exc.status in FATAL):
                 self._release(deadline)
             raise
         self._release(deadline)
+        laps.lap("release")
         self._note_clocks(case, result)
+        laps.lap("clock_reading")
         return result
 
     def _first_call(self, box: CaseBuffers, case: dict, plan: SeedPlan, data: Any,
@@ -426,7 +435,7 @@ class Judge:
 
     def _time_case(self, spec: PhaseSpec, case: dict, plan: SeedPlan, box: CaseBuffers,
                    deadline: float, calibration: Calibration, first: dict,
-                   result: CaseResult) -> None:
+                   result: CaseResult, laps: Laps) -> None:
         """Warm up, then time samples until the stopping rule says enough.
 
         Most samples hide the host's launch behind a GPU sleep as long as the contest's
@@ -445,6 +454,7 @@ class Judge:
             hosts.append(float(reply.get("host_ns", 0.0)))
             warm.add()
             call += per
+        laps.lap("warm_up")
         rule = StoppingRule(timing, self.clock)
         timed, probes, host_ns = [], [], []
         every = timing.probe_every if window > 0 else 1
@@ -471,6 +481,7 @@ class Judge:
             # on the judge's clock but, by design, not in the reported time).
             probes.append(self._sample(box, case, plan, call, 0, deadline, f"timed call {call}"))
             call += per
+        laps.lap("timing")
         if self.device.kind == "cuda":  # the clock as the timed calls end, collected later
             self.clock_reading = ClockReading(self.device.uuid or None)
         if not rule.samples:
@@ -501,6 +512,7 @@ class Judge:
             result.flags.append(clocks.message)
             result.score_ns = max(stats.mean, clocks.judge_mean_ns / per)
         self._apply_floor(case, result)
+        laps.lap("checks")  # statistics, the clocks and the floor, the judge's copy timing
 
     def _drop_clock_reading(self) -> None:
         if self.clock_reading is not None:

@@ -96,6 +96,22 @@ class StoppingRule:
         return True
 
 
+class Laps:
+    """Seconds spent per named step of some work, from a clock (what a case's wall time
+    is made of: inputs, sharing, calibration, the first call, warm-up, timing, ...)."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self.clock = clock
+        self.last = clock()
+        self.parts: dict[str, float] = {}
+
+    def lap(self, name: str) -> None:
+        """Charge the time since the last lap to `name` (added up if it comes again)."""
+        now = self.clock()
+        self.parts[name] = self.parts.get(name, 0.0) + (now - self.last)
+        self.last = now
+
+
 class WarmUp:
     """Warm up by time budget (after the first call), with a minimum number of calls."""
 
