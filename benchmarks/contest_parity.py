@@ -96,11 +96,14 @@ def _cutlass_standins(staged: Path) -> None:
             path.write_text(text)
 
 
-def harness_run(pair: dict, mode: str, tmp: Path) -> tuple[list[float | None], float, bool, dict]:
-    """The harness on the pair: per-case means (ns), wall seconds, passed, the document."""
+def harness_run(pair: dict, mode: str, tmp: Path, config: Path | None = None,
+                ) -> tuple[list[float | None], float, bool, dict]:
+    """The harness on the pair (with settings `config`, if given): per-case means (ns),
+    wall seconds, passed, the document."""
     out = Path(tempfile.mkdtemp(dir=tmp, prefix="harness-")) / "result.json"
+    extra = ["--config", str(config)] if config else []
     doc, proc, wall = run_submit(pair["sub"], out, "--task", str(pair["task"]), "--mode", mode,
-                                 "--no-record")
+                                 "--no-record", *extra)
     if not doc:
         print(f"   harness {mode} wrote no result: {proc.stdout[-800:]}{proc.stderr[-800:]}")
     phase = doc["phases"][0] if doc.get("phases") else {"cases": []}
@@ -118,7 +121,8 @@ def _where_time_went(doc: dict) -> dict:
         "cases": [{"wall_s": c.get("wall_seconds"), "calls": (c.get("stats") or {}).get("calls"),
                    "timing_s": (c.get("integrity") or {}).get("timing_seconds"),
                    "stopped": (c.get("integrity") or {}).get("stopped"),
-                   "flags": c.get("flags", []), "parts_s": c.get("wall_parts", {})}
+                   "flags": c.get("flags", []), "parts_s": c.get("wall_parts", {}),
+                   "stats": c.get("stats")}
                   for c in phase.get("cases", [])],
     }
 
@@ -136,6 +140,8 @@ def main() -> int:
     parser.add_argument("--skip-test-mode", action="store_true")
     parser.add_argument("--only", action="append", default=[],
                         help="keep the pairs whose name contains this (repeatable)")
+    parser.add_argument("--harness-config", type=Path,
+                        help="settings file for the harness's runs (runner.py --config)")
     parser.add_argument("--merge", type=Path, nargs="+",
                         help="pool the runs of these parity.json files instead of running")
     args = parser.parse_args()
@@ -145,7 +151,8 @@ def main() -> int:
     if args.reference_kernels is None:
         parser.error("--reference-kernels is required to run")
     tmp = Path(tempfile.mkdtemp(prefix="parity-"))
-    report: dict = {"runs": args.runs, "pairs": []}
+    report: dict = {"runs": args.runs, "pairs": [],
+                    "harness_config": str(args.harness_config) if args.harness_config else None}
     chosen = [p for p in pairs(args.reference_kernels, args.pairs.split(","))
               if not args.only or any(part in p["name"] for part in args.only)]
     for pair in chosen:
@@ -155,7 +162,7 @@ def main() -> int:
         for i in range(args.runs):
             means, wall, ok = public_run(pair, "benchmark", tmp)
             entry["public"].append({"means_ns": means, "wall_s": wall, "passed": ok})
-            h_means, h_wall, h_ok, doc = harness_run(pair, "benchmark", tmp)
+            h_means, h_wall, h_ok, doc = harness_run(pair, "benchmark", tmp, args.harness_config)
             cal = doc.get("calibration", {})
             entry["harness"].append({
                 "means_ns": h_means, "wall_s": h_wall, "passed": h_ok,
@@ -169,7 +176,7 @@ def main() -> int:
             (args.out / "parity.json").write_text(json.dumps(report, indent=2))
         if not args.skip_test_mode:
             _, pw, pok = public_run(pair, "test", tmp)
-            _, hw, hok, _ = harness_run(pair, "test", tmp)
+            _, hw, hok, _ = harness_run(pair, "test", tmp, args.harness_config)
             entry["test_mode_wall_s"] = {"public": pw, "harness": hw,
                                          "public_passed": pok, "harness_passed": hok}
         _summarize(entry)
@@ -203,7 +210,9 @@ def _print_summary(report: dict, out: Path) -> int:
               f"{_us(s.get('harness_geomean_ns'))} ratio {s.get('geomean_ratio', math.nan):.3f}; "
               f"worst case ratio {s.get('worst_case_ratio', math.nan):.3f}; benchmark wall "
               f"{s.get('public_wall_s', 0):.1f} s vs {s.get('harness_wall_s', 0):.1f} s; "
-              f"round trip {_us(s.get('roundtrip_median_ns'))}")
+              f"round trip {_us(s.get('roundtrip_median_ns'))}; run-to-run spread public "
+              f"{s.get('public_run_spread', math.nan):.3f} harness "
+              f"{s.get('harness_run_spread', math.nan):.3f}")
     return 0
 
 
@@ -229,10 +238,20 @@ def _summarize(entry: dict) -> None:
         "harness_wall_s": statistics.median(r["wall_s"] for r in entry["harness"]),
         "roundtrip_median_ns": statistics.median(
             [r["roundtrip_median_ns"] for r in entry["harness"] if r["roundtrip_median_ns"]] or [math.nan]),
+        # how far each evaluator moves from run to run (highest / lowest per-run geomean):
+        # a ratio between them means little where the public one moves more than it
+        "public_run_spread": _run_spread(entry["public"]),
+        "harness_run_spread": _run_spread(entry["harness"]),
     }
     for i, (p, h) in enumerate(zip(pub, har)):
         if p and h:
             print(f"   case {i}: public {p / 1e3:.2f} µs, harness {h / 1e3:.2f} µs, ratio {h / p:.3f}")
+
+
+def _run_spread(runs: list[dict]) -> float:
+    """Highest over lowest geomean of the runs that timed every case (nan below two)."""
+    values = [geomean(r["means_ns"]) for r in runs if r["means_ns"] and all(r["means_ns"])]
+    return max(values) / min(values) if len(values) > 1 else math.nan
 
 
 def _fmt(means: list[float | None]) -> str:

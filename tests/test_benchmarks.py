@@ -8,6 +8,7 @@ tune_kernels.py sweeps), and the per-session GPU scripts parse and name files th
 from __future__ import annotations
 
 import ast
+import json
 import re
 import subprocess
 import sys
@@ -142,6 +143,29 @@ def test_contest_parity_help_and_pairs(tmp_path):
     pairs = contest_parity.pairs(tmp_path, ["nvfp4", "mxfp4"])
     assert [p["sub"].is_file() for p in pairs] == [True] * 4
     assert {p["eval"].name for p in pairs} == {"eval_better_bench_grouped_gemm.py", "eval.py"}
+
+
+def test_contest_parity_merge_reports_ratios_and_each_evaluators_spread(tmp_path):
+    """--merge pools runs of several files: per-case medians, their ratio, and how far each
+    evaluator moved between runs (highest over lowest per-run geomean)."""
+    def run(means: list[float]) -> dict:
+        return {"means_ns": means, "wall_s": 1.0, "passed": True, "roundtrip_median_ns": 2e5}
+
+    for i, (pub, har) in enumerate([([100.0, 400.0], [110.0, 400.0]),
+                                    ([200.0, 800.0], [100.0, 440.0])]):
+        (tmp_path / f"p{i}.json").write_text(json.dumps({"runs": 1, "pairs": [
+            {"name": "pair", "public": [run(pub)], "harness": [run(har)]}]}))
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, str(BENCH / "contest_parity.py"), "--merge",
+                           str(tmp_path / "p0.json"), str(tmp_path / "p1.json"), "--out", str(out)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((out / "parity.json").read_text())["pairs"][0]["summary"]
+    assert summary["public_case_ns"] == [150.0, 600.0]
+    assert summary["harness_case_ns"] == [105.0, 420.0]
+    assert summary["public_run_spread"] == pytest.approx(2.0)
+    assert summary["harness_run_spread"] == pytest.approx(1.0)  # 110 x 400 = 100 x 440
+    assert "run-to-run spread public 2.000" in done.stdout
 
 
 def test_sandbox_startup_help():

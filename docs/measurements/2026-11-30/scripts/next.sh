@@ -6,8 +6,10 @@
 #  2. Where the first case of a public pmpp_v2 folder spends its 4-6 s (run 24): every
 #     case's `wall_parts` now says it (inputs, sharing, calibration, first_call, ...);
 #     contest_parity.py copies them into parity.json (`where_time_went`).
-#  3. More runs of the host-bound nvfp4 triton_hopper pair (case 3: 1.40 in run 24, 1.14
-#     in run 25) to see the spread of both evaluators.
+#  3. The host-bound nvfp4 triton_hopper pair (case 3: 1.40 in run 24, 1.14 in run 25;
+#     some harness samples about 0.6 ms longer), 3 runs as is and 3 with the worker's heap
+#     frozen and a core of its own (scripts/gc_freeze.yaml): is it a collection or a
+#     descheduling inside a sample? parity.json now keeps each case's stats (best, worst).
 # Files straight under $OUT (at most 8 come back).
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export PYTHONUNBUFFERED=1
@@ -24,6 +26,9 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export PYTHONUNBUFFERED=1
 } > "$OUT/machine.txt" 2>&1
 timeout 240 python benchmarks/contest_parity.py --reference-kernels .refk --pairs vectoradd \
   --only "submission.py" --runs 3 --skip-test-mode --out "$OUT/vectoradd" > "$OUT/parity.log" 2>&1
-timeout 260 python benchmarks/contest_parity.py --reference-kernels .refk --pairs nvfp4 \
-  --only triton --runs 5 --skip-test-mode --out "$OUT/nvfp4_triton" >> "$OUT/parity.log" 2>&1
+timeout 160 python benchmarks/contest_parity.py --reference-kernels .refk --pairs nvfp4 \
+  --only triton --runs 3 --skip-test-mode --out "$OUT/nvfp4_triton" >> "$OUT/parity.log" 2>&1
+timeout 160 python benchmarks/contest_parity.py --reference-kernels .refk --pairs nvfp4 \
+  --only triton --runs 3 --skip-test-mode --out "$OUT/nvfp4_triton_gc" \
+  --harness-config docs/measurements/2026-11-30/scripts/gc_freeze.yaml >> "$OUT/parity.log" 2>&1
 cat "$OUT/machine.txt"; grep -A4 "== summary" "$OUT/parity.log"
