@@ -147,3 +147,15 @@ def test_laps_charge_each_step_its_own_time_and_add_repeats():
     clock.now += 0.25
     laps.lap("inputs")
     assert laps.parts == {"inputs": 0.75, "timing": 2.0}
+
+
+def test_host_launch_is_read_on_probes_where_there_are_any():
+    """Behind a hidden window a call that waits for the GPU also waits out the sleep: its
+    host time is read on the probes (no sleep), and on every sample without probes."""
+    from harness.judging.timing import host_launch_ns
+
+    hidden = [{"host_ns": 20e6}, {"host_ns": 21e6}, {"host_ns": 19e6}]
+    probes = [{"host_ns": 90e3}, {"host_ns": 110e3}]
+    assert host_launch_ns(probes, hidden + probes) == 100e3
+    assert host_launch_ns([], hidden) == 20e6
+    assert host_launch_ns([], []) is None

@@ -58,6 +58,7 @@ from harness.judging.timing import (
     ahead_cycles,
     combine,
     hidden_window_us,
+    host_launch_ns,
     summarize,
 )
 from harness.judging.verdicts import (
@@ -456,7 +457,7 @@ class Judge:
             call += per
         laps.lap("warm_up")
         rule = StoppingRule(timing, self.clock)
-        timed, probes, host_ns = [], [], []
+        timed, probes, replies = [], [], []
         every = timing.probe_every if window > 0 else 1
         timing_started = self.clock()
         n = 0
@@ -464,9 +465,8 @@ class Judge:
             probe = every > 0 and n % every == every - 1
             ahead = 0 if probe else self._ahead_cycles(window, max(hosts), per)
             reply = self._sample(box, case, plan, call, ahead, deadline, f"timed call {call}")
-            host = float(reply.get("host_ns", 0.0))
-            hosts.append(host)
-            host_ns.append(host)
+            hosts.append(float(reply.get("host_ns", 0.0)))
+            replies.append(reply)
             if probe:
                 probes.append(reply)
             if not probe or every == 1:
@@ -490,7 +490,7 @@ class Judge:
         result.stats = stats.to_dict()
         result.checked_calls += call - per
         result.score_ns = stats.mean
-        result.host_launch_ns = statistics.median(host_ns)
+        result.host_launch_ns = host_launch_ns(probes, replies)
         checked = clock_samples(window, probes, timed)
         clocks = check_clocks([float(r["ns"]) * per for r in checked], [r["rt"] for r in checked],
                               calibration, self.settings.integrity) if checked else None

@@ -96,6 +96,17 @@ class StoppingRule:
         return True
 
 
+def host_launch_ns(probes: list[dict], samples: list[dict]) -> float | None:
+    """A case's host launch time per call: the median over its probes (samples behind no
+    GPU sleep), where a call that waits for the GPU waits only for its own work, not for
+    the hidden window's sleep; over every sample when there is no probe."""
+    for replies in (probes, samples):
+        hosts = [float(r["host_ns"]) for r in replies if r.get("host_ns") is not None]
+        if hosts:
+            return statistics.median(hosts)
+    return None
+
+
 class Laps:
     """Seconds spent per named step of some work, from a clock (what a case's wall time
     is made of: inputs, sharing, calibration, the first call, warm-up, timing, ...)."""

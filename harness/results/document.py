@@ -29,7 +29,7 @@ class CaseResult:
     flags: list[str] = field(default_factory=list)
     wall_seconds: float = 0.0  # the judge's time on this case: inputs, warm-up, timing, checks
     wall_parts: dict[str, float] = field(default_factory=dict)  # seconds per step of it
-    host_launch_ns: float | None = None  # median CPU time of one call in the worker
+    host_launch_ns: float | None = None  # the worker's clock around one call (median of probes)
     profile: dict[str, Any] | None = None  # --mode profile: kernels or operators of a few calls
 
     @property
