@@ -72,6 +72,7 @@ class WorkerSettings:
     max_restarts: int
     pin_cpus: bool
     gc_freeze: bool
+    warm_reference: bool
     sandbox: str
     sandbox_read: list[str]
     sandbox_drop_capabilities: bool

@@ -109,3 +109,27 @@ def test_reference_without_check_is_rejected(tmp_path):
     task = load_task(str(folder))
     with pytest.raises(TaskError, match="check_implementation"):
         import_reference(task, task.stage(tmp_path / "j"))
+
+
+def test_warm_runs_the_tasks_code_once_and_swallows_its_failures():
+    """Reference.warm (run by the judge while a GPU worker starts): generate, reference
+    and check once on the case; a failure is returned, never raised (the case reports it)."""
+    from types import SimpleNamespace
+
+    from harness.loading.task_folder import Reference
+
+    calls = []
+    module = SimpleNamespace(
+        generate_input=lambda size, seed, device: calls.append(("gen", size, seed, device)) or [size],
+        ref_kernel=lambda data: calls.append(("ref", data)) or data,
+        check_implementation=lambda data, out: calls.append(("check", data, out)) or (True, ""),
+    )
+    ref = Reference(module, generate_accepts_device=True)
+    assert ref.warm({"size": 4, "seed": 7}, "cuda") is None
+    assert calls == [("gen", 4, 7, "cuda"), ("ref", [4]), ("check", [4], [4])]
+
+    def broken(data):
+        raise RuntimeError("reference failed")
+
+    module.ref_kernel = broken
+    assert "reference failed" in ref.warm({"size": 4, "seed": 7}, "cuda")

@@ -95,7 +95,8 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
                       secret=request.secret, progress=progress)
         try:
             judge_started = time.monotonic()
-            ready = judge.start(specs[0].timeout)
+            first = next((spec.cases[0] for spec in specs if spec.cases), None)
+            ready = judge.start(specs[0].timeout, warm_case=first)
             evaluation.startup_seconds = time.monotonic() - judge_started
             if ready:
                 for spec in specs:

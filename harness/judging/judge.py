@@ -117,8 +117,12 @@ class Judge:
             pin(self.cpus.judge)
 
     # -- worker lifecycle -------------------------------------------------------------
-    def start(self, timeout: float) -> bool:
-        """Start a worker and load the submission; False (with `load_error`) if it fails."""
+    def start(self, timeout: float, warm_case: dict | None = None) -> bool:
+        """Start a worker and load the submission; False (with `load_error`) if it fails.
+
+        On a GPU run with `worker.warm_reference`, the judge runs the task's own code on
+        `warm_case` while the worker starts, so that its one-off costs overlap the
+        worker's start-up instead of adding to the first case."""
         w = WorkerProcess(self.settings.worker, self.device.kind,
                           cpus=self.cpus.worker if self.cpus else None,
                           readable=[self.staging], writable=[self.shm_root])
@@ -135,6 +139,9 @@ class Judge:
             "warm": self.settings.timing.warm,
             "gc_freeze": self.settings.worker.gc_freeze,
         })
+        if warm_case is not None and self.settings.worker.warm_reference \
+                and self.device.kind == "cuda":
+            self.ref.warm(warm_case, self.device.kind)
         try:
             ready = w.recv(self.settings.worker.start_timeout)
             if ready.get("event") == Event.ERROR:

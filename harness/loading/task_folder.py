@@ -272,6 +272,19 @@ class Reference:
         fn = getattr(self.module, "work", None)
         return dict(fn(**case)) if callable(fn) else None
 
+    def warm(self, case: dict[str, Any], device: str) -> str | None:
+        """Run the task's own code once on `case` (generate, reference, check) and drop the
+        result: its one-off costs (lazy imports, first kernel loads) are paid here. A
+        reference that turns on deterministic algorithms imports torch's compiler stack,
+        seconds on a machine without cached bytecode. None, or what failed: the case
+        itself reports any failure when it runs."""
+        try:
+            data = self.generate(case, device)
+            self.check(data, self.reference(data))
+        except Exception as exc:  # noqa: BLE001 - the task's code: reported by the case
+            return repr(exc)
+        return None
+
 
 def import_reference(task: Task, staged: Path) -> Reference:
     """Import `reference.py` from a staged copy without leaving its modules behind."""
