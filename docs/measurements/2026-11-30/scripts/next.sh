@@ -3,9 +3,11 @@
 #  1. Why the machine's Python compiles torch every time (run 27): a read-only package
 #     folder (then harness/bytecode.py caches it) or PYTHONDONTWRITEBYTECODE (then nothing
 #     changes), and whether the cache brings the judge's and the worker's start down.
-#  2. Where the first case of a public pmpp_v2 folder spends its 4-6 s (run 24): every
-#     case's `wall_parts` now says it (inputs, sharing, calibration, first_call, ...);
-#     contest_parity.py copies them into parity.json (`where_time_went`).
+#  2. The first case of a public pmpp_v2 folder took 4-6 s (run 24): its reference's first
+#     torch.use_deterministic_algorithms(True) imports torch._inductor (found on the CPU).
+#     Since b8b2e5f the judge runs the task's code while the worker starts
+#     (worker.warm_reference): case 0's `inputs` part (wall_parts, copied by
+#     contest_parity.py into parity.json) should now be small, and the wall near 11 s.
 #  3. The host-bound nvfp4 triton_hopper pair (case 3: 1.40 in run 24, 1.14 in run 25;
 #     some harness samples about 0.6 ms longer), 3 runs as is and 3 with the worker's heap
 #     frozen and a core of its own (scripts/gc_freeze.yaml): is it a collection or a
