@@ -106,14 +106,19 @@ def harness_run(pair: dict, mode: str, tmp: Path, config: Path | None = None,
                                  "--no-record", *extra)
     if not doc:
         print(f"   harness {mode} wrote no result: {proc.stdout[-800:]}{proc.stderr[-800:]}")
-    phase = doc["phases"][0] if doc.get("phases") else {"cases": []}
-    return [c.get("score_ns") for c in phase["cases"]], wall, doc.get("passed", False), doc
+    cases = _first_phase(doc)["cases"]
+    return [c.get("score_ns") for c in cases], wall, doc.get("passed", False), doc
+
+
+def _first_phase(doc: dict) -> dict:
+    """The harness document's (only) phase; one without cases when it ran none."""
+    return doc["phases"][0] if doc.get("phases") else {"cases": []}
 
 
 def _where_time_went(doc: dict) -> dict:
     """The harness's own account of its wall: start-up, then per case its wall, timed
     calls and why timing stopped (what a wall-time comparison needs)."""
-    phase = doc["phases"][0] if doc.get("phases") else {}
+    phase = _first_phase(doc)
     return {
         "document_s": doc.get("wall_seconds"),
         "startup_s": doc.get("startup_seconds"),
@@ -123,7 +128,7 @@ def _where_time_went(doc: dict) -> dict:
                    "stopped": (c.get("integrity") or {}).get("stopped"),
                    "flags": c.get("flags", []), "parts_s": c.get("wall_parts", {}),
                    "stats": c.get("stats")}
-                  for c in phase.get("cases", [])],
+                  for c in phase["cases"]],
     }
 
 
@@ -166,8 +171,7 @@ def main() -> int:
             cal = doc.get("calibration", {})
             entry["harness"].append({
                 "means_ns": h_means, "wall_s": h_wall, "passed": h_ok,
-                "host_launch_ns": [c.get("host_launch_ns") for c in doc["phases"][0]["cases"]]
-                if doc.get("phases") else [],
+                "host_launch_ns": [c.get("host_launch_ns") for c in _first_phase(doc)["cases"]],
                 "roundtrip_median_ns": cal.get("median_ns"),
                 "where_time_went": _where_time_went(doc),
             })

@@ -64,18 +64,17 @@ def use_cache_if_needed(package: str = "torch", prefix: Path | None = None) -> P
     return prefix
 
 
+def _mirror(prefix: Path, folder: Path) -> Path:
+    """Where the cache under `prefix` keeps the bytecode of `folder`'s sources."""
+    return prefix / Path(folder).resolve().relative_to("/")
+
+
 def mirrored(prefix: Path, folders: list[Path]) -> list[Path]:
     """The parts of the cache that hold bytecode of `folders` (those that exist)."""
-    out = []
-    for folder in folders:
-        part = prefix / Path(folder).resolve().relative_to("/")
-        if part.is_dir():
-            out.append(part)
-    return out
+    return [part for part in (_mirror(prefix, f) for f in folders) if part.is_dir()]
 
 
 def forget(folder: Path) -> None:
     """Remove the cache's bytecode of `folder` (a run's staged task, gone after the run)."""
     if sys.pycache_prefix:
-        shutil.rmtree(Path(sys.pycache_prefix) / Path(folder).resolve().relative_to("/"),
-                      ignore_errors=True)
+        shutil.rmtree(_mirror(Path(sys.pycache_prefix), folder), ignore_errors=True)

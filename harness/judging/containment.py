@@ -107,9 +107,10 @@ def _safe_import_dir(path: Path) -> bool:
 def build_policy(scratch: Path, staging: list[Path], shm: list[Path], device: str,
                  extra_read: list[str]) -> Policy:
     """The policy of one worker: see the module's docstring."""
-    read = [Path(p) for p in SYSTEM_READ] + python_paths() + [ROOT / "harness"]
+    libraries = python_paths() + [ROOT / "harness"]
+    read = [Path(p) for p in SYSTEM_READ] + libraries
     if sys.pycache_prefix:  # the bytecode of those libraries, not of the judge's task files
-        read += bytecode.mirrored(Path(sys.pycache_prefix), read[len(SYSTEM_READ):])
+        read += bytecode.mirrored(Path(sys.pycache_prefix), libraries)
     read += [Path(p) for p in staging] + [Path(p) for p in extra_read]
     write = [scratch, *shm]
     devices = [Path(p) for p in DEVICES]
