@@ -105,6 +105,20 @@ def test_warm_up_by_time_budget_with_minimum_calls():
     assert warm.done()
 
 
+def test_warm_up_counts_calls_not_samples():
+    """One sample of 15 calls (nvfp4_group_gemm) is enough warm-up calls on its own."""
+    clock = FakeClock()
+    warm = WarmUp(settings(warmup_seconds=0.2, warmup_min_calls=3), clock)
+    warm.add(2)
+    clock.now = 1.0
+    assert not warm.done()  # two calls of the three
+    warm.add(15)
+    assert warm.done()
+    fresh = WarmUp(settings(warmup_seconds=0.2, warmup_min_calls=3), clock)
+    fresh.add(15)
+    assert not fresh.done()  # enough calls, but the time budget has not passed
+
+
 @pytest.mark.parametrize("how,expected", [("last", 8.0), ("mean", 14 / 3), ("geom", 4.0)])
 def test_combine(how, expected):
     assert combine([2.0, 4.0, 8.0], how) == pytest.approx(expected)

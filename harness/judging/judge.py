@@ -460,7 +460,7 @@ class Judge:
             reply = self._sample(box, case, plan, call, self._ahead_cycles(window, max(hosts), per),
                                  deadline, f"warm-up call {call}")
             hosts.append(float(reply.get("host_ns", 0.0)))
-            warm.add()
+            warm.add(per)
             call += per
         laps.lap("warm_up")
         rule = StoppingRule(timing, self.clock)

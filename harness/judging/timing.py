@@ -124,7 +124,11 @@ class Laps:
 
 
 class WarmUp:
-    """Warm up by time budget (after the first call), with a minimum number of calls."""
+    """Warm up by time budget (after the first call), with a minimum number of calls.
+
+    Calls, not samples: a sample of 15 calls on 15 inputs (nvfp4_group_gemm) counts 15,
+    so a task with many calls per sample warms up with one sample, as its contest's
+    evaluator warms up with its one checked pass over the inputs."""
 
     def __init__(self, settings: TimingSettings, clock: Callable[[], float]) -> None:
         self.settings = settings
@@ -132,8 +136,9 @@ class WarmUp:
         self.start = clock()
         self.calls = 0
 
-    def add(self) -> None:
-        self.calls += 1
+    def add(self, calls: int = 1) -> None:
+        """Count `calls` more warm-up calls (one sample's)."""
+        self.calls += calls
 
     def done(self) -> bool:
         s = self.settings
