@@ -73,6 +73,7 @@ class WorkerSettings:
     pin_cpus: bool
     gc_freeze: bool
     warm_reference: bool
+    head_start: bool
     sandbox: str
     sandbox_read: list[str]
     sandbox_drop_capabilities: bool

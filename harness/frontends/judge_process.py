@@ -24,15 +24,23 @@ from harness.settings import ROOT
 
 
 def evaluate_request(request: dict[str, Any]) -> dict[str, Any]:
-    """Run one evaluation in this process and return its result document."""
-    from harness.judging.evaluate import evaluate
-    from harness.judging.prepare import prepare
+    """Run one evaluation in this process and return its result document (its worker
+    started ahead of this process's import of torch, as `runner.py submit` does)."""
+    from harness.judging.head_start import HeadStart
     from harness.options import RunOptions
     from harness.settings import Settings
 
     options = RunOptions.from_wire(request)
-    evaluation = evaluate(prepare(options), Settings.load(options.config))
-    return evaluation.to_dict()
+    settings = Settings.load(options.config)
+    head = HeadStart.begin(settings, options.device)
+    try:
+        from harness.judging.evaluate import evaluate
+        from harness.judging.prepare import prepare
+
+        return evaluate(prepare(options), settings, head=head).to_dict()
+    finally:
+        if head is not None:
+            head.close()
 
 
 def main() -> int:

@@ -2,24 +2,44 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.console import Console
 
 from harness.consts import ExitCode
-from harness.frontends.report import LiveProgress, print_evaluation, print_ranking
-from harness.judging.devices import DeviceError
-from harness.judging.evaluate import evaluate
-from harness.judging.prepare import UsageError, prepare
-from harness.loading.cases import CaseError
-from harness.loading.task_folder import TaskError
+from harness.judging.head_start import HeadStart
 from harness.options import RunOptions
-from harness.results.document import write_json
 from harness.settings import Settings
 
 
 def run_submit(opts: RunOptions, console: Console) -> int:
-    """Evaluate one submission end to end; return the process exit code."""
+    """Evaluate one submission end to end; return the process exit code.
+
+    A worker starts first (`HeadStart`), before this process imports torch (the modules
+    imported below), so that both imports run at the same time."""
     try:
         settings = Settings.load(opts.config)
+    except (ValueError, OSError) as exc:
+        console.print(f"[red]error:[/] {exc}")
+        return ExitCode.USAGE
+    head = HeadStart.begin(settings, opts.device) if Path(opts.file).is_file() else None
+    try:
+        return _run(opts, console, settings, head)
+    finally:
+        if head is not None:
+            head.close()
+
+
+def _run(opts: RunOptions, console: Console, settings: Settings, head: HeadStart | None) -> int:
+    from harness.frontends.report import LiveProgress, print_evaluation, print_ranking
+    from harness.judging.devices import DeviceError
+    from harness.judging.evaluate import evaluate
+    from harness.judging.prepare import UsageError, prepare
+    from harness.loading.cases import CaseError
+    from harness.loading.task_folder import TaskError
+    from harness.results.document import write_json
+
+    try:
         prepared = prepare(opts)
     except (UsageError, TaskError, DeviceError, CaseError, ValueError, OSError) as exc:
         console.print(f"[red]error:[/] {exc}")
@@ -44,7 +64,7 @@ def run_submit(opts: RunOptions, console: Console) -> int:
         opts.secret = recorder.secret
     try:
         with LiveProgress(console) as progress:
-            evaluation = evaluate(prepared, settings, progress)
+            evaluation = evaluate(prepared, settings, progress, head)
     except TaskError as exc:
         console.print(f"[red]error:[/] the task is broken: {exc}")
         return ExitCode.USAGE

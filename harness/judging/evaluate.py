@@ -18,6 +18,7 @@ from harness import __version__, bytecode
 from harness.consts import Status
 from harness.judging.containment import expected_containment, refusals
 from harness.judging.foreign import MARK, NOT_APPLIED, run_foreign
+from harness.judging.head_start import HeadStart
 from harness.judging.judge import Judge, PhaseSpec, Progress
 from harness.judging.prepare import Prepared, UsageError
 from harness.judging.verdicts import load_error_verdict
@@ -54,8 +55,12 @@ def phase_specs(prepared: Prepared, settings: Settings) -> list[PhaseSpec]:
     return specs
 
 
-def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None = None) -> Evaluation:
-    """Run every phase of the request's mode and return what was learned."""
+def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None = None,
+             head: HeadStart | None = None) -> Evaluation:
+    """Run every phase of the request's mode and return what was learned.
+
+    `head`: the run's folders and a worker started before the judge imported torch
+    (`HeadStart.begin`); the caller closes it afterwards."""
     request, task, device = prepared.request, prepared.task, prepared.device
     settings = settings.for_device(device.kind)
     started = time.monotonic()
@@ -84,15 +89,19 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
         text = f"\n    {exc.text.rstrip()}" if exc.text else ""
         evaluation.load_error = load_error_verdict("syntax_error", f"{exc.msg} ({where}){text}")
         return _finish(evaluation, started)
+    early = head.take(device.kind) if head is not None and not task.own_evaluator else None
+    evaluation.harness["head_start"] = early is not None
     if task.own_evaluator:
         return _finish(_own_evaluator(prepared, settings, specs, evaluation, progress), started)
-    work = Path(tempfile.mkdtemp(prefix="harness-run-"))
+    work = head.work if early is not None else Path(tempfile.mkdtemp(prefix="harness-run-"))
     try:
         judge_dir = task.stage(work / "judge")
         worker_dir = task.stage(work / "worker", Path(request.file), for_worker=True)
         reference = import_reference(task, judge_dir)
         judge = Judge(task, reference, device, settings, Path(request.file), worker_dir,
-                      secret=request.secret, progress=progress)
+                      secret=request.secret, progress=progress, started=early,
+                      shm_root=head.shm_root if early is not None else None)
+        early = None  # the judge's now: judge.close() stops it
         try:
             judge_started = time.monotonic()
             first = next((spec.cases[0] for spec in specs if spec.cases), None)
@@ -120,6 +129,8 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
         if judge.base_calibration is not None:
             evaluation.calibration = vars(judge.base_calibration)
     finally:
+        if early is not None:  # the task could not be staged or imported
+            early.close()
         shutil.rmtree(work, ignore_errors=True)
         bytecode.forget(work)  # the staged task's bytecode, if a cache holds it
     return _finish(evaluation, started)

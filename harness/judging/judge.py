@@ -26,6 +26,7 @@ from harness.judging.checking import all_finite, output_sanity
 from harness.judging.cpus import CpuPlan, allowed_now, pin, plan
 from harness.judging.cuda_vmm import CudaVmmError
 from harness.judging.devices import ClockReading, DeviceInfo, Flusher
+from harness.judging.head_start import shm_folder
 from harness.judging.integrity import (
     Calibration,
     calibration_disturbed,
@@ -80,7 +81,10 @@ class Judge:
         self, task: Task, reference: Reference, device: DeviceInfo, settings: Settings,
         submission: Path, worker_staging: Path, secret: bytes | None = None,
         progress: Progress | None = None, clock: Callable[[], float] = time.perf_counter,
+        started: WorkerProcess | None = None, shm_root: Path | None = None,
     ) -> None:
+        """`started`: a worker already starting (head_start.py) with `worker_staging` and
+        `shm_root` in its sandbox's rules; the first `start` uses it instead of a new one."""
         self.task, self.ref, self.device, self.settings = task, reference, device, settings
         self.submission, self.staging, self.secret = submission, worker_staging, secret
         self.progress = progress or Progress()
@@ -91,7 +95,8 @@ class Judge:
         self.base_calibration: Calibration | None = None
         self.load_error: dict[str, Any] | None = None
         self.flusher = Flusher(device, settings.timing.l2_flush_factor, settings.timing.cpu_flush_bytes)
-        self.shm_root = Path(tempfile.mkdtemp(prefix="harness-shm-", dir=_shm_parent()))
+        self.shm_root = shm_root or shm_folder()
+        self._started = started
         self.worker_output = {"stdout": "", "stderr": ""}
         self.warnings: list[str] = []
         self.stray_pids: list[int] = []
@@ -123,11 +128,15 @@ class Judge:
         On a GPU run with `worker.warm_reference`, the judge runs the task's own code on
         `warm_case` while the worker starts, so that its one-off costs overlap the
         worker's start-up instead of adding to the first case."""
-        w = WorkerProcess(self.settings.worker, self.device.kind,
-                          cpus=self.cpus.worker if self.cpus else None,
-                          readable=[self.staging], writable=[self.shm_root])
+        w, self._started = self._started, None
+        if w is None or self.cpus is not None:
+            if w is not None:
+                w.close()  # started before the judge chose the worker's core
+            w = WorkerProcess(self.settings.worker, self.device.kind,
+                              cpus=self.cpus.worker if self.cpus else None,
+                              readable=[self.staging], writable=[self.shm_root])
+            w.start()
         self.worker = w
-        w.start()
         self.containment = w.containment
         w.send({
             "device": self.device.kind, "staging": str(self.staging),
@@ -183,6 +192,9 @@ class Judge:
         # A clock reading still running is the judge's own child: end it before the
         # worker's strays are killed, or it would be counted as one of them.
         self._drop_clock_reading()
+        if self._started is not None:  # a head start no phase came to use
+            self._started.close()
+            self._started = None
         if self.worker is None:
             return
         try:
@@ -621,8 +633,3 @@ def _medians(replies: list[dict]) -> dict[str, float]:
     if pairs:
         out["transport_ns"] = statistics.median(rt - b for rt, b in pairs)
     return out
-
-
-def _shm_parent() -> str | None:
-    shm = Path("/dev/shm")
-    return str(shm) if shm.is_dir() and shm.stat().st_mode & 0o002 else None

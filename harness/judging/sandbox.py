@@ -210,7 +210,7 @@ class WorkerProcess:
                                                 self.readable, self.writable, self.cpus)
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "harness.judging.worker", str(child.fileno())],
+                [sys.executable, "-m", "harness.judging.worker", str(child.fileno()), self.device],
                 pass_fds=[child.fileno()],
                 cwd=self.scratch,
                 env=env,

@@ -4,7 +4,7 @@ It runs untrusted code, so it decides nothing: it times calls with device events
 the host clock on the CPU), copies outputs into the judge's shared buffers and reports.
 The judge checks every claim against its own clock and its own reference.
 
-Usage (by the judge only): python -m harness.judging.worker FD
+Usage (by the judge only): python -m harness.judging.worker FD DEVICE
 """
 
 from __future__ import annotations
@@ -388,11 +388,26 @@ def _syntax(exc: SyntaxError) -> str:
     return f"{exc.msg} ({where}){pointer}"
 
 
+def _preload(device: str) -> None:
+    """Import torch and open the GPU's context before the judge's first message: a worker
+    started ahead of the judge (head_start.py) does this while the judge imports torch.
+    A failure here is left for `Worker` to report, with the judge listening."""
+    try:
+        import torch
+
+        if device == "cuda":
+            torch.cuda.set_device(0)  # as Worker.__init__: the context is created here
+            torch.cuda.init()
+    except BaseException:  # noqa: BLE001, S110 - reported by Worker.__init__, which tries again
+        pass
+
+
 def main() -> None:
     from harness.quiet import hush_numpy_warning
 
-    hush_numpy_warning()  # torch is imported next, by Worker: no NumPy warning as the submission's
+    hush_numpy_warning()  # torch is imported next: no NumPy warning as the submission's
     conn = Connection(int(sys.argv[1]))
+    _preload(sys.argv[2] if len(sys.argv) > 2 else "cpu")
     init = conn.recv()
     try:
         worker = Worker(conn, init)

@@ -1,0 +1,96 @@
+"""A worker started before the judge imports torch, so that the two imports overlap.
+
+A worker's start-up is mostly its own import of torch and its CUDA context (3.4-3.7 s
+on an H200 machine that compiles torch's bytecode from source, `docs/benchmarks.md`); the
+judge spends about as long on its own import of torch, the device and the task before it
+would start one. Started first, with the same sandbox, the worker imports torch while
+the judge does: the evaluation then waits for the later of the two, not for their sum.
+
+Nothing of the task is in the worker's staging folder yet: the sandbox's rules name the
+folder, and the judge stages the task there afterwards, before the worker is told to
+load anything. This module imports no torch.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from harness.judging.sandbox import WorkerProcess, become_subreaper
+from harness.settings import Settings
+
+_GPU_NODES = ("/dev/nvidiactl", "/dev/kfd")  # NVIDIA's control node; AMD's ROCm compute node
+
+
+def guess_device(requested: str | None) -> str:
+    """The device kind a run will most likely get, without importing torch: the one asked
+    for, else "cuda" when a GPU driver's node exists and CUDA_VISIBLE_DEVICES does not hide
+    every GPU. The judge's own choice (torch's) decides; a wrong guess costs one process."""
+    if requested:
+        return requested
+    hidden = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if hidden is not None and hidden.strip() in ("", "-1"):
+        return "cpu"
+    return "cuda" if any(Path(node).exists() for node in _GPU_NODES) else "cpu"
+
+
+def shm_folder() -> Path:
+    """A new folder for a run's shared-memory files: under /dev/shm where it is writable."""
+    shm = Path("/dev/shm")
+    parent = str(shm) if shm.is_dir() and shm.stat().st_mode & 0o002 else None
+    return Path(tempfile.mkdtemp(prefix="harness-shm-", dir=parent))
+
+
+class HeadStart:
+    """The run's folders and a worker already starting in them, until the judge takes it.
+
+    `work`: the run's folder (the worker's staging folder is `work / "worker"`);
+    `shm_root`: the run's shared-memory folder. Call `close` when the evaluation is over:
+    it kills a worker nobody took and removes both folders."""
+
+    def __init__(self, kind: str, settings: Settings) -> None:
+        self.kind = kind
+        self.work = Path(tempfile.mkdtemp(prefix="harness-run-"))
+        self.staging = self.work / "worker"
+        self.staging.mkdir()
+        self.shm_root = shm_folder()
+        worker = settings.for_device(kind).worker
+        self.worker: WorkerProcess | None = WorkerProcess(
+            worker, kind, readable=[self.staging], writable=[self.shm_root])
+
+    @classmethod
+    def begin(cls, settings: Settings, requested: str | None) -> HeadStart | None:
+        """Start a worker for the device a run will most likely get; None where
+        `worker.head_start` is off, or with `worker.pin_cpus` (the judge picks the
+        worker's core later), or where it could not start (the run then starts its own)."""
+        kind = guess_device(requested)
+        worker = settings.for_device(kind).worker
+        if not worker.head_start or worker.pin_cpus:
+            return None
+        become_subreaper()  # as the judge does: the worker's orphans stay ours to reap
+        head = cls(kind, settings)
+        try:
+            head.worker.start()
+        except OSError:
+            head.close()
+            return None
+        return head
+
+    def take(self, kind: str) -> WorkerProcess | None:
+        """The started worker, for a run on `kind` (given once); None for another kind,
+        whose worker is then stopped at once."""
+        worker, self.worker = self.worker, None
+        if worker is not None and kind != self.kind:
+            worker.close()
+            return None
+        return worker
+
+    def close(self) -> None:
+        """Stop a worker nobody took and remove the run's folders."""
+        if self.worker is not None:
+            self.worker.close()
+            self.worker = None
+        shutil.rmtree(self.work, ignore_errors=True)
+        shutil.rmtree(self.shm_root, ignore_errors=True)

@@ -1,0 +1,105 @@
+"""The worker started before the judge imports torch (harness/judging/head_start.py)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_cli
+
+from harness.judging import head_start
+from harness.judging.head_start import HeadStart, guess_device
+from harness.settings import Settings
+
+ADD = ROOT / "submissions" / "vectoradd" / "add_torch.py"
+
+
+def _settings(tmp_path: Path, **worker) -> Settings:
+    extra = tmp_path / "extra.yaml"
+    extra.write_text("worker:\n" + "".join(f"  {k}: {str(v).lower()}\n" for k, v in worker.items()))
+    return Settings.load(extra)
+
+
+def test_the_guess_follows_the_flag_then_the_driver_nodes(tmp_path, monkeypatch):
+    node = tmp_path / "nvidiactl"
+    monkeypatch.setattr(head_start, "_GPU_NODES", (str(node),))
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert guess_device("cpu") == "cpu"
+    assert guess_device(None) == "cpu"  # no driver node
+    node.touch()
+    assert guess_device(None) == "cuda"
+    assert guess_device("cpu") == "cpu"
+    for hidden in ("", "-1"):
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", hidden)
+        assert guess_device(None) == "cpu"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    assert guess_device(None) == "cuda"
+
+
+def test_no_head_start_when_off_or_with_pinned_cpus(tmp_path):
+    assert HeadStart.begin(_settings(tmp_path, head_start=False), "cpu") is None
+    # pinning applies to GPU runs (the CPU section turns it off): the judge picks the
+    # worker's core after the device is known, so a GPU run then starts its worker itself
+    assert HeadStart.begin(_settings(tmp_path, pin_cpus=True), "cuda") is None
+
+
+def test_a_head_start_imports_torch_before_its_first_message_and_closes_clean(tmp_path):
+    head = HeadStart.begin(Settings.load(), "cpu")
+    assert head is not None
+    worker = head.worker
+    try:
+        assert head.staging.is_dir() and head.shm_root.is_dir()
+        assert worker.proc.poll() is None  # running, waiting for the judge
+    finally:
+        head.close()
+    assert worker.proc.poll() is not None
+    assert not head.work.exists() and not head.shm_root.exists()
+    assert not worker.scratch.exists()
+
+
+def test_a_head_start_for_another_device_is_stopped_not_used(tmp_path):
+    head = HeadStart.begin(Settings.load(), "cpu")
+    worker = head.worker
+    try:
+        assert head.take("cuda") is None
+        assert worker.proc.poll() is not None
+        assert head.take("cpu") is None  # given once
+    finally:
+        head.close()
+
+
+def test_a_task_that_cannot_be_imported_stops_the_head_start(tmp_path):
+    from harness.judging.evaluate import evaluate
+    from harness.judging.prepare import prepare
+    from harness.loading.task_folder import TaskError
+    from harness.options import RunOptions
+
+    task = tmp_path / "vectoradd"  # the name the submission names
+    shutil.copytree(ROOT / "tasks" / "vectoradd", task)
+    shutil.copy(ROOT / "tasks" / "utils.py", tmp_path / "utils.py")  # task.yml: ../utils.py
+    (task / "reference.py").write_text("raise RuntimeError('the reference is broken')\n")
+    settings = Settings.load()
+    head = HeadStart.begin(settings, "cpu")
+    worker = head.worker
+    try:
+        prepared = prepare(RunOptions(file=ADD, task=str(task), mode="test", device="cpu",
+                                      record=False))
+        with pytest.raises((TaskError, RuntimeError)):
+            evaluate(prepared, settings, head=head)
+        assert worker.proc.poll() is not None  # not left waiting for a judge
+        assert not head.work.exists()
+    finally:
+        head.close()
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_a_run_says_whether_its_worker_had_a_head_start(tmp_path, on):
+    config = tmp_path / "c.yaml"
+    config.write_text(f"worker:\n  head_start: {str(on).lower()}\n")
+    run = run_cli("submit", str(ADD), "--task", "vectoradd", "--mode", "test", "--device", "cpu",
+                  "--no-record", "--config", str(config), json_path=tmp_path / "r.json")
+    assert run.rc == 0, run.out
+    assert run.doc["passed"]
+    assert run.doc["harness"]["head_start"] is on
+    assert run.doc["startup_seconds"] > 0
