@@ -1,12 +1,16 @@
 """A bytecode cache where the interpreter cannot keep one beside the sources.
 
 On a machine whose packages sit on a read-only file system, Python cannot write
-`__pycache__` there and compiles every module of torch again in every process (on the
-H200 machines, run 27 saw the judge spend 1.8 s compiling torch's sources; whether their
-package folder is read-only is not known yet). The judge then keeps compiled bytecode under the user's cache folder
+`__pycache__` there and compiles every module of torch again in every process. The judge
+then keeps compiled bytecode under the user's cache folder
 (`sys.pycache_prefix`), and the worker reads it from there (read-only: the worker never
 writes bytecode, and the sandbox lets it read only the libraries' part of that folder).
-Nothing changes where the bytecode beside the sources is there or can be written.
+Nothing changes where the bytecode beside the sources is there or can be written, nor
+where the environment forbids bytecode (`PYTHONDONTWRITEBYTECODE`, respected). The H200
+machines are that case (run 28, `docs/benchmarks.md`): their torch folder is writable but
+their environment sets PYTHONDONTWRITEBYTECODE=1, so every process there, the public
+evaluators' too, compiles torch's sources (1.8 s of the judge's time in run 27), and
+this cache stays unused.
 """
 
 from __future__ import annotations
