@@ -1,8 +1,13 @@
-"""read_clocks against a real nvidia-smi stand-in on PATH (a script printing what the real one prints)."""
+"""read_clocks against a real nvidia-smi stand-in on PATH (a script printing what the real
+one prints), and what the device's description costs the judge."""
 
 import os
 import stat
+import subprocess
+import sys
 import time
+
+from conftest import ROOT
 
 from harness.judging.devices import ClockReading, read_clocks
 
@@ -67,3 +72,19 @@ def test_uuid_in_nvidia_smi_form():
     assert _smi_uuid(SimpleNamespace(uuid="c3dcb995-6880")) == "GPU-c3dcb995-6880"
     assert _smi_uuid(SimpleNamespace(uuid="GPU-c3dcb995")) == "GPU-c3dcb995"
     assert _smi_uuid(SimpleNamespace()) == ""  # an older torch: no uuid, index 0 is read
+
+
+def test_the_triton_version_is_read_without_importing_triton():
+    """The judge asks Triton's version from its metadata: importing it costs a second
+    where bytecode is compiled afresh (the H200 machines)."""
+    code = ("import sys; from harness.judging.devices import pick_device; "
+            "d = pick_device('cpu'); print(d.software.get('triton', '')); "
+            "print('triton' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, check=True).stdout.split()
+    try:
+        import triton
+    except ImportError:
+        assert out == ["False"]  # no version, nothing imported
+        return
+    assert out == [triton.__version__, "False"]
