@@ -103,3 +103,15 @@ def test_a_run_says_whether_its_worker_had_a_head_start(tmp_path, on):
     assert run.doc["passed"]
     assert run.doc["harness"]["head_start"] is on
     assert run.doc["startup_seconds"] > 0
+
+
+def test_a_head_start_whose_judge_goes_away_exits_quietly():
+    head = HeadStart.begin(Settings.load(), "cpu")
+    worker = head.worker
+    try:
+        worker.conn.close()  # as when the judge stops before it sends its first message
+        assert worker.proc.wait(timeout=120) == 0
+        _, err = worker.output()
+        assert "Traceback" not in err
+    finally:
+        head.close()

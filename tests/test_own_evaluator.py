@@ -84,6 +84,7 @@ def test_a_right_submission_passes_through_the_folders_evaluator(tmp_path, folde
     case = r.doc["phases"][0]["cases"][0]
     assert case["stats"]["calls"] == 5 and case["score_ns"] > 0
     assert "own checks were not applied" in " ".join(r.doc["warnings"])
+    assert r.doc["harness"]["head_start"] is False  # the early worker was stopped, unused
 
 
 def test_a_wrong_submission_fails_with_the_evaluators_message(tmp_path, folder):

@@ -89,7 +89,9 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
         text = f"\n    {exc.text.rstrip()}" if exc.text else ""
         evaluation.load_error = load_error_verdict("syntax_error", f"{exc.msg} ({where}){text}")
         return _finish(evaluation, started)
-    early = head.take(device.kind) if head is not None and not task.own_evaluator else None
+    # A folder with its own evaluator runs that instead: its worker is stopped at once,
+    # so that no idle GPU context sits beside the evaluation.
+    early = head.take("" if task.own_evaluator else device.kind) if head is not None else None
     evaluation.harness["head_start"] = early is not None
     if task.own_evaluator:
         return _finish(_own_evaluator(prepared, settings, specs, evaluation, progress), started)

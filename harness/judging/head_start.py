@@ -79,8 +79,9 @@ class HeadStart:
         return head
 
     def take(self, kind: str) -> WorkerProcess | None:
-        """The started worker, for a run on `kind` (given once); None for another kind,
-        whose worker is then stopped at once."""
+        """The started worker, for a run on `kind` (given once); None for another kind
+        ("" for a run that needs no worker of this kind), whose worker is then stopped at
+        once."""
         worker, self.worker = self.worker, None
         if worker is not None and kind != self.kind:
             worker.close()
