@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
+import statistics
 import subprocess
 import sys
 from types import SimpleNamespace
@@ -166,6 +168,31 @@ def test_contest_parity_merge_reports_ratios_and_each_evaluators_spread(tmp_path
     assert summary["public_run_spread"] == pytest.approx(2.0)
     assert summary["harness_run_spread"] == pytest.approx(1.0)  # 110 x 400 = 100 x 440
     assert "run-to-run spread public 2.000" in done.stdout
+    # both cases at 0.7 (beyond 15%), but each inside the public's own range over its runs
+    assert summary["verdict"]["met"] is False
+    assert summary["verdict"]["geomean_within"] is False
+    assert summary["verdict"]["missed_cases"] == [
+        {"case": 0, "ratio": pytest.approx(0.7), "public_range_ns": [100.0, 200.0],
+         "inside_public_range": True},
+        {"case": 1, "ratio": pytest.approx(0.7), "public_range_ns": [400.0, 800.0],
+         "inside_public_range": True}]
+    assert "case 0 at 0.700, inside the public evaluator's own range 0.1-0.2 µs" in done.stdout
+
+
+def test_contest_parity_verdict_is_issue_14s_criterion():
+    sys.path.insert(0, str(BENCH))
+    from contest_parity import verdict
+
+    def summary(pub: list[float], har: list[float]) -> dict:
+        ratio = math.exp(statistics.fmean(math.log(h / p) for p, h in zip(pub, har)))
+        return {"public_case_ns": pub, "harness_case_ns": har, "geomean_ratio": ratio}
+
+    runs = [{"means_ns": [100.0, 1000.0]}, {"means_ns": [104.0, 1040.0]}]
+    assert verdict(summary([102.0, 1020.0], [105.0, 1000.0]), runs)["met"] is True
+    far = verdict(summary([102.0, 1020.0], [125.0, 1000.0]), runs)  # case 0 at 1.225
+    assert far["met"] is False and far["geomean_within"] is False
+    assert far["missed_cases"][0]["inside_public_range"] is False
+    assert far["missed_cases"][0]["case"] == 0
 
 
 def test_sandbox_startup_help():
