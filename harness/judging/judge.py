@@ -9,10 +9,8 @@ the output against the judge's own pristine copy of the input.
 from __future__ import annotations
 
 import shutil
-import statistics
 import tempfile
 import time
-from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,51 +20,37 @@ import torch
 from harness.consts import Status
 from harness.judging.buffers import CaseBuffers, OutputLayout
 from harness.judging.channel import Channel
-from harness.judging.checking import all_finite, output_sanity
+from harness.judging.checking import all_finite
 from harness.judging.cpus import CpuPlan, allowed_now, pin, plan
 from harness.judging.cuda_vmm import CudaVmmError
 from harness.judging.devices import ClockReading, DeviceInfo, Flusher
 from harness.judging.head_start import shm_folder
 from harness.judging.integrity import (
     Calibration,
-    calibration_disturbed,
-    check_clocks,
     clock_note,
-    clock_samples,
-    physics_floor,
 )
 from harness.judging.phases import PhaseSpec, Progress
 from harness.judging.protocol import Event, ProtocolError
+from harness.judging.sampling import Sampling
 from harness.judging.sandbox import WorkerDied, WorkerProcess, WorkerTimeout, become_subreaper
 from harness.judging.seeds import SeedPlan
 from harness.judging.sharing import SharedAllocator
 from harness.judging.structure import (
-    InputLayoutError,
     clone,
-    copy_into,
     describe,
     fill_slot,
     layout_template,
     make_slot,
     nbytes,
-    poison,
-    tensors,
 )
 from harness.judging.timing import (
     Laps,
-    StoppingRule,
-    WarmUp,
-    ahead_cycles,
     combine,
-    hidden_window_us,
-    host_launch_ns,
-    summarize,
 )
 from harness.judging.verdicts import (
     FATAL,
     STATUS_BY_KIND,
     CaseFailure,
-    compile_reason,
     load_error_verdict,
 )
 from harness.loading.task_folder import Reference, Task, TaskError
@@ -74,8 +58,9 @@ from harness.results.document import CaseResult, PhaseResult
 from harness.settings import Settings
 
 
-class Judge:
-    """Runs phases of cases against a worker that holds the submission."""
+class Judge(Sampling):
+    """Runs phases of cases against a worker that holds the submission (the samples
+    themselves: `Sampling`)."""
 
     def __init__(
         self, task: Task, reference: Reference, device: DeviceInfo, settings: Settings,
@@ -175,12 +160,6 @@ class Judge:
             self.stop()
             return False
         return True
-
-    def _window_us(self) -> float:
-        return hidden_window_us(self.settings.timing, self.task.timing, self.device.kind)
-
-    def _ahead_cycles(self, window_us: float, host_ns: float, calls: int) -> int:
-        return ahead_cycles(window_us, host_ns, calls, self.device.clocks.get("sm_max_mhz") or 2000.0)
 
     def _open_channel(self, worker: WorkerProcess) -> str | None:
         path = str(self.shm_root / f"mailbox{self.restarts}")
@@ -376,163 +355,6 @@ class Judge:
             raise CaseFailure(STATUS_BY_KIND.get(reply.get("kind"), Status.ERROR),
                               str(reply.get("message", "")))
 
-    def _roundtrip(self, message: dict, timeout: float) -> tuple[dict, float]:
-        """Flush, send, wait: the worker's reply and the judge's round-trip time (ns)."""
-        self.flusher.flush()
-        return self.channel.roundtrip(message, timeout)
-
-    def _noop_gap(self, timeout: float) -> float:
-        """One no-op call: the judge's round trip minus the reported time."""
-        reply, rt = self._roundtrip({"op": "noop", "slot": 0}, timeout)
-        if reply.get("event") != Event.DONE:
-            raise CaseFailure(Status.REJECTED, "the harness's no-op call failed after the "
-                              f"submission was imported: {reply.get('message', '')}")
-        return rt - float(reply["ns"])
-
-    def _calibrate(self, deadline: float) -> Calibration:
-        timeout = max(deadline - self.clock(), 1.0)
-        gaps = [self._noop_gap(timeout) for _ in range(self.settings.timing.calibration_calls)]
-        return Calibration.from_gaps(gaps)
-
-    def _sample(self, box: CaseBuffers, case: dict, plan: SeedPlan, call: int, ahead: int,
-                deadline: float, what: str, first: Any = None, relayout: bool = True) -> dict:
-        """One sample: fresh inputs in the next `per` slots, one round trip, every output
-        checked. The worker's reply, with the judge's round trip (`rt`, ns) added."""
-        per, ring = box.per, len(box.slots)
-        start = call % ring
-        inputs = []
-        for j in range(per):
-            k = (start + j) % ring
-            data = first if (first is not None and j == 0) else self._generate(case, plan, call + j)
-            try:
-                fill_slot(box.slots[k], data)
-            except InputLayoutError as exc:
-                raise TaskError(f"{self.task.name}: {exc}; the harness shares input buffers "
-                                "once per case") from exc
-            poison(box.outputs[k])
-            inputs.append((k, data))
-        left = deadline - self.clock()
-        if left <= 0:
-            raise WorkerTimeout("the phase's time limit ran out")
-        reply, rt = self._roundtrip({"op": "call", "slot": start, "ahead": ahead}, left)
-        self.progress.call_done()  # after the round trip: outside every clock
-        if reply.get("event") == Event.ERROR:
-            self._call_failure(reply, relayout=relayout and first is not None)
-        if reply.get("event") != Event.DONE:
-            raise ProtocolError(f"unexpected reply {reply.get('event')!r} to a call")
-        for k, data in inputs:
-            self._check_output(data, box.outputs[k], box.finite, what)
-        return dict(reply, rt=rt)
-
-    def _call_failure(self, reply: dict, relayout: bool) -> None:
-        """Raise the verdict of a call the worker reported as failed."""
-        kind = reply.get("kind", "exception")
-        message = str(reply.get("message", ""))
-        if kind == "output_layout" and relayout:
-            raise OutputLayout(message, reply.get("layout"))
-        status = STATUS_BY_KIND.get(kind, Status.ERROR)
-        if status == Status.COMPILE_ERROR:
-            self._collect_output()
-            message = compile_reason(message, self.worker_output["stderr"],
-                                     str(self.staging / self.task.submission_name),
-                                     self.submission.name, self.device.capability or "?")
-        elif status == Status.NEEDS_GPU:
-            message = ("this submission needs a GPU (it launches GPU kernels or asks for "
-                       "CUDA), and this run is on the CPU: run it where a GPU is visible\n"
-                       + message)
-        raise CaseFailure(status, message, fatal=status in FATAL)
-
-    def _check_output(self, data: Any, output: Any, finite: bool, what: str) -> None:
-        problem = output_sanity(output, finite)
-        if not problem:
-            try:
-                ok, problem = self.ref.check(data, output)
-            except Exception as exc:  # noqa: BLE001 - the check met an output it cannot read
-                ok, problem = False, f"the check could not read the output: {exc!r}"
-            if ok:
-                return
-        raise CaseFailure(Status.FAILED, f"{what}: wrong output\n{problem}".rstrip())
-
-    def _time_case(self, spec: PhaseSpec, case: dict, plan: SeedPlan, box: CaseBuffers,
-                   deadline: float, calibration: Calibration, first: dict,
-                   result: CaseResult, laps: Laps) -> None:
-        """Warm up, then time samples until the stopping rule says enough.
-
-        Most samples hide the host's launch behind a GPU sleep as long as the contest's
-        window (the score); every `probe_every`-th sample does not (a probe): the judge's
-        two-clock check runs on probes, where the event time must account for the whole
-        round trip, so work hidden from the events shows there.
-        """
-        timing, per = self.settings.timing, box.per
-        window = self._window_us()
-        hosts = deque([float(first.get("host_ns", 0.0))], maxlen=8)
-        call = per
-        warm = WarmUp(timing, self.clock)
-        while not warm.done() and self.clock() < deadline:
-            reply = self._sample(box, case, plan, call, self._ahead_cycles(window, max(hosts), per),
-                                 deadline, f"warm-up call {call}")
-            hosts.append(float(reply.get("host_ns", 0.0)))
-            warm.add(per)
-            call += per
-        laps.lap("warm_up")
-        rule = StoppingRule(timing, self.clock)
-        timed, probes, replies = [], [], []
-        every = timing.probe_every if window > 0 else 1
-        timing_started = self.clock()
-        n = 0
-        while not rule.done() and self.clock() < deadline - 0.5:
-            probe = every > 0 and n % every == every - 1
-            ahead = 0 if probe else self._ahead_cycles(window, max(hosts), per)
-            reply = self._sample(box, case, plan, call, ahead, deadline, f"timed call {call}")
-            hosts.append(float(reply.get("host_ns", 0.0)))
-            replies.append(reply)
-            if probe:
-                probes.append(reply)
-            if not probe or every == 1:
-                rule.add(float(reply["ns"]))
-                timed.append(reply)
-            call += per
-            n += 1
-        if window > 0 and not probes and rule.samples and self.clock() < deadline - 0.5:
-            # Long samples (15 grouped GEMMs, say) can satisfy the stopping rule before the
-            # probe_every-th sample: every case still gets one probe, because the clocks
-            # are compared only where no GPU sleep hides the launch (a hidden window is
-            # on the judge's clock but, by design, not in the reported time).
-            probes.append(self._sample(box, case, plan, call, 0, deadline, f"timed call {call}"))
-            call += per
-        laps.lap("timing")
-        if self.device.kind == "cuda":  # the clock as the timed calls end, collected later
-            self.clock_reading = ClockReading(self.device.uuid or None)
-        if not rule.samples:
-            raise CaseFailure(Status.TIMED_OUT, "no call could be timed within the phase's time limit")
-        stats = summarize(rule.samples)
-        result.stats = stats.to_dict()
-        result.checked_calls += call - per
-        result.score_ns = stats.mean
-        result.host_launch_ns = host_launch_ns(probes, replies)
-        checked = clock_samples(window, probes, timed)
-        clocks = check_clocks([float(r["ns"]) * per for r in checked], [r["rt"] for r in checked],
-                              calibration, self.settings.integrity) if checked else None
-        result.integrity = {"stopped": rule.reason,
-                            "clocks": clocks.to_dict() if clocks else
-                            {"applied": False, "reason": "no probe sample within the time limit"},
-                            "timing_seconds": self.clock() - timing_started,
-                            "calibration": vars(calibration),
-                            "hidden_window_us": window, "calls_per_sample": per,
-                            "worker_says": _medians(checked)}
-        if window > 0 and probes:
-            result.integrity["launch_counted"] = summarize([float(r["ns"]) for r in probes]).to_dict()
-        disturbed = calibration_disturbed(self.base_calibration, calibration,
-                                          self.settings.integrity,
-                                          self._outside_ns(box))
-        if disturbed:
-            result.flags.append(disturbed)
-        if clocks is not None and clocks.flagged:
-            result.flags.append(clocks.message)
-            result.score_ns = max(stats.mean, clocks.judge_mean_ns / per)
-        self._apply_floor(case, result)
-        laps.lap("checks")  # statistics, the clocks and the floor, the judge's copy timing
-
     def _drop_clock_reading(self) -> None:
         if self.clock_reading is not None:
             self.clock_reading.cancel()
@@ -548,45 +370,6 @@ class Judge:
             result.integrity["sm_mhz"] = record
         if warning:
             self.warnings.append(warning)
-
-    def _outside_ns(self, box: CaseBuffers) -> float:
-        """The judge's own time for what a worker does outside the timed region of one
-        sample: copy `per` outputs and, on a GPU run, refresh the CPU tensors of `per`
-        input slots (see Worker._private_host). The per-case no-op does the same."""
-        copies = nbytes(box.template) > 0
-        t0 = time.perf_counter_ns()
-        for k in range(box.per):
-            slot = k % len(box.slots)
-            if copies:
-                copy_into(box.outputs[slot], box.template)
-            if self.device.kind == "cuda":
-                for t in tensors(box.slots[slot]):
-                    if t.device.type == "cpu":
-                        t.clone()
-        if self.device.kind == "cuda":
-            torch.cuda.synchronize()
-        return float(time.perf_counter_ns() - t0)
-
-    def _apply_floor(self, case: dict, result: CaseResult) -> None:
-        work = self.ref.work(case)
-        if work is None or self.device.kind != "cuda":
-            return
-        floor = physics_floor(work, self.device.name, self.task.peak_dtype or "bf16")
-        if floor is None:
-            warning = (f"no peak rates known for {self.device.name}: the physics floor "
-                       "check is off (add it to configs/gpus.yaml)")
-            if warning not in self.warnings:
-                self.warnings.append(warning)
-            return
-        result.integrity["floor_ns"] = floor.ns
-        result.integrity["speed_of_light_fraction"] = floor.ns / result.score_ns
-        if result.score_ns < floor.ns * self.settings.integrity.floor_margin:
-            result.status = Status.REJECTED
-            result.message = (
-                f"rejected: a mean of {result.score_ns / 1e3:.3f} µs is below the physical floor "
-                f"of {floor.ns / 1e3:.3f} µs on {floor.gpu} (compute {floor.compute_ns / 1e3:.3f} µs, "
-                f"memory {floor.memory_ns / 1e3:.3f} µs): the timer cannot be trusted"
-            )
 
     # -- --mode profile ----------------------------------------------------------------
     def _profile_case(self, index: int, case: dict, plan: SeedPlan, slots: list, deadline: float,
@@ -620,16 +403,3 @@ class Judge:
         result.profile["ncu"] = ncu.profile_case(
             ncu.find_ncu(), report, settings.ncu_launch_count, target,
             worker_env(self.shm_root, self.device.kind), max(deadline - self.clock(), 30.0))
-
-
-def _medians(replies: list[dict]) -> dict[str, float]:
-    """Medians of the worker's own time breakdown (diagnostics only: it is not trusted)."""
-    out = {}
-    for key in ("host_ns", "sync_ns", "copy_ns", "busy_ns"):
-        values = [float(r[key]) for r in replies if isinstance(r.get(key), (int, float))]
-        if values:
-            out[key] = statistics.median(values)
-    pairs = [(r["rt"], float(r.get("busy_ns", 0))) for r in replies]
-    if pairs:
-        out["transport_ns"] = statistics.median(rt - b for rt, b in pairs)
-    return out
