@@ -30,6 +30,7 @@ import math
 import statistics
 import sys
 import tempfile
+from itertools import zip_longest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -264,8 +265,13 @@ def verdict(summary: dict, public_runs: list[dict]) -> dict:
     moves by as much between its own runs, and the miss does not show a difference)."""
     ratio = summary["geomean_ratio"]
     missed = []
-    for i, (p, h) in enumerate(zip(summary["public_case_ns"], summary["harness_case_ns"])):
-        if not (p and h) or abs(h / p - 1) <= CASE_TOLERANCE:
+    cases = zip_longest(summary["public_case_ns"], summary["harness_case_ns"])
+    for i, (p, h) in enumerate(cases):
+        if not (p and h):  # a case one of them never timed: nothing met there
+            missed.append({"case": i, "ratio": None,
+                           "not_timed_by": "the harness" if p else "the public evaluator"})
+            continue
+        if abs(h / p - 1) <= CASE_TOLERANCE:
             continue
         own = [r["means_ns"][i] for r in public_runs if i < len(r["means_ns"]) and r["means_ns"][i]]
         missed.append({"case": i, "ratio": h / p, "public_range_ns": [min(own), max(own)],
@@ -282,6 +288,9 @@ def _verdict_text(v: dict) -> str:
         return "met"
     parts = [] if v["geomean_within"] else ["geomean beyond 5%"]
     for m in v["missed_cases"]:
+        if m["ratio"] is None:
+            parts.append(f"case {m['case']} not timed by {m['not_timed_by']}")
+            continue
         low, high = (x / 1e3 for x in m["public_range_ns"])
         where = "inside" if m["inside_public_range"] else "outside"
         parts.append(f"case {m['case']} at {m['ratio']:.3f}, {where} the public evaluator's "

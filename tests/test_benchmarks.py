@@ -193,6 +193,11 @@ def test_contest_parity_verdict_is_issue_14s_criterion():
     assert far["met"] is False and far["geomean_within"] is False
     assert far["missed_cases"][0]["inside_public_range"] is False
     assert far["missed_cases"][0]["case"] == 0
+    # a case the harness never timed (it failed there) is a miss, never a match
+    failed = verdict(summary([102.0], [105.0]) | {"public_case_ns": [102.0, 1020.0],
+                                                  "harness_case_ns": [105.0]}, runs)
+    assert failed["met"] is False
+    assert failed["missed_cases"] == [{"case": 1, "ratio": None, "not_timed_by": "the harness"}]
 
 
 def test_sandbox_startup_help():

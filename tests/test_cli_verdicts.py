@@ -14,6 +14,7 @@ def submit(cli, name, *extra):
 def test_syntax_error(cli):
     r = submit(cli, "syntax_error")
     assert r.rc == 1 and r.doc["load_error"]["kind"] == "syntax_error"
+    assert r.doc["harness"]["head_start"] is False  # no worker was used
     assert "line 6" in r.doc["load_error"]["message"]
     assert "Traceback" not in r.out  # no harness traceback, only the verdict
     assert "syntax error" in r.out

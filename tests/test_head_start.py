@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_cli
 
 from harness.judging import head_start
-from harness.judging.head_start import HeadStart, guess_device
+from harness.judging.head_start import HeadStart, _device_files_ready, guess_device
 from harness.settings import Settings
 
 ADD = ROOT / "submissions" / "vectoradd" / "add_torch.py"
@@ -115,3 +117,28 @@ def test_a_head_start_whose_judge_goes_away_exits_quietly():
         assert "Traceback" not in err
     finally:
         head.close()
+
+
+def test_a_worker_that_cannot_start_leaves_nothing_behind(tmp_path, monkeypatch):
+    """A sandbox that fails in the child (Popen raises SubprocessError): no head start,
+    no folder left, and the run goes on to start its own worker."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(head_start, "shm_folder",
+                        lambda: Path(tempfile.mkdtemp(prefix="harness-shm-")))
+
+    def refuse(self):
+        raise subprocess.SubprocessError("Exception occurred in preexec_fn.")
+
+    monkeypatch.setattr(head_start.WorkerProcess, "start", refuse)
+    assert HeadStart.begin(Settings.load(), "cpu") is None
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_no_head_start_before_the_gpus_device_files_exist(tmp_path):
+    control, uvm = tmp_path / "nvidiactl", tmp_path / "nvidia-uvm"
+    assert _device_files_ready("cuda", str(control), str(uvm))  # no NVIDIA GPU at all
+    control.touch()
+    assert not _device_files_ready("cuda", str(control), str(uvm))  # made at first use
+    assert _device_files_ready("cpu", str(control), str(uvm))
+    uvm.touch()
+    assert _device_files_ready("cuda", str(control), str(uvm))

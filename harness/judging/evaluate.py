@@ -79,7 +79,8 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
         warnings=list(prepared.warnings),
         harness={"version": __version__, "python": platform.python_version(),
                  "platform": platform.platform(),
-                 "containment": expected_containment(settings.worker, device.kind).to_dict()},
+                 "containment": expected_containment(settings.worker, device.kind).to_dict(),
+                 "head_start": False},
     )
     specs = phase_specs(prepared, settings)
     try:
@@ -92,7 +93,7 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
     # A folder with its own evaluator runs that instead: its worker is stopped at once,
     # so that no idle GPU context sits beside the evaluation.
     early = head.take("" if task.own_evaluator else device.kind) if head is not None else None
-    evaluation.harness["head_start"] = early is not None
+    evaluation.harness["head_start"] = early is not None  # False too after a syntax error
     if task.own_evaluator:
         return _finish(_own_evaluator(prepared, settings, specs, evaluation, progress), started)
     work = head.work if early is not None else Path(tempfile.mkdtemp(prefix="harness-run-"))

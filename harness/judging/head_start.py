@@ -21,7 +21,12 @@ from pathlib import Path
 from harness.judging.sandbox import WorkerProcess, become_subreaper
 from harness.settings import Settings
 
-_GPU_NODES = ("/dev/nvidiactl", "/dev/kfd")  # NVIDIA's control node; AMD's ROCm compute node
+# NVIDIA's control node; AMD's ROCm compute node; WSL2's GPU paravirtualisation node
+_GPU_NODES = ("/dev/nvidiactl", "/dev/kfd", "/dev/dxg")
+# Made by the driver at a process's first CUDA use on hosts that do not make it at boot;
+# a sandboxed worker cannot make it (no privilege changes) and its rules, built before,
+# would leave it out: the judge's own first use then goes first, as without a head start.
+_ON_DEMAND_NODE = "/dev/nvidia-uvm"
 
 
 def guess_device(requested: str | None) -> str:
@@ -34,6 +39,12 @@ def guess_device(requested: str | None) -> str:
     if hidden is not None and hidden.strip() in ("", "-1"):
         return "cpu"
     return "cuda" if any(Path(node).exists() for node in _GPU_NODES) else "cpu"
+
+
+def _device_files_ready(kind: str, control: str = _GPU_NODES[0],
+                        on_demand: str = _ON_DEMAND_NODE) -> bool:
+    """False where an NVIDIA GPU's unified-memory node does not exist yet."""
+    return kind != "cuda" or not Path(control).exists() or Path(on_demand).exists()
 
 
 def shm_folder() -> Path:
@@ -52,30 +63,43 @@ class HeadStart:
 
     def __init__(self, kind: str, settings: Settings) -> None:
         self.kind = kind
+        self.worker: WorkerProcess | None = None
+        self.shm_root: Path | None = None
         self.work = Path(tempfile.mkdtemp(prefix="harness-run-"))
         self.staging = self.work / "worker"
-        self.staging.mkdir()
-        self.shm_root = shm_folder()
-        worker = settings.for_device(kind).worker
-        self.worker: WorkerProcess | None = WorkerProcess(
-            worker, kind, readable=[self.staging], writable=[self.shm_root])
+        try:
+            self.staging.mkdir()
+            self.shm_root = shm_folder()
+            self.worker = WorkerProcess(settings.for_device(kind).worker, kind,
+                                        readable=[self.staging], writable=[self.shm_root])
+        except BaseException:
+            self.close()
+            raise
 
     @classmethod
     def begin(cls, settings: Settings, requested: str | None) -> HeadStart | None:
         """Start a worker for the device a run will most likely get; None where
         `worker.head_start` is off, or with `worker.pin_cpus` (the judge picks the
-        worker's core later), or where it could not start (the run then starts its own)."""
+        worker's core later), or before a GPU's first use on a host that makes its device
+        files on demand (below), or where it could not start (the run then starts its own
+        and reports what fails there)."""
         kind = guess_device(requested)
         worker = settings.for_device(kind).worker
-        if not worker.head_start or worker.pin_cpus:
+        if not worker.head_start or worker.pin_cpus or not _device_files_ready(kind):
             return None
         become_subreaper()  # as the judge does: the worker's orphans stay ours to reap
-        head = cls(kind, settings)
+        head = None
         try:
+            head = cls(kind, settings)
             head.worker.start()
-        except OSError:
-            head.close()
+        except Exception:  # noqa: BLE001 - e.g. the sandbox could not be set up in the child
+            if head is not None:
+                head.close()
             return None
+        except BaseException:
+            if head is not None:
+                head.close()
+            raise
         return head
 
     def take(self, kind: str) -> WorkerProcess | None:
@@ -94,4 +118,5 @@ class HeadStart:
             self.worker.close()
             self.worker = None
         shutil.rmtree(self.work, ignore_errors=True)
-        shutil.rmtree(self.shm_root, ignore_errors=True)
+        if self.shm_root is not None:
+            shutil.rmtree(self.shm_root, ignore_errors=True)

@@ -127,8 +127,9 @@ class WarmUp:
     """Warm up by time budget (after the first call), with a minimum number of calls.
 
     Calls, not samples: a sample of 15 calls on 15 inputs (nvfp4_group_gemm) counts 15,
-    so a task with many calls per sample warms up with one sample, as its contest's
-    evaluator warms up with its one checked pass over the inputs."""
+    so a task with many calls per sample whose sample outlasts the time budget warms up
+    with one sample, as its contest's evaluator warms up with its one checked pass over
+    the inputs."""
 
     def __init__(self, settings: TimingSettings, clock: Callable[[], float]) -> None:
         self.settings = settings

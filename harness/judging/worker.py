@@ -388,18 +388,20 @@ def _syntax(exc: SyntaxError) -> str:
     return f"{exc.msg} ({where}){pointer}"
 
 
-def _preload(device: str) -> None:
+def _preload(device: str) -> str:
     """Import torch and open the GPU's context before the judge's first message: a worker
     started ahead of the judge (head_start.py) does this while the judge imports torch.
-    A failure here is left for `Worker` to report, with the judge listening."""
+    A failure is reported later, with the judge listening: its description is returned
+    (empty when none), since `Worker`'s second try may fail otherwise."""
     try:
         import torch
 
         if device == "cuda":
             torch.cuda.set_device(0)  # as Worker.__init__: the context is created here
             torch.cuda.init()
-    except BaseException:  # noqa: BLE001, S110 - reported by Worker.__init__, which tries again
-        pass
+    except BaseException as exc:  # noqa: BLE001 - reported once the judge listens
+        return repr(exc)
+    return ""
 
 
 def main() -> None:
@@ -407,7 +409,7 @@ def main() -> None:
 
     hush_numpy_warning()  # torch is imported next: no NumPy warning as the submission's
     conn = Connection(int(sys.argv[1]))
-    _preload(sys.argv[2] if len(sys.argv) > 2 else "cpu")
+    preload_error = _preload(sys.argv[2] if len(sys.argv) > 2 else "cpu")
     try:
         init = conn.recv()
     except EOFError:  # the judge stopped before it needed this worker (a head start)
@@ -415,8 +417,9 @@ def main() -> None:
     try:
         worker = Worker(conn, init)
     except BaseException as exc:  # noqa: BLE001 - e.g. no usable GPU
+        first = f" (first attempt: {preload_error})" if preload_error else ""
         conn.send_bytes(encode({"event": Event.ERROR, "kind": "protocol",
-                                "message": f"the worker could not start: {exc!r}"}))
+                                "message": f"the worker could not start: {exc!r}{first}"}))
         return
     worker.serve()
 
