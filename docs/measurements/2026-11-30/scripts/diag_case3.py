@@ -9,10 +9,14 @@ window before the start event, 15 calls back to back, mean per call), in one pro
 under variants that each add one thing the harness does, interleaved over rounds:
 
   public   the same 15 inputs in every repeat, nothing else on the GPU;
-  fresh    the 15 inputs' contents rewritten before every repeat (the judge writes fresh
-           inputs into the same buffers between samples);
+  fresh    the 15 inputs' GPU tensors rewritten before every repeat (the judge writes
+           fresh inputs into the same buffers between samples);
+  refresh  their CPU tensors (the plain-layout scales, 13 MB for the 15 inputs) copied
+           before every repeat, as the worker refreshes its private copies from the
+           shared slots: on the CPU machine a 13 MB copy before 15 calls of this
+           submission's host work made them 21-33% slower (`benchmarks.md`, runs 28-32);
   context  another process holds an idle CUDA context on the GPU (the judge's);
-  both     fresh and context together.
+  all      fresh, refresh and context together.
 
     python docs/measurements/2026-11-30/scripts/diag_case3.py [--rounds 6] [--repeats 60]
 """
@@ -74,13 +78,19 @@ def main() -> None:
         assert ok, message
     torch.cuda.synchronize()
 
-    def timed(fresh: bool) -> float:
+    cpu = [t for d in data for pair in d[1] for t in pair]  # the plain-layout scales
+    cpu_copies = [t.clone() for t in cpu]
+
+    def timed(fresh: bool, refresh: bool) -> float:
         per_call = []
         for r in range(args.repeats):
             if fresh:
                 for d, s in zip(data, spares[r % len(spares)]):
                     _refill(d, s)
             torch.cuda.synchronize()
+            if refresh:  # as Worker._run before a sample: after the judge's work is done
+                for mine, shared in zip(cpu, cpu_copies):
+                    mine.copy_(shared)
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             torch.cuda._sleep(window)
             start.record()
@@ -91,16 +101,18 @@ def main() -> None:
             per_call.append(start.elapsed_time(end) * 1e3 / len(data))
         return statistics.fmean(per_call)
 
-    results: dict[str, list[float]] = {"public": [], "fresh": [], "context": [], "both": []}
+    results: dict[str, list[float]] = {"public": [], "fresh": [], "refresh": [], "context": [],
+                                       "all": []}
     for _ in range(args.rounds):
         for name in results:
             holder = None
-            if name in ("context", "both"):
+            if name in ("context", "all"):
                 holder = subprocess.Popen([sys.executable, "-c", HOLDER], stdin=subprocess.PIPE,
                                           stdout=subprocess.PIPE, text=True)
                 holder.stdout.readline()
             try:
-                results[name].append(timed(fresh=name in ("fresh", "both")))
+                results[name].append(timed(fresh=name in ("fresh", "all"),
+                                           refresh=name in ("refresh", "all")))
             finally:
                 if holder is not None:
                     holder.stdin.close()
