@@ -26,21 +26,19 @@ from harness.settings import ROOT
 def evaluate_request(request: dict[str, Any]) -> dict[str, Any]:
     """Run one evaluation in this process and return its result document (its worker
     started ahead of this process's import of torch, as `runner.py submit` does)."""
+    from contextlib import nullcontext
+
     from harness.judging.head_start import HeadStart
     from harness.options import RunOptions
     from harness.settings import Settings
 
     options = RunOptions.from_wire(request)
     settings = Settings.load(options.config)
-    head = HeadStart.begin(settings, options.device)
-    try:
+    with HeadStart.begin(settings, options.device) or nullcontext() as head:
         from harness.judging.evaluate import evaluate
         from harness.judging.prepare import prepare
 
         return evaluate(prepare(options), settings, head=head).to_dict()
-    finally:
-        if head is not None:
-            head.close()
 
 
 def main() -> int:

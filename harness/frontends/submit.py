@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 
 from rich.console import Console
@@ -22,12 +23,9 @@ def run_submit(opts: RunOptions, console: Console) -> int:
     except (ValueError, OSError) as exc:
         console.print(f"[red]error:[/] {exc}")
         return ExitCode.USAGE
-    head = HeadStart.begin(settings, opts.device) if Path(opts.file).is_file() else None
-    try:
+    begun = HeadStart.begin(settings, opts.device) if Path(opts.file).is_file() else None
+    with begun or nullcontext() as head:
         return _run(opts, console, settings, head)
-    finally:
-        if head is not None:
-            head.close()
 
 
 def _run(opts: RunOptions, console: Console, settings: Settings, head: HeadStart | None) -> int:

@@ -61,8 +61,8 @@ class HeadStart:
     """The run's folders and a worker already starting in them, until the judge takes it.
 
     `work`: the run's folder (the worker's staging folder is `work / "worker"`);
-    `shm_root`: the run's shared-memory folder. Call `close` when the evaluation is over:
-    it kills a worker nobody took and removes both folders."""
+    `shm_root`: the run's shared-memory folder. Call `close` (or leave its `with` block)
+    when the evaluation is over: it kills a worker nobody took and removes both folders."""
 
     def __init__(self, kind: str, settings: Settings) -> None:
         self.kind = kind
@@ -93,17 +93,21 @@ class HeadStart:
         become_subreaper()  # as the judge does: the worker's orphans stay ours to reap
         head = None
         try:
-            head = cls(kind, settings)
+            head = cls(kind, settings)  # removes what it made if it fails
             head.worker.start()
-        except Exception:  # noqa: BLE001 - e.g. the sandbox could not be set up in the child
+        except BaseException as exc:
             if head is not None:
                 head.close()
-            return None
-        except BaseException:
-            if head is not None:
-                head.close()
-            raise
+            if not isinstance(exc, Exception):  # an interrupt: not ours to swallow
+                raise
+            return None  # e.g. the sandbox could not be set up in the child
         return head
+
+    def __enter__(self) -> HeadStart:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def take(self, kind: str) -> WorkerProcess | None:
         """The started worker, for a run on `kind` (given once); None for another kind
