@@ -225,7 +225,9 @@ class MailWorker:
         try:
             while not self.stop.is_set():
                 if self.wake_delay is not None and time.monotonic() - start >= self.wake_delay:
-                    box.wake_pending()
+                    wake = box.wake_requested()
+                    if wake is not None:
+                        box.acknowledge_wake(wake)
                 request = box.pending(last)
                 if request is None:
                     time.sleep(0.0002)
