@@ -29,7 +29,6 @@ class TimingSettings:
     l2_flush_factor: float
     cpu_flush_bytes: int
     spin_seconds: float
-    rewarm_seconds: float
     mailbox: bool
     host_launch: str
     hidden_window_us: float

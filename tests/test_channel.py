@@ -225,9 +225,7 @@ class MailWorker:
         try:
             while not self.stop.is_set():
                 if self.wake_delay is not None and time.monotonic() - start >= self.wake_delay:
-                    wake = box.wake_requested()
-                    if wake is not None:
-                        box.acknowledge_wake(wake)
+                    box.wake_pending()
                 request = box.pending(last)
                 if request is None:
                     time.sleep(0.0002)

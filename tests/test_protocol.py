@@ -159,7 +159,7 @@ def test_a_new_mailbox_is_zeroed(tmp_path, boxes):
     judge, worker = boxes
     assert (tmp_path / "mailbox").read_bytes() == b"\0" * Mailbox.SIZE
     assert judge.reply_seq() == 0 and worker.pending(0) is None
-    assert worker.wake_requested() is None and judge.awake(0)
+    assert not worker.wake_pending() and judge.awake(0)
 
 
 def test_request_pending_answer_reply_round_trip(boxes):
@@ -267,15 +267,11 @@ def test_wake_and_awake(boxes):
     judge, worker = boxes
     judge.wake(3)
     assert not judge.awake(3)
-    assert worker.wake_requested() == 3
-    assert not judge.awake(3)  # seen, not yet acknowledged: the worker may rewarm first
-    worker.acknowledge_wake(3)
+    assert worker.wake_pending()
     assert judge.awake(3)
-    assert worker.wake_requested() is None  # acknowledged once
+    assert not worker.wake_pending()  # acknowledged once
     judge.wake(4)
-    assert not judge.awake(4) and worker.wake_requested() == 4
-    worker.acknowledge_wake(4)
-    assert judge.awake(4)
+    assert not judge.awake(4) and worker.wake_pending() and judge.awake(4)
 
 
 def test_close_with_a_view_still_alive(tmp_path):

@@ -128,7 +128,6 @@ class Judge(Sampling):
             "submission": self.task.submission_name, "shown_name": self.submission.name,
             "gpu_memory_fraction": self.settings.worker.gpu_memory_fraction,
             "spin_seconds": self.settings.timing.spin_seconds,
-            "rewarm_seconds": self.settings.timing.rewarm_seconds,
             "mailbox": self._open_channel(w),
             "sync": self.settings.timing.sync,
             "warm": self.settings.timing.warm,

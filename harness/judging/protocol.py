@@ -150,15 +150,13 @@ class Mailbox:
         return out
 
     # worker side
-    def wake_requested(self) -> int | None:
-        """The judge's wake request not yet acknowledged (it asks the worker to poll
-        hard before a call), or None."""
+    def wake_pending(self) -> bool:
+        """True (once acknowledged) when the judge asked the worker to poll hard."""
         req = self._get("<Q", self._WAKE_REQ)
-        return None if req == self._get("<Q", self._WAKE_ACK) else req
-
-    def acknowledge_wake(self, req: int) -> None:
-        """Tell the judge the worker is polling: its request may follow."""
+        if req == self._get("<Q", self._WAKE_ACK):
+            return False
         self._put("<Q", self._WAKE_ACK, req)
+        return True
 
     def pending(self, last: int) -> tuple[int, str, int, int] | None:
         """A new request: (sequence number, op, first slot, GPU sleep cycles)."""

@@ -60,7 +60,6 @@ class Worker:
         self.calls_per_sample = 1
         self.cuda = self.device == "cuda"
         self.spin_seconds = float(init.get("spin_seconds", 0.0))
-        self.rewarm_seconds = float(init.get("rewarm_seconds", 0.0))
         self.sync_device = init.get("sync", "device") != "event"
         self.warm_kernel = init.get("warm", "kernel") == "kernel"
         self.gc_freeze = bool(init.get("gc_freeze", False))
@@ -110,12 +109,9 @@ class Worker:
     def _wait_mail(self) -> bool:
         """Poll the mailbox and the pipe; True once a mailbox call was served.
 
-        Polls without pause for `spin_seconds`, then with short naps: a call must never
-        wait for a wake-up from a blocking read. A call after naps runs its host code
-        slower (run 35: 7.6% on nvfp4's case 3, against 12% faster after polling), so a
-        worker woken from naps polls `rewarm_seconds` more before it says it is awake."""
+        Polls without pause for `spin_seconds`, then with short sleeps: a call must
+        never wait for a wake-up from a blocking read."""
         spin_until = time.perf_counter() + self.spin_seconds
-        napped = False
         n = 0
         while True:
             pending = self.mailbox.pending(self.mail_seq)
@@ -123,25 +119,14 @@ class Worker:
                 self.mail_seq = pending[0]
                 self._mail(*pending)
                 return True
-            wake = self.mailbox.wake_requested()
-            if wake is not None:
-                if napped:
-                    self._poll_for(self.rewarm_seconds)
-                self.mailbox.acknowledge_wake(wake)
-                spin_until, napped = time.perf_counter() + self.spin_seconds, False
+            if self.mailbox.wake_pending():
+                spin_until = time.perf_counter() + self.spin_seconds
             n += 1
             if n % 64 == 0:
                 if self.conn.poll(0):
                     return False
                 if time.perf_counter() > spin_until:
                     time.sleep(0.0001)
-                    napped = True
-
-    def _poll_for(self, seconds: float) -> None:
-        """Poll the pipe without pause for `seconds` (the core wakes up; nothing is read)."""
-        until = time.perf_counter() + seconds
-        while time.perf_counter() < until:
-            self.conn.poll(0)
 
     # -- loading ---------------------------------------------------------------------
     def load(self, message: dict[str, Any]) -> None:
