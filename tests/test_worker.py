@@ -1,0 +1,68 @@
+"""The worker's wait for its next call (harness/judging/worker.py), on the CPU: a real
+Worker polls a real mailbox in a child process while the test plays the judge."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+
+import pytest
+
+from harness.judging.protocol import Mailbox
+from harness.judging.worker import Worker
+
+
+def _wait(conn, init: dict) -> None:
+    worker = Worker(conn, init)
+    conn.send_bytes(b"ready")
+    served = worker._wait_mail()
+    conn.send_bytes(b"served" if served else b"pipe")
+
+
+@pytest.fixture
+def waiting(tmp_path):
+    """Start a worker process in `_wait_mail` polling `spin` seconds before it naps;
+    yield the judge's mailbox and the judge's end of the pipe once it waits."""
+    started = []
+
+    def start(spin: float):
+        path = str(tmp_path / "mailbox")
+        judge = Mailbox(path, create=True)
+        judge_end, worker_end = multiprocessing.Pipe()
+        init = {"device": "cpu", "staging": str(tmp_path), "submission": "submission.py",
+                "mailbox": path, "spin_seconds": spin}
+        child = multiprocessing.get_context("fork").Process(target=_wait, args=(worker_end, init))
+        child.start()
+        assert judge_end.poll(60) and judge_end.recv_bytes() == b"ready"
+        started.append((judge, child))
+        return judge, judge_end
+
+    yield start
+    for judge, child in started:
+        child.join(timeout=10)
+        if child.is_alive():
+            child.kill()
+        judge.close()
+
+
+def _wake_delay(judge: Mailbox, n: int) -> float:
+    t0 = time.perf_counter()
+    judge.wake(n)
+    while not judge.awake(n):
+        assert time.perf_counter() - t0 < 10, "the worker never said it was awake"
+    return time.perf_counter() - t0
+
+
+@pytest.mark.parametrize("spin", [0.0, 30.0], ids=["napping", "polling"])
+def test_the_worker_answers_a_wake_within_a_nap(waiting, spin):
+    judge, judge_end = waiting(spin)
+    time.sleep(0.05)
+    assert _wake_delay(judge, 1) < 1.0  # naps of 0.1 ms, never a blocking read
+    judge_end.send_bytes(b"next")
+    assert judge_end.poll(10) and judge_end.recv_bytes() == b"pipe"
+
+
+def test_a_pipe_message_ends_the_wait(waiting):
+    _, judge_end = waiting(0.0)
+    judge_end.send_bytes(b"next")
+    assert judge_end.poll(10) and judge_end.recv_bytes() == b"pipe"
