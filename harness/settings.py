@@ -57,6 +57,7 @@ class IntegritySettings:
     gap_rel: float
     calibration_slack_us: float
     floor_margin: float
+    confirm_probes: int
     refuse_ranking_on: list[str]
 
 

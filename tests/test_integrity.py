@@ -6,6 +6,7 @@ from harness.judging.integrity import (
     check_clocks,
     clock_note,
     clock_samples,
+    confirmed_clocks,
     find_gpu,
     physics_floor,
 )
@@ -28,6 +29,59 @@ def test_hidden_work_is_flagged_and_timed_by_the_judge():
     check = check_clocks(reported, roundtrip, CAL, Settings.load().integrity)
     assert check.flagged and "outside the timed region" in check.message
     assert check.judge_mean_ns == pytest.approx(410_000)
+
+
+def _probe(extra_ns: float = 0.0) -> dict:
+    """A probe of 15 calls of 100 µs: the round trip holds them, the calibrated overhead
+    and `extra_ns` more."""
+    return {"ns": 100_000.0, "rt": 15 * 100_000.0 + 50_000 + extra_ns}
+
+
+class _More:
+    """The judge's source of more probes (a fake): each call takes one from a list."""
+
+    def __init__(self, replies: list) -> None:
+        self.replies, self.calls = list(replies), 0
+
+    def __call__(self):
+        self.calls += 1
+        return self.replies.pop(0) if self.replies else None
+
+
+def test_a_flag_on_two_probes_is_confirmed_on_more():
+    """One stall of the host (50 ms) in one of two probes flags alone (the median of two
+    is their mean); three more honest probes clear it."""
+    settings = Settings.load().integrity
+    more = _More([_probe(), _probe(), _probe()])
+    clocks, checked = confirmed_clocks([_probe(), _probe(50e6)], 15, CAL, settings, more)
+    assert settings.confirm_probes == 5 and len(checked) == 5 and more.calls == 3
+    assert not clocks.flagged
+
+
+def test_work_outside_the_timed_region_stays_flagged_after_confirmation():
+    settings = Settings.load().integrity
+    more = _More([_probe(3e6)] * 3)  # 200 µs of hidden work in every call
+    clocks, checked = confirmed_clocks([_probe(3e6), _probe(3e6)], 15, CAL, settings, more)
+    assert clocks.flagged and len(checked) == 5
+    assert clocks.judge_mean_ns == pytest.approx(15 * 100_000 + 3e6)
+
+
+def test_no_time_left_keeps_the_flag_on_the_probes_taken():
+    settings = Settings.load().integrity
+    more = _More([])
+    clocks, checked = confirmed_clocks([_probe(), _probe(50e6)], 15, CAL, settings, more)
+    assert clocks.flagged and len(checked) == 2 and more.calls == 1
+
+
+def test_no_flag_or_enough_probes_take_no_more():
+    settings = Settings.load().integrity
+    more = _More([_probe()] * 5)
+    clocks, checked = confirmed_clocks([_probe(), _probe()], 15, CAL, settings, more)
+    assert not clocks.flagged and more.calls == 0
+    many = [_probe(3e6)] * settings.confirm_probes
+    clocks, checked = confirmed_clocks(many, 15, CAL, settings, more)
+    assert clocks.flagged and more.calls == 0 and len(checked) == settings.confirm_probes
+    assert confirmed_clocks([], 15, CAL, settings, more) == (None, [])
 
 
 def test_allowance_grows_with_the_reported_time():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Callable
 
 from harness.settings import IntegritySettings, load_gpu_table
 
@@ -74,6 +74,36 @@ def check_clocks(
         )
     p90 = sorted(gaps)[min(len(gaps) - 1, int(0.9 * len(gaps)))]
     return ClockCheck(flagged, gap, p90, calibration.median_ns, allowed, judge_mean, message)
+
+
+def confirmed_clocks(
+    checked: list[dict], per: int, calibration: Calibration, settings: IntegritySettings,
+    more: Callable[[], dict | None],
+) -> tuple[ClockCheck | None, list[dict]]:
+    """The two-clock check on the `checked` samples (replies with the reported `ns` per
+    call and the judge's round trip `rt` for `per` calls), and the samples it ran on.
+
+    A flag raised on fewer than `settings.confirm_probes` samples is checked again with
+    more probes from `more` (None once no time is left): with two probes, one stall of the
+    host in one of them is a flag, while work outside the timed region shows on every
+    probe and stays flagged.
+    """
+    def check(samples: list[dict]) -> ClockCheck | None:
+        if not samples:
+            return None
+        return check_clocks([float(r["ns"]) * per for r in samples], [r["rt"] for r in samples],
+                            calibration, settings)
+
+    clocks = check(checked)
+    if clocks is None or not clocks.flagged or len(checked) >= settings.confirm_probes:
+        return clocks, checked
+    checked = list(checked)
+    while len(checked) < settings.confirm_probes:
+        reply = more()
+        if reply is None:
+            break
+        checked.append(reply)
+    return check(checked), checked
 
 
 def calibration_disturbed(

@@ -23,8 +23,8 @@ from harness.judging.devices import ClockReading
 from harness.judging.integrity import (
     Calibration,
     calibration_disturbed,
-    check_clocks,
     clock_samples,
+    confirmed_clocks,
     physics_floor,
 )
 from harness.judging.phases import PhaseSpec
@@ -197,20 +197,29 @@ class Sampling:
         if not rule.samples:
             raise CaseFailure(Status.TIMED_OUT, "no call could be timed within the phase's time limit")
         stats = summarize(rule.samples)
+
+        def more() -> dict | None:
+            """One more probe for a flag seen on few samples (off the score)."""
+            nonlocal call
+            if self.clock() >= deadline - 0.5:
+                return None
+            reply = self._sample(box, case, plan, call, 0, deadline, f"confirming call {call}")
+            call += per
+            return reply
+
+        clocks, checked = confirmed_clocks(clock_samples(window, probes, timed), per,
+                                           calibration, self.settings.integrity, more)
         result.stats = stats.to_dict()
         result.checked_calls += call - per
         result.score_ns = stats.mean
         result.host_launch_ns = host_launch_ns(probes, replies)
-        checked = clock_samples(window, probes, timed)
-        clocks = check_clocks([float(r["ns"]) * per for r in checked], [r["rt"] for r in checked],
-                              calibration, self.settings.integrity) if checked else None
         result.integrity = {"stopped": rule.reason,
                             "clocks": clocks.to_dict() if clocks else
                             {"applied": False, "reason": "no probe sample within the time limit"},
                             "timing_seconds": self.clock() - timing_started,
                             "calibration": vars(calibration),
                             "hidden_window_us": window, "calls_per_sample": per,
-                            "worker_says": _medians(checked)}
+                            "clock_samples": len(checked), "worker_says": _medians(checked)}
         if window > 0 and probes:
             result.integrity["launch_counted"] = summarize([float(r["ns"]) for r in probes]).to_dict()
         disturbed = calibration_disturbed(self.base_calibration, calibration,
