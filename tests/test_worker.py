@@ -31,7 +31,7 @@ def waiting(tmp_path):
         judge_end, worker_end = multiprocessing.Pipe()
         init = {"device": "cpu", "staging": str(tmp_path), "submission": "submission.py",
                 "mailbox": path, "spin_seconds": spin}
-        child = multiprocessing.get_context("fork").Process(target=_wait, args=(worker_end, init))
+        child = multiprocessing.get_context("spawn").Process(target=_wait, args=(worker_end, init))
         child.start()
         assert judge_end.poll(60) and judge_end.recv_bytes() == b"ready"
         started.append((judge, child))
