@@ -53,6 +53,7 @@ from harness.judging.verdicts import (
     CaseFailure,
     load_error_verdict,
 )
+from harness.judging.worker import compiler_hint
 from harness.loading.task_folder import Reference, Task, TaskError
 from harness.results.document import CaseResult, PhaseResult
 from harness.settings import Settings
@@ -119,7 +120,8 @@ class Judge(Sampling):
                 w.close()  # started before the judge chose the worker's core
             w = WorkerProcess(self.settings.worker, self.device.kind,
                               cpus=self.cpus.worker if self.cpus else None,
-                              readable=[self.staging], writable=[self.shm_root])
+                              readable=[self.staging], writable=[self.shm_root],
+                              compiler=compiler_hint(self.submission))
             w.start()
         self.worker = w
         self.containment = w.containment

@@ -189,11 +189,13 @@ class WorkerProcess:
 
     def __init__(self, settings: WorkerSettings, device: str, keep_scratch: bool = False,
                  cpus: frozenset[int] | None = None, readable: list[Path] | None = None,
-                 writable: list[Path] | None = None) -> None:
+                 writable: list[Path] | None = None, compiler: bool = False) -> None:
         """`readable`: the staged task folder; `writable`: the run's shared-memory folder
-        (the sandbox allows these beside the scratch folder and the system's paths)."""
+        (the sandbox allows these beside the scratch folder and the system's paths);
+        `compiler`: the worker imports torch.compile's modules as it starts."""
         self.settings = settings
         self.device = device
+        self.compiler = compiler
         self.cpus = cpus
         self.readable, self.writable = list(readable or []), list(writable or [])
         self.scratch = Path(tempfile.mkdtemp(prefix="harness-worker-"))
@@ -210,7 +212,8 @@ class WorkerProcess:
                                                 self.readable, self.writable, self.cpus)
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "harness.judging.worker", str(child.fileno()), self.device],
+                [sys.executable, "-m", "harness.judging.worker", str(child.fileno()), self.device,
+                 *(["compiler"] if self.compiler else [])],
                 pass_fds=[child.fileno()],
                 cwd=self.scratch,
                 env=env,
