@@ -15,7 +15,6 @@ from harness.judging.head_start import HeadStart, _device_files_ready, guess_dev
 from harness.settings import Settings
 
 ADD = ROOT / "submissions" / "vectoradd" / "add_torch.py"
-COMPILED = ROOT / "tests" / "submissions" / "vectoradd" / "compiled.py"
 
 
 def _settings(tmp_path: Path, **worker) -> Settings:
@@ -143,25 +142,3 @@ def test_no_head_start_before_the_gpus_device_files_exist(tmp_path):
     assert _device_files_ready("cpu", str(control), str(uvm))
     uvm.touch()
     assert _device_files_ready("cuda", str(control), str(uvm))
-
-
-def _cmdline(pid: int) -> list[str]:
-    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
-
-
-@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads /proc")
-def test_a_submission_naming_torch_compile_gets_a_worker_that_imports_it(tmp_path):
-    for submission, compiler in ((COMPILED, True), (ADD, False)):
-        head = HeadStart.begin(Settings.load(), "cpu", submission)
-        assert head is not None
-        try:
-            assert ("compiler" in _cmdline(head.worker.proc.pid)) is compiler
-        finally:
-            head.close()
-
-
-def test_a_torch_compile_submission_passes_with_its_compiler_preloaded(tmp_path):
-    run = run_cli("submit", str(COMPILED), "--task", "vectoradd", "--mode", "test",
-                  "--device", "cpu", "--no-record", json_path=tmp_path / "r.json")
-    assert run.rc == 0, run.out
-    assert run.doc["passed"] and run.doc["harness"]["head_start"] is True

@@ -34,7 +34,7 @@ def evaluate_request(request: dict[str, Any]) -> dict[str, Any]:
 
     options = RunOptions.from_wire(request)
     settings = Settings.load(options.config)
-    with HeadStart.begin(settings, options.device, options.file) or nullcontext() as head:
+    with HeadStart.begin(settings, options.device) or nullcontext() as head:
         from harness.judging.evaluate import evaluate
         from harness.judging.prepare import prepare
 

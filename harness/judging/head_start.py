@@ -22,7 +22,6 @@ import tempfile
 from pathlib import Path
 
 from harness.judging.sandbox import WorkerProcess, become_subreaper
-from harness.judging.worker import compiler_hint
 from harness.settings import Settings
 
 # NVIDIA's control node; AMD's ROCm compute node; WSL2's GPU paravirtualisation node
@@ -65,7 +64,7 @@ class HeadStart:
     `shm_root`: the run's shared-memory folder. Call `close` (or leave its `with` block)
     when the evaluation is over: it kills a worker nobody took and removes both folders."""
 
-    def __init__(self, kind: str, settings: Settings, compiler: bool = False) -> None:
+    def __init__(self, kind: str, settings: Settings) -> None:
         self.kind = kind
         self.worker: WorkerProcess | None = None
         self.shm_root: Path | None = None
@@ -75,17 +74,14 @@ class HeadStart:
             self.staging.mkdir()
             self.shm_root = shm_folder()
             self.worker = WorkerProcess(settings.for_device(kind).worker, kind,
-                                        readable=[self.staging], writable=[self.shm_root],
-                                        compiler=compiler)
+                                        readable=[self.staging], writable=[self.shm_root])
         except BaseException:
             self.close()
             raise
 
     @classmethod
-    def begin(cls, settings: Settings, requested: str | None,
-              submission: str | os.PathLike | None = None) -> HeadStart | None:
-        """Start a worker for the device a run will most likely get (importing
-        torch.compile's modules too where `submission` names it); None where
+    def begin(cls, settings: Settings, requested: str | None) -> HeadStart | None:
+        """Start a worker for the device a run will most likely get; None where
         `worker.head_start` is off, or with `worker.pin_cpus` (the judge picks the
         worker's core later), or before a GPU's first use on a host that makes its device
         files on demand (below), or where it could not start (the run then starts its own
@@ -97,8 +93,7 @@ class HeadStart:
         become_subreaper()  # as the judge does: the worker's orphans stay ours to reap
         head = None
         try:
-            compiler = submission is not None and compiler_hint(submission)
-            head = cls(kind, settings, compiler)  # removes what it made if it fails
+            head = cls(kind, settings)  # removes what it made if it fails
             head.worker.start()
         except BaseException as exc:
             if head is not None:

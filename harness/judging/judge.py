@@ -53,7 +53,6 @@ from harness.judging.verdicts import (
     CaseFailure,
     load_error_verdict,
 )
-from harness.judging.worker import compiler_hint
 from harness.loading.task_folder import Reference, Task, TaskError
 from harness.results.document import CaseResult, PhaseResult
 from harness.settings import Settings
@@ -120,8 +119,7 @@ class Judge(Sampling):
                 w.close()  # started before the judge chose the worker's core
             w = WorkerProcess(self.settings.worker, self.device.kind,
                               cpus=self.cpus.worker if self.cpus else None,
-                              readable=[self.staging], writable=[self.shm_root],
-                              compiler=compiler_hint(self.submission))
+                              readable=[self.staging], writable=[self.shm_root])
             w.start()
         self.worker = w
         self.containment = w.containment

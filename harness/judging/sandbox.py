@@ -189,13 +189,11 @@ class WorkerProcess:
 
     def __init__(self, settings: WorkerSettings, device: str, keep_scratch: bool = False,
                  cpus: frozenset[int] | None = None, readable: list[Path] | None = None,
-                 writable: list[Path] | None = None, compiler: bool = False) -> None:
+                 writable: list[Path] | None = None) -> None:
         """`readable`: the staged task folder; `writable`: the run's shared-memory folder
-        (the sandbox allows these beside the scratch folder and the system's paths);
-        `compiler`: the worker imports torch.compile's modules as it starts."""
+        (the sandbox allows these beside the scratch folder and the system's paths)."""
         self.settings = settings
         self.device = device
-        self.compiler = compiler
         self.cpus = cpus
         self.readable, self.writable = list(readable or []), list(writable or [])
         self.scratch = Path(tempfile.mkdtemp(prefix="harness-worker-"))
@@ -212,8 +210,7 @@ class WorkerProcess:
                                                 self.readable, self.writable, self.cpus)
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "harness.judging.worker", str(child.fileno()), self.device,
-                 *(["compiler"] if self.compiler else [])],
+                [sys.executable, "-m", "harness.judging.worker", str(child.fileno()), self.device],
                 pass_fds=[child.fileno()],
                 cwd=self.scratch,
                 env=env,

@@ -4,7 +4,7 @@ It runs untrusted code, so it decides nothing: it times calls with device events
 the host clock on the CPU), copies outputs into the judge's shared buffers and reports.
 The judge checks every claim against its own clock and its own reference.
 
-Usage (by the judge only): python -m harness.judging.worker FD DEVICE [compiler]
+Usage (by the judge only): python -m harness.judging.worker FD DEVICE
 """
 
 from __future__ import annotations
@@ -18,17 +18,11 @@ import traceback
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
-import re
 from typing import Any
 
 from harness.judging.protocol import Event, encode
 
 _TRACE_LIMIT = 12000
-# What torch.compile imports at its first call: 4-7 s of a fresh process where bytecode is
-# compiled from source (as on the H200 machines), 3 s with a bytecode cache (this CPU machine).
-COMPILER_MODULES = ("torch._dynamo", "torch._inductor.compile_fx")
-_COMPILER_USE = re.compile(r"\btorch\s*\.\s*(?:compile|_dynamo|_inductor)\b"
-                           r"|\bfrom\s+torch\s+import\s+[^\n]*\bcompile\b")
 _NEEDS_GPU_SIGNS = (
     "Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "active drivers",
     "cannot be accessed from Triton", "No CUDA GPUs are available", "CUDA driver",
@@ -394,35 +388,9 @@ def _syntax(exc: SyntaxError) -> str:
     return f"{exc.msg} ({where}){pointer}"
 
 
-def uses_compiler(source: str) -> bool:
-    """Whether a submission's code (not its comments or strings) names torch.compile, or
-    its dynamo and inductor parts: its worker then imports the compiler as it starts."""
-    import io
-    import tokenize
-
-    keep = {tokenize.NAME: None, tokenize.OP: None, tokenize.NEWLINE: "\n"}
-    try:
-        code = " ".join(keep[t.type] or t.string
-                        for t in tokenize.generate_tokens(io.StringIO(source).readline)
-                        if t.type in keep)
-    except (tokenize.TokenError, SyntaxError):  # not Python: the raw text decides
-        code = source
-    return bool(_COMPILER_USE.search(code))
-
-
-def compiler_hint(submission: str | os.PathLike) -> bool:
-    """`uses_compiler` for a submission file (False when it cannot be read)."""
-    try:
-        return uses_compiler(Path(submission).read_text(errors="replace"))
-    except OSError:
-        return False
-
-
-def _preload(device: str, compiler: bool = False) -> str:
+def _preload(device: str) -> str:
     """Import torch and open the GPU's context before the judge's first message: a worker
     started ahead of the judge (head_start.py) does this while the judge imports torch.
-    With `compiler`, torch.compile's modules too, which the submission's first call would
-    import on its clock of the first case (not a timed one) but after the judge's start-up.
     A failure is reported later, with the judge listening: its description is returned
     (empty when none), since `Worker`'s second try may fail otherwise."""
     try:
@@ -433,12 +401,6 @@ def _preload(device: str, compiler: bool = False) -> str:
             torch.cuda.init()
     except BaseException as exc:  # noqa: BLE001 - reported once the judge listens
         return repr(exc)
-    if compiler:
-        for name in COMPILER_MODULES:
-            try:
-                importlib.import_module(name)
-            except BaseException:  # noqa: BLE001 - the submission's own import reports it
-                break
     return ""
 
 
@@ -447,8 +409,7 @@ def main() -> None:
 
     hush_numpy_warning()  # torch is imported next: no NumPy warning as the submission's
     conn = Connection(int(sys.argv[1]))
-    preload_error = _preload(sys.argv[2] if len(sys.argv) > 2 else "cpu",
-                             compiler="compiler" in sys.argv[3:])
+    preload_error = _preload(sys.argv[2] if len(sys.argv) > 2 else "cpu")
     try:
         init = conn.recv()
     except EOFError:  # the judge stopped before it needed this worker (a head start)
