@@ -26,6 +26,8 @@ class TimingSettings:
     target_rse: float
     ring_slots: int
     calibration_calls: int
+    calibration_min_calls: int
+    calibration_seconds: float
     l2_flush_factor: float
     cpu_flush_bytes: int
     spin_seconds: float

@@ -81,8 +81,16 @@ class Sampling:
         return rt - float(reply["ns"])
 
     def _calibrate(self, deadline: float) -> Calibration:
-        timeout = max(deadline - self.clock(), 1.0)
-        gaps = [self._noop_gap(timeout) for _ in range(self.settings.timing.calibration_calls)]
+        """The case's no-op gaps: `calibration_calls` of them, or fewer (never below
+        `calibration_min_calls`) once `calibration_seconds` have passed."""
+        timing = self.settings.timing
+        started = self.clock()
+        timeout = max(deadline - started, 1.0)
+        gaps: list[float] = []
+        while len(gaps) < timing.calibration_calls and (
+                len(gaps) < timing.calibration_min_calls
+                or self.clock() - started < timing.calibration_seconds):
+            gaps.append(self._noop_gap(timeout))
         return Calibration.from_gaps(gaps)
 
     def _sample(self, box: CaseBuffers, case: dict, plan: SeedPlan, call: int, ahead: int,

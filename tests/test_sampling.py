@@ -1,0 +1,53 @@
+"""The judge's sampling half (harness/judging/sampling.py), with a fake clock and fake
+no-op calls."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.judging.sampling import Sampling
+from harness.settings import Settings
+
+
+class FakeJudge(Sampling):
+    """Just what `_calibrate` uses: settings, a clock, and no-op calls that take
+    `noop_seconds` of that clock each."""
+
+    def __init__(self, noop_seconds: float, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings.load()
+        self.now, self.noop_seconds, self.noops = 100.0, noop_seconds, 0
+
+    def clock(self) -> float:
+        return self.now
+
+    def _noop_gap(self, timeout: float) -> float:
+        self.noops += 1
+        self.now += self.noop_seconds
+        return 50_000.0 + self.noops  # ns
+
+
+def test_light_no_ops_calibrate_with_every_call():
+    judge = FakeJudge(noop_seconds=0.0005)  # vectoradd: 40 take 20 ms
+    calibration = judge._calibrate(deadline=200.0)
+    assert judge.noops == calibration.calls == 40
+
+
+def test_heavy_no_ops_stop_at_the_minimum_after_the_time_budget():
+    judge = FakeJudge(noop_seconds=0.025)  # nvfp4's case 0: 40 would take 1 s
+    calibration = judge._calibrate(deadline=200.0)
+    timing = judge.settings.timing
+    assert timing.calibration_seconds == pytest.approx(0.25) and timing.calibration_min_calls == 10
+    assert judge.noops == calibration.calls == 10
+    assert calibration.median_ns == pytest.approx(50_005.5)
+
+
+def test_middling_no_ops_stop_once_the_budget_is_spent():
+    judge = FakeJudge(noop_seconds=0.011)
+    judge._calibrate(deadline=200.0)
+    assert judge.noops == 23  # the first past 0.25 s of 11 ms no-ops
+
+
+def test_the_cpu_section_keeps_its_ten_calls():
+    judge = FakeJudge(noop_seconds=0.001, settings=Settings.load().for_device("cpu"))
+    judge._calibrate(deadline=200.0)
+    assert judge.noops == 10
