@@ -34,6 +34,7 @@ class TimingSettings:
     mailbox: bool
     host_launch: str
     hidden_window_us: float
+    min_ahead_us: float
     probe_every: int
     sync: str
     warm: str

@@ -140,12 +140,16 @@ def test_hidden_window_follows_the_task_then_the_default():
 
 def test_gpu_sleep_covers_the_launch_but_never_exceeds_the_window():
     mhz = 2000.0
-    # 10 µs of host time per call: 1.5 x 10 + 20 = 35 µs of sleep, in SM cycles
-    assert ahead_cycles(100, 10_000, 1, mhz) == int(35 * mhz)
-    # fifteen calls per sample: the sleep covers the whole sample's launch
-    assert ahead_cycles(20000, 10_000, 15, mhz) == int((1.5 * 150 + 20) * mhz)
+    # a window up to the floor is slept whole, whatever the recent launches: one launch
+    # slower than the last ones is hidden as the contest's flush hides it
+    assert ahead_cycles(100, 10_000, 1, mhz) == int(100 * mhz)
+    assert ahead_cycles(100, 10_000, 1, mhz, floor_us=50) == int(50 * mhz)  # 1.5 x 10 + 20 = 35
+    # a long window: sized from the sample's launch (fifteen calls of 100 µs), at least the floor
+    assert ahead_cycles(20000, 100_000, 15, mhz) == int((1.5 * 1500 + 20) * mhz)
+    assert ahead_cycles(20000, 10_000, 15, mhz) == int(1000 * mhz)  # 245 µs: the floor
     # a host time past the window is hidden only up to the window, as in the contest
     assert ahead_cycles(100, 1_000_000, 1, mhz) == int(100 * mhz)
+    assert ahead_cycles(20000, 10_000_000, 15, mhz) == int(20000 * mhz)
     assert ahead_cycles(0, 10_000, 1, mhz) == 0
 
 

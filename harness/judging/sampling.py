@@ -65,7 +65,8 @@ class Sampling:
         return hidden_window_us(self.settings.timing, self.task.timing, self.device.kind)
 
     def _ahead_cycles(self, window_us: float, host_ns: float, calls: int) -> int:
-        return ahead_cycles(window_us, host_ns, calls, self.device.clocks.get("sm_max_mhz") or 2000.0)
+        return ahead_cycles(window_us, host_ns, calls, self.device.clocks.get("sm_max_mhz") or 2000.0,
+                            self.settings.timing.min_ahead_us)
 
     def _roundtrip(self, message: dict, timeout: float) -> tuple[dict, float]:
         """Flush, send, wait: the worker's reply and the judge's round-trip time (ns)."""
