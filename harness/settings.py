@@ -47,6 +47,12 @@ class TimingSettings:
             raise ValueError(f"timing.warm must be kernel or event, not {self.warm!r}")
         if self.host_launch not in ("hidden", "counted"):
             raise ValueError(f"timing.host_launch must be hidden or counted, not {self.host_launch!r}")
+        if not 1 <= self.calibration_min_calls <= self.calibration_calls:
+            raise ValueError("timing.calibration_min_calls must be 1 or more and at most "
+                             f"timing.calibration_calls ({self.calibration_calls}), not "
+                             f"{self.calibration_min_calls!r}")
+        if self.min_ahead_us < 0:
+            raise ValueError(f"timing.min_ahead_us must be 0 or more, not {self.min_ahead_us!r}")
         if self.probe_every < 2:
             raise ValueError("timing.probe_every must be 2 or more (every probe is a sample "
                              f"whose launch is not hidden), not {self.probe_every!r}")

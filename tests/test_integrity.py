@@ -134,3 +134,12 @@ def test_clocks_are_compared_on_probes_only_behind_a_hidden_window():
     assert clock_samples(20000.0, probes, timed) == ["probe"]
     assert clock_samples(20000.0, [], timed) == []
     assert clock_samples(0.0, [], timed) == timed
+
+
+def test_one_stall_in_ten_calibration_gaps_is_not_their_p90():
+    """Heavy no-ops stop at ten (timing.calibration_min_calls): a stall among them must not
+    become the spread that widens the two-clock check's allowance threefold."""
+    calibration = Calibration.from_gaps([25e6] * 9 + [75e6])
+    assert calibration.median_ns == 25e6 and calibration.p90_ns == 25e6
+    assert Calibration.from_gaps([1.0, 2.0]).p90_ns == 1.0
+    assert Calibration.from_gaps(list(range(40))).p90_ns == 35

@@ -33,7 +33,7 @@ def test_light_no_ops_calibrate_with_every_call():
 
 
 def test_heavy_no_ops_stop_at_the_minimum_after_the_time_budget():
-    judge = FakeJudge(noop_seconds=0.025)  # nvfp4's case 0: 40 would take 1 s
+    judge = FakeJudge(noop_seconds=0.03)  # nvfp4's case 0 (25 ms): 40 would take 1 s
     calibration = judge._calibrate(deadline=200.0)
     timing = judge.settings.timing
     assert timing.calibration_seconds == pytest.approx(0.25) and timing.calibration_min_calls == 10
@@ -45,6 +45,14 @@ def test_middling_no_ops_stop_once_the_budget_is_spent():
     judge = FakeJudge(noop_seconds=0.011)
     judge._calibrate(deadline=200.0)
     assert judge.noops == 23  # the first past 0.25 s of 11 ms no-ops
+
+
+@pytest.mark.parametrize("least, most", [(0, 40), (20, 10)])
+def test_settings_refuse_a_minimum_outside_one_to_the_count(tmp_path, least, most):
+    extra = tmp_path / "c.yaml"
+    extra.write_text(f"timing:\n  calibration_min_calls: {least}\n  calibration_calls: {most}\n")
+    with pytest.raises(ValueError, match="calibration_min_calls"):
+        Settings.load(extra)
 
 
 def test_the_cpu_section_keeps_its_ten_calls():

@@ -142,15 +142,19 @@ def test_gpu_sleep_covers_the_launch_but_never_exceeds_the_window():
     mhz = 2000.0
     # a window up to the floor is slept whole, whatever the recent launches: one launch
     # slower than the last ones is hidden as the contest's flush hides it
-    assert ahead_cycles(100, 10_000, 1, mhz) == int(100 * mhz)
-    assert ahead_cycles(100, 10_000, 1, mhz, floor_us=50) == int(50 * mhz)  # 1.5 x 10 + 20 = 35
+    floor = Settings.load().timing.min_ahead_us
+    assert floor == 1000
+    assert ahead_cycles(100, 10_000, 1, mhz, floor) == int(100 * mhz)
+    assert ahead_cycles(1000, 10_000, 1, mhz, floor) == int(1000 * mhz)  # the floor's length
+    # a floor of 50 µs wins over the launch's 1.5 x 10 + 20 = 35 µs
+    assert ahead_cycles(100, 10_000, 1, mhz, 50) == int(50 * mhz)
     # a long window: sized from the sample's launch (fifteen calls of 100 µs), at least the floor
-    assert ahead_cycles(20000, 100_000, 15, mhz) == int((1.5 * 1500 + 20) * mhz)
-    assert ahead_cycles(20000, 10_000, 15, mhz) == int(1000 * mhz)  # 245 µs: the floor
+    assert ahead_cycles(20000, 100_000, 15, mhz, floor) == int((1.5 * 1500 + 20) * mhz)
+    assert ahead_cycles(20000, 10_000, 15, mhz, floor) == int(1000 * mhz)  # 245 µs: the floor
     # a host time past the window is hidden only up to the window, as in the contest
-    assert ahead_cycles(100, 1_000_000, 1, mhz) == int(100 * mhz)
-    assert ahead_cycles(20000, 10_000_000, 15, mhz) == int(20000 * mhz)
-    assert ahead_cycles(0, 10_000, 1, mhz) == 0
+    assert ahead_cycles(100, 1_000_000, 1, mhz, floor) == int(100 * mhz)
+    assert ahead_cycles(20000, 10_000_000, 15, mhz, floor) == int(20000 * mhz)
+    assert ahead_cycles(0, 10_000, 1, mhz, floor) == 0
 
 
 def test_laps_charge_each_step_its_own_time_and_add_repeats():

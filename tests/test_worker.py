@@ -31,17 +31,25 @@ def waiting(tmp_path):
         judge_end, worker_end = multiprocessing.Pipe()
         init = {"device": "cpu", "staging": str(tmp_path), "submission": "submission.py",
                 "mailbox": path, "spin_seconds": spin}
-        child = multiprocessing.get_context("spawn").Process(target=_wait, args=(worker_end, init))
+        child = multiprocessing.get_context("spawn").Process(
+            target=_wait, args=(worker_end, init), daemon=True)
+        started.append((judge, judge_end, child))
         child.start()
-        assert judge_end.poll(60) and judge_end.recv_bytes() == b"ready"
-        started.append((judge, child))
+        worker_end.close()  # the child's now: a child that dies closes the pipe
+        deadline = time.monotonic() + 60
+        while not judge_end.poll(0.1):
+            assert child.exitcode is None, f"the worker exited with {child.exitcode}"
+            assert time.monotonic() < deadline, "the worker never started"
+        assert judge_end.recv_bytes() == b"ready"
         return judge, judge_end
 
     yield start
-    for judge, child in started:
+    for judge, judge_end, child in started:
+        judge_end.close()
         child.join(timeout=10)
         if child.is_alive():
             child.kill()
+            child.join(timeout=10)
         judge.close()
 
 
@@ -50,6 +58,7 @@ def _wake_delay(judge: Mailbox, n: int) -> float:
     judge.wake(n)
     while not judge.awake(n):
         assert time.perf_counter() - t0 < 10, "the worker never said it was awake"
+        time.sleep(0)  # let a polling worker have the core on a two-core machine
     return time.perf_counter() - t0
 
 

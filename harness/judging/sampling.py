@@ -82,8 +82,8 @@ class Sampling:
         return rt - float(reply["ns"])
 
     def _calibrate(self, deadline: float) -> Calibration:
-        """The case's no-op gaps: `calibration_calls` of them, or fewer (never below
-        `calibration_min_calls`) once `calibration_seconds` have passed."""
+        """The case's no-op gaps: `calibration_calls` of them, or, once
+        `calibration_seconds` have passed, no more than `calibration_min_calls`."""
         timing = self.settings.timing
         started = self.clock()
         timeout = max(deadline - started, 1.0)
@@ -208,9 +208,11 @@ class Sampling:
         stats = summarize(rule.samples)
 
         def more() -> dict | None:
-            """One more probe for a flag seen on few samples (off the score)."""
+            """One more probe for a flag seen on few samples (off the score), where two of
+            the longest round trips so far still fit before the phase's deadline."""
             nonlocal call
-            if self.clock() >= deadline - 0.5:
+            longest = max((float(r["rt"]) for r in replies), default=0.0) / 1e9
+            if self.clock() + 2 * longest >= deadline - 0.5:
                 return None
             reply = self._sample(box, case, plan, call, 0, deadline, f"confirming call {call}")
             call += per

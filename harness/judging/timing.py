@@ -169,7 +169,7 @@ def hidden_window_us(timing: TimingSettings, task_timing: dict, device_kind: str
 
 
 def ahead_cycles(window_us: float, host_ns: float, calls: int, sm_mhz: float,
-                 floor_us: float = 1000.0) -> int:
+                 floor_us: float) -> int:
     """GPU sleep (SM cycles) before the start event: the whole window where it is no
     longer than `floor_us`; past that, long enough to hide the host's launch of one sample
     of `calls` calls (`host_ns` per call, from the worker's recent samples, with a margin),

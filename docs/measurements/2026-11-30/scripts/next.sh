@@ -7,7 +7,7 @@
 #    samples (22-61 µs against a median of 6.3 µs in run 36);
 #  - per-case calibration capped at 0.25 s past 10 no-ops (2ee99f1): nvfp4's case 0
 #    calibration took 0.99-1.06 s; its benchmark wall should fall by about 1.2 s;
-#  - a two-clock flag on fewer than 5 samples confirmed on more probes (ecfe6e1; run 37
+#  - a two-clock flag on fewer than 5 samples confirmed on more probes (61cef37; run 37
 #    ran it once, without a flag).
 # Then the GPU tests. Files straight under $OUT (at most 8 come back).
 set -u
