@@ -128,9 +128,24 @@ def _where_time_went(doc: dict) -> dict:
                    "timing_s": (c.get("integrity") or {}).get("timing_seconds"),
                    "stopped": (c.get("integrity") or {}).get("stopped"),
                    "flags": c.get("flags", []), "parts_s": c.get("wall_parts", {}),
-                   "stats": c.get("stats")}
+                   "stats": c.get("stats"), "clocks": _clocks(c)}
                   for c in phase["cases"]],
     }
+
+
+def _clocks(case: dict) -> dict:
+    """A case's two-clock check: what it found, on how many samples, and the worker's own
+    account of where its time went (to tell a stall from work outside the timed region)."""
+    integrity = case.get("integrity") or {}
+    return {"check": integrity.get("clocks"), "samples": integrity.get("clock_samples"),
+            "worker_says": integrity.get("worker_says")}
+
+
+def flagged_cases(doc: dict) -> str:
+    """The run line's mark for a harness run whose cases carry flags (' [flagged: case 0,
+    3]'), else ''."""
+    cases = [str(i) for i, c in enumerate(_first_phase(doc)["cases"]) if c.get("flags")]
+    return f" [flagged: case {', '.join(cases)}]" if cases else ""
 
 
 def geomean(values: list[float]) -> float:
@@ -177,7 +192,7 @@ def main() -> int:
                 "where_time_went": _where_time_went(doc),
             })
             print(f"   run {i + 1}: public {wall:.1f} s {_fmt(means)} | harness {h_wall:.1f} s "
-                  f"{_fmt(h_means)}", flush=True)
+                  f"{_fmt(h_means)}{flagged_cases(doc)}", flush=True)
             (args.out / "parity.json").write_text(json.dumps(report, indent=2))
         if not args.skip_test_mode:
             _, pw, pok = public_run(pair, "test", tmp)

@@ -147,6 +147,22 @@ def test_contest_parity_help_and_pairs(tmp_path):
     assert {p["eval"].name for p in pairs} == {"eval_better_bench_grouped_gemm.py", "eval.py"}
 
 
+def test_contest_parity_shows_flagged_runs_and_keeps_their_clocks():
+    import contest_parity
+
+    check = {"flagged": True, "gap_median_ns": 3.6e6}
+    doc = {"phases": [{"cases": [
+        {"flags": [], "integrity": {"clock_samples": 5}},
+        {"flags": ["the judge's clock saw ..."],
+         "integrity": {"clocks": check, "clock_samples": 2, "worker_says": {"busy_ns": 1.0}}},
+    ]}]}
+    assert contest_parity.flagged_cases(doc) == " [flagged: case 1]"
+    assert contest_parity.flagged_cases({"phases": [{"cases": [{"flags": []}]}]}) == ""
+    cases = contest_parity._where_time_went(doc)["cases"]
+    assert cases[1]["clocks"] == {"check": check, "samples": 2, "worker_says": {"busy_ns": 1.0}}
+    assert cases[0]["clocks"]["samples"] == 5
+
+
 def test_contest_parity_merge_reports_ratios_and_each_evaluators_spread(tmp_path):
     """--merge pools runs of several files: per-case medians, their ratio, and how far each
     evaluator moved between runs (highest over lowest per-run geomean)."""
