@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Run 44 (one H200, alone; carry .refk): probe2_vectoradd.py through the harness
+# (defaults), three times: on each case's first call, the host time of the call on the
+# judge's arenas against private copies; the harness's host time per case beside it.
+set -u
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export PYTHONUNBUFFERED=1
+S=docs/measurements/2026-11-30/scripts
+T=.refk/problems/pmpp_v2/vectoradd_py
+for r in 1 2 3; do
+  timeout 120 python runner.py submit $S/probe2_vectoradd.py --task $T --mode benchmark \
+    --no-record --json /tmp/h_$r.json > /tmp/h_$r.log 2>&1
+  python - /tmp/h_$r.json $r <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+probe = [ln for ln in d.get("worker_output", {}).get("stdout", "").splitlines() if "PROBE" in ln]
+cases = d["phases"][0]["cases"]
+f = lambda xs: " ".join(f"{x / 1e3:6.1f}" for x in xs)
+print(f"== run {sys.argv[2]}: score {f([c['score_ns'] for c in cases])}"
+      f" | host {f([c['host_launch_ns'] for c in cases])}")
+print("\n".join("   " + ln for ln in probe))
+PY
+done > "$OUT/probe2.log" 2>&1
+cat "$OUT/probe2.log"
