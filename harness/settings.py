@@ -43,8 +43,8 @@ class TimingSettings:
     def __post_init__(self) -> None:
         if self.sync not in ("device", "event"):
             raise ValueError(f"timing.sync must be device or event, not {self.sync!r}")
-        if self.warm not in ("kernel", "event"):
-            raise ValueError(f"timing.warm must be kernel or event, not {self.warm!r}")
+        if self.warm not in ("kernel", "torch", "event"):
+            raise ValueError(f"timing.warm must be kernel, torch or event, not {self.warm!r}")
         if self.host_launch not in ("hidden", "counted"):
             raise ValueError(f"timing.host_launch must be hidden or counted, not {self.host_launch!r}")
         if not 1 <= self.calibration_min_calls <= self.calibration_calls:

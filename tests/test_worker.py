@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from harness.judging.protocol import Mailbox
+from harness.judging.protocol import Event, Mailbox
 from harness.judging.worker import Worker
 
 
@@ -75,3 +75,64 @@ def test_a_pipe_message_ends_the_wait(waiting):
     _, judge_end = waiting(0.0)
     judge_end.send_bytes(b"next")
     assert judge_end.poll(10) and judge_end.recv_bytes() == b"pipe"
+
+
+class _FakeEvent:
+    def __init__(self, name: str, log: list) -> None:
+        self.name, self.log = name, log
+
+    def record(self) -> None:
+        self.log.append(f"{self.name}.record")
+
+    def synchronize(self) -> None:
+        self.log.append(f"{self.name}.synchronize")
+
+    def elapsed_time(self, other) -> float:
+        return 0.001
+
+
+class _FakeTorch:
+    """torch, as far as a sample's sequence before the clock uses it, writing a log."""
+    int64 = "int64"
+
+    def __init__(self, log: list) -> None:
+        self.log = log
+        self.cuda = self
+
+    def _sleep(self, cycles: int) -> None:
+        self.log.append(f"sleep({cycles})")
+
+    def synchronize(self) -> None:
+        self.log.append("synchronize")
+
+    def empty(self, n, dtype, device):
+        log = self.log
+        log.append(f"empty({n}, {dtype}, {device})")
+
+        class _Tensor:
+            def fill_(self, value):
+                log.append(f"fill_({value})")
+        return _Tensor()
+
+
+@pytest.mark.parametrize("warm,before", [
+    ("torch", ["sleep(1)", "empty(131072, int64, cuda)", "fill_(42)"]),
+    ("kernel", ["sleep(1)"]),
+    ("event", []),
+])
+def test_the_sequence_before_the_start_event(tmp_path, warm, before):
+    """timing.warm: the warm-up work comes before the event the worker waits for, so a
+    probe (no GPU sleep) still starts its clock on an idle GPU; then the sleep, the start
+    event, the call."""
+    log: list = []
+    judge_end, worker_end = multiprocessing.Pipe()
+    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
+                                 "submission": "submission.py"})
+    worker.torch, worker.cuda, worker.warm = _FakeTorch(log), True, warm
+    worker.warm_event = _FakeEvent("warm", log)
+    worker.start_event, worker.end_event = _FakeEvent("start", log), _FakeEvent("end", log)
+    reply = worker._run(lambda data: log.append("call"), 0, 500, check=False)
+    assert reply["event"] == Event.DONE, reply
+    assert log == [*before, "warm.record", "warm.synchronize", "sleep(500)", "start.record",
+                   "call", "end.record", "synchronize"]
+    judge_end.close()
