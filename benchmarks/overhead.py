@@ -28,6 +28,7 @@ from _load import ROOT, run_submit
 TASK = ROOT / "benchmarks" / "tasks" / "empty_call"
 VARIANTS = {
     "default": {},
+    "warm_kernel": {"timing": {"warm": "kernel"}},
     "warm_event": {"timing": {"warm": "event"}},
     "sync_event": {"timing": {"sync": "event"}},
     "no_flush": {"timing": {"l2_flush_factor": 0}},

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from harness.judging.protocol import Event, Mailbox
-from harness.judging.worker import Worker
+from harness.judging.worker import TorchCalls, Worker
 
 
 def _wait(conn, init: dict) -> None:
@@ -91,48 +91,81 @@ class _FakeEvent:
         return 0.001
 
 
-class _FakeTorch:
-    """torch, as far as a sample's sequence before the clock uses it, writing a log."""
-    int64 = "int64"
+def _fake_torch(log: list):
+    """torch, as far as a sample's work outside the call uses it, writing a log."""
 
-    def __init__(self, log: list) -> None:
-        self.log = log
-        self.cuda = self
+    class Tensor:
+        def copy_(self, src):
+            log.append("copy_")
 
-    def _sleep(self, cycles: int) -> None:
-        self.log.append(f"sleep({cycles})")
+        def fill_(self, value):
+            log.append(f"fill_({value})")
 
-    def synchronize(self) -> None:
-        self.log.append("synchronize")
+    class Cuda:
+        @staticmethod
+        def _sleep(cycles: int) -> None:
+            log.append(f"sleep({cycles})")
 
-    def empty(self, n, dtype, device):
-        log = self.log
-        log.append(f"empty({n}, {dtype}, {device})")
+        @staticmethod
+        def synchronize() -> None:
+            log.append("synchronize")
 
-        class _Tensor:
-            def fill_(self, value):
-                log.append(f"fill_({value})")
-        return _Tensor()
+    class Torch:
+        int64 = "int64"
+        cuda = Cuda
+
+        @staticmethod
+        def empty(n, dtype, device):
+            log.append(f"empty({n}, {dtype}, {device})")
+            return Tensor()
+
+    Torch.Tensor = Tensor
+    return Torch
 
 
+@pytest.mark.parametrize("ahead", [500, 0])
 @pytest.mark.parametrize("warm,before", [
     ("torch", ["sleep(1)", "empty(131072, int64, cuda)", "fill_(42)"]),
     ("kernel", ["sleep(1)"]),
     ("event", []),
 ])
-def test_the_sequence_before_the_start_event(tmp_path, warm, before):
-    """timing.warm: the warm-up work comes before the event the worker waits for, so a
-    probe (no GPU sleep) still starts its clock on an idle GPU; then the sleep, the start
-    event, the call."""
+def test_the_sequence_before_the_start_event(tmp_path, warm, before, ahead):
+    """timing.warm, from the worker's start message: the warm-up work comes before the
+    event the worker waits for, so a probe (ahead 0: no GPU sleep) still starts its clock
+    on an idle GPU; then the sleep, the start event, the call."""
     log: list = []
     judge_end, worker_end = multiprocessing.Pipe()
     worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
-                                 "submission": "submission.py"})
-    worker.torch, worker.cuda, worker.warm = _FakeTorch(log), True, warm
-    worker.warm_event = _FakeEvent("warm", log)
-    worker.start_event, worker.end_event = _FakeEvent("start", log), _FakeEvent("end", log)
-    reply = worker._run(lambda data: log.append("call"), 0, 500, check=False)
+                                 "submission": "submission.py", "warm": warm})
+    events = [_FakeEvent(name, log) for name in ("warm", "start", "end")]
+    worker.cuda, worker.end_event = True, events[2]
+    worker.calls = TorchCalls.of(_fake_torch(log), *events)
+    reply = worker._run(lambda data: log.append("call"), 0, ahead, check=False)
     assert reply["event"] == Event.DONE, reply
-    assert log == [*before, "warm.record", "warm.synchronize", "sleep(500)", "start.record",
+    sleep = [f"sleep({ahead})"] if ahead else []
+    assert log == [*before, "warm.record", "warm.synchronize", *sleep, "start.record",
                    "call", "end.record", "synchronize"]
+    judge_end.close()
+
+
+def test_what_a_submission_replaces_later_is_not_what_the_worker_runs(tmp_path, monkeypatch):
+    """The worker takes torch's functions as it starts: a submission that then replaces
+    Tensor.copy_ does not get its code run in the worker's copies of inputs and outputs,
+    outside the timed region."""
+    import torch
+
+    from harness.judging.structure import copy_into
+
+    judge_end, worker_end = multiprocessing.Pipe()
+    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
+                                 "submission": "submission.py"})
+    hooked = []
+    monkeypatch.setattr(torch.Tensor, "copy_", lambda self, src: hooked.append(1))
+    shared, mine = torch.arange(4.0), torch.zeros(4)
+    worker.slots, worker.refresh = [(mine,)], [[(shared, mine)]]
+    reply = worker._run(lambda data: data[0] * 2, 0, 0, check=False)
+    assert reply["event"] == Event.DONE and torch.equal(mine, shared)
+    out = torch.zeros(4)
+    copy_into(out, torch.ones(4))
+    assert torch.equal(out, torch.ones(4)) and not hooked
     judge_end.close()

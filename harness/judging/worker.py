@@ -16,6 +16,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,51 @@ _CUDA_SIGNS = (
     "CUDA error", "illegal memory access", "device-side assert", "misaligned address",
     "unspecified launch failure", "an illegal instruction",
 )
+
+
+@dataclass(frozen=True)
+class TorchCalls:
+    """What the worker calls on torch around a sample, outside the timed region, taken as
+    the worker starts, before any submission is imported. A submission that later
+    replaces one of them (`torch.empty`, `Tensor.fill_`, `Tensor.copy_`,
+    `torch.cuda._sleep`, `torch.cuda.synchronize`, an event's methods) does not get its
+    code run in their place: before the start event or between the end event and the
+    reply, where the no-op calibration would run it too and so widen the two-clock
+    allowance by its cost; nor can it forge the event time. (The static screen refuses
+    such assignments where it can read them; this holds where it cannot.)"""
+
+    copy: Callable[[Any, Any], Any]
+    sleep: Callable[[int], None] | None = None
+    empty: Callable[..., Any] | None = None
+    fill: Callable[[Any, Any], Any] | None = None
+    int64: Any = None
+    synchronize: Callable[[], None] | None = None
+    warm_record: Callable[[], None] | None = None
+    warm_synchronize: Callable[[], None] | None = None
+    start_record: Callable[[], None] | None = None
+    end_record: Callable[[], None] | None = None
+    end_synchronize: Callable[[], None] | None = None
+    elapsed_ms: Callable[[Any], float] | None = None
+
+    @classmethod
+    def of(cls, torch: Any, warm: Any = None, start: Any = None, end: Any = None) -> TorchCalls:
+        """torch's functions now; with the worker's three CUDA events, the GPU's too."""
+        if warm is None:
+            return cls(torch.Tensor.copy_)
+        return cls(torch.Tensor.copy_, torch.cuda._sleep, torch.empty, torch.Tensor.fill_,
+                   torch.int64, torch.cuda.synchronize, warm.record, warm.synchronize,
+                   start.record, end.record, end.synchronize, start.elapsed_time)
+
+    def warm_torch(self) -> None:
+        """A miniature of the public evaluators' flush before every call (pmpp_v2's is
+        `torch.empty` + `fill_` of 256 MiB, the nvfp4 and mxfp4 contests' a `torch.randn`
+        of GBs): a new 1 MiB tensor from torch's allocator, written by one of torch's
+        kernels, so the call's own operators start on warm code paths. The harness's
+        protocol between samples leaves them cold (run 46: `A + B` took 14-21 µs as a
+        sample's first operator, 7-10 µs right after another)."""
+        scratch = self.empty(_WARM_ELEMENTS, dtype=self.int64, device="cuda")
+        self.fill(scratch, 42)
+        del scratch
 
 
 class Worker:
@@ -62,7 +108,7 @@ class Worker:
         self.cuda = self.device == "cuda"
         self.spin_seconds = float(init.get("spin_seconds", 0.0))
         self.sync_device = init.get("sync", "device") != "event"
-        self.warm = init.get("warm", "kernel")
+        self.warm = init.get("warm", "torch")
         self.gc_freeze = bool(init.get("gc_freeze", False))
         self.mailbox = None
         self.mail_seq = 0
@@ -79,6 +125,10 @@ class Worker:
             self.start_event = torch.cuda.Event(enable_timing=True)
             self.end_event = torch.cuda.Event(enable_timing=True)
             self.warm_event = torch.cuda.Event()
+        self.calls = (TorchCalls.of(torch, self.warm_event, self.start_event, self.end_event)
+                      if self.cuda else TorchCalls.of(torch))
+        # Its copy of outputs into the judge's buffers is taken now too (structure.py).
+        import harness.judging.structure  # noqa: F401
 
     def send(self, message: dict[str, Any]) -> None:
         self.conn.send_bytes(encode(message))
@@ -266,34 +316,37 @@ class Worker:
         ring = len(self.slots) or 1
         picks = [(slot + j) % ring for j in range(count)]
         data = [self.slots[i] if self.slots else None for i in picks]
+        calls = self.calls
         for i in picks if self.slots else ():
             for shared, mine in self.refresh[i]:
-                mine.copy_(shared)
-        torch = self.torch
+                calls.copy(mine, shared)
         t_in = time.perf_counter_ns()
         try:
             if self.cuda:
                 # Bring this process's context onto the GPU (after the judge's flush)
                 # before the clock starts. An event alone does not: the switch then
                 # happens after the start event, overlapping (hiding) host launch time.
+                # With warm "torch", also a miniature of the public evaluators' pre-call
+                # flush (TorchCalls.warm_torch). All of it before the event waited for,
+                # so a probe (no sleep) starts its clock on an idle GPU.
                 if self.warm != "event":
-                    torch.cuda._sleep(1)
+                    calls.sleep(1)
                 if self.warm == "torch":
-                    self._warm_torch()
-                self.warm_event.record()
-                self.warm_event.synchronize()
+                    calls.warm_torch()
+                calls.warm_record()
+                calls.warm_synchronize()
                 if ahead:
-                    torch.cuda._sleep(ahead)
-                self.start_event.record()
+                    calls.sleep(ahead)
+                calls.start_record()
                 t0 = time.perf_counter_ns()
                 outs = [fn(d) for d in data]
                 t_ret = time.perf_counter_ns()
-                self.end_event.record()
+                calls.end_record()
                 if self.sync_device:
-                    torch.cuda.synchronize()
+                    calls.synchronize()
                 else:  # work on other streams is still caught: by the judge's clock
-                    self.end_event.synchronize()
-                ns = self.start_event.elapsed_time(self.end_event) * 1e6 / count
+                    calls.end_synchronize()
+                ns = calls.elapsed_ms(self.end_event) * 1e6 / count
             else:
                 t0 = time.perf_counter_ns()
                 outs = [fn(d) for d in data]
@@ -313,7 +366,7 @@ class Worker:
                     return self._exception(exc)
             try:
                 if self.cuda:
-                    torch.cuda.synchronize()
+                    calls.synchronize()
             except BaseException as exc:  # noqa: BLE001
                 return self._exception(exc)
         t_out = time.perf_counter_ns()
@@ -321,17 +374,6 @@ class Worker:
         return {"event": Event.DONE, "ns": ns, "host_ns": (t_ret - t0) / count,
                 "sync_ns": t_synced - t_ret, "copy_ns": t_out - t_synced,
                 "busy_ns": time.perf_counter_ns() - t_in}
-
-    def _warm_torch(self) -> None:
-        """What the public evaluators run right before every call, in miniature: a new
-        tensor from torch's allocator, written by one of torch's kernels (pmpp_v2's flush
-        is `torch.empty` + `fill_`, the nvfp4 and mxfp4 contests' a `torch.randn`). The
-        call's own operators then start on warm code paths;
-        the harness's protocol between samples leaves them cold (run 46:
-        `A + B` took 14-21 µs as a sample's first operator, 7-10 µs right after another)."""
-        scratch = self.torch.empty(_WARM_ELEMENTS, dtype=self.torch.int64, device="cuda")
-        scratch.fill_(42)
-        del scratch
 
     def _exception(self, exc: BaseException) -> dict[str, Any]:
         """The reply for an exception raised by a call (or by copying its output)."""
