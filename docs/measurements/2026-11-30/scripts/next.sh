@@ -4,6 +4,8 @@
 # torch submission only (0.981, met; 1.218 with the empty kernel alone beside it):
 #  - vectoradd torch and Triton, 3 runs each (Triton's case 0 missed in runs 36 and 38);
 #  - nvfp4 triton_hopper, 3 runs (met in run 38 without it: does the warm-up change it?).
+# The worker's calls around a sample go through references taken as it starts since
+# f17e3b4 (not yet run on the GPU): a failure there shows in both steps at once.
 # Then next_tests.sh (the GPU tests; run 38 cut them at 150 s after 23 passed).
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export PYTHONUNBUFFERED=1
