@@ -160,15 +160,15 @@ def structure_error(expected: dict[str, Any], got: Any, where: str = "output") -
 
 
 # Taken as this module is imported (in the worker: before any submission is): a
-# submission that replaces Tensor.copy_ does not run its code in the output copy, outside
-# the timed region (worker.TorchCalls says why).
-_COPY = torch.Tensor.copy_
+# submission that replaces Tensor.copy_ does not run its code in the worker's copies of
+# inputs and outputs, outside the timed region (worker.TorchCalls says why).
+tensor_copy = torch.Tensor.copy_
 
 
 def copy_into(buffers: Any, got: Any) -> None:
     """Copy a checked output into the judge's buffers."""
     if isinstance(buffers, torch.Tensor):
-        _COPY(buffers, got)
+        tensor_copy(buffers, got)
         return
     if isinstance(buffers, (list, tuple)):
         for b, g in zip(buffers, got):

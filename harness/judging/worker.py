@@ -64,10 +64,13 @@ class TorchCalls:
 
     @classmethod
     def of(cls, torch: Any, warm: Any = None, start: Any = None, end: Any = None) -> TorchCalls:
-        """torch's functions now; with the worker's three CUDA events, the GPU's too."""
+        """torch's functions now; with the worker's three CUDA events, the GPU's too. The
+        copy is structure's, which its copy of outputs uses: taken as that is imported."""
+        from harness.judging.structure import tensor_copy
+
         if warm is None:
-            return cls(torch.Tensor.copy_)
-        return cls(torch.Tensor.copy_, torch.cuda._sleep, torch.empty, torch.Tensor.fill_,
+            return cls(tensor_copy)
+        return cls(tensor_copy, torch.cuda._sleep, torch.empty, torch.Tensor.fill_,
                    torch.int64, torch.cuda.synchronize, warm.record, warm.synchronize,
                    start.record, end.record, end.synchronize, start.elapsed_time)
 
@@ -127,8 +130,6 @@ class Worker:
             self.warm_event = torch.cuda.Event()
         self.calls = (TorchCalls.of(torch, self.warm_event, self.start_event, self.end_event)
                       if self.cuda else TorchCalls.of(torch))
-        # Its copy of outputs into the judge's buffers is taken now too (structure.py).
-        import harness.judging.structure  # noqa: F401
 
     def send(self, message: dict[str, Any]) -> None:
         self.conn.send_bytes(encode(message))
