@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import Any
 
 from harness.settings import IntegritySettings, load_gpu_table
 
