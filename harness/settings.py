@@ -89,6 +89,7 @@ class WorkerSettings:
     sandbox_drop_capabilities: bool
     sandbox_seccomp: bool
     sandbox_speculation_mitigations: bool
+    env_pass: list[str]
 
     def __post_init__(self) -> None:
         if self.sandbox is False:  # YAML reads a bare `off` as false
@@ -96,6 +97,10 @@ class WorkerSettings:
         if self.sandbox not in ("landlock", "off"):
             raise ValueError(f"worker.sandbox must be landlock or off, not {self.sandbox!r}")
         self.sandbox_read = [str(p) for p in (self.sandbox_read or [])]
+        self.env_pass = [str(e) for e in (self.env_pass or [])]
+        if any(e in ("", "*") for e in self.env_pass):
+            raise ValueError("worker.env_pass names variables (or prefixes ending in *), "
+                             "not the whole environment")
 
 
 @dataclass

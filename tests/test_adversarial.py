@@ -145,6 +145,18 @@ def test_environment_holds_no_secret(cli):
     assert_not_clean(cli, "read_environment")
 
 
+def test_the_organiser_passes_variables_and_never_a_secret(cli, tmp_path):
+    """`worker.env_pass` gives the worker what the contest's own process would see; a
+    dropped prefix stays out even when named."""
+    config = tmp_path / "pass.yaml"
+    config.write_text("worker:\n  env_pass: [CONTEST_*, HARNESS_SECRET_TOKEN]\n")
+    r = attack(cli, "read_environment", "--config", str(config),
+               env={"CONTEST_ALLOC": "arena:4", "HARNESS_SECRET_TOKEN": "hunter2"})
+    dump = r.doc["worker_output"]["stdout"]
+    assert "CONTEST_ALLOC=arena:4" in dump
+    assert "hunter2" not in dump and "HARNESS_SECRET_TOKEN" not in dump
+
+
 def test_reference_cannot_be_imported(cli):
     r = attack(cli, "import_reference")
     assert r.rc == 1 and r.doc["load_error"]["kind"] == "import_error"

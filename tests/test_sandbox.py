@@ -289,3 +289,31 @@ def test_a_scratch_folder_can_be_prepared_twice(tmp_path):
     first = prepare_scratch(tmp_path)
     assert prepare_scratch(tmp_path) == first
     assert (tmp_path / ".harness-path" / "harness").is_symlink()
+
+
+def test_the_workers_environment_passes_what_the_organiser_names(tmp_path, monkeypatch):
+    """The allow-list, torch's allocator configuration (it changes timings, and the public
+    evaluators' process sees it), and `worker.env_pass` (names and `*` prefixes); the
+    dropped prefixes stay out whatever the lists say."""
+    from harness.judging.sandbox import worker_env
+
+    for key, value in {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
+                       "MALLOC_ARENA_MAX": "2", "MALLOC_TRIM_THRESHOLD_": "0",
+                       "LD_PRELOAD": "/opt/lib/libfast.so", "HARNESS_DB": "/secret.db",
+                       "AWS_SECRET_ACCESS_KEY": "hunter2", "UNRELATED": "x"}.items():
+        monkeypatch.setenv(key, value)
+    plain = worker_env(tmp_path, "cuda")
+    assert plain["PYTORCH_CUDA_ALLOC_CONF"] == "expandable_segments:True"
+    assert not {"MALLOC_ARENA_MAX", "LD_PRELOAD", "UNRELATED", "HARNESS_DB"} & set(plain)
+    named = worker_env(tmp_path, "cuda", ["MALLOC_*", "LD_PRELOAD", "HARNESS_*", "AWS_*"])
+    assert named["MALLOC_ARENA_MAX"] == "2" and named["MALLOC_TRIM_THRESHOLD_"] == "0"
+    assert named["LD_PRELOAD"] == "/opt/lib/libfast.so"
+    assert not {"HARNESS_DB", "AWS_SECRET_ACCESS_KEY", "UNRELATED"} & set(named)
+    assert named["HOME"] == str(tmp_path)  # the scratch entries still win
+
+
+def test_env_pass_cannot_name_the_whole_environment(tmp_path):
+    extra = tmp_path / "all.yaml"
+    extra.write_text("worker:\n  env_pass: ['*']\n")
+    with pytest.raises(ValueError, match="env_pass"):
+        Settings.load(extra)

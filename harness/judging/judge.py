@@ -400,6 +400,7 @@ class Judge(Sampling):
                                  dict(case, seed=plan.seed(1)), settings.ncu_calls, self.device.kind)
         report = ncu.report_path(Path(settings.reports_dir), self.submission.name,
                                  self.task.name, index)
+        env = worker_env(self.shm_root, self.device.kind, self.settings.worker.env_pass)
         result.profile["ncu"] = ncu.profile_case(
-            ncu.find_ncu(), report, settings.ncu_launch_count, target,
-            worker_env(self.shm_root, self.device.kind), max(deadline - self.clock(), 30.0))
+            ncu.find_ncu(), report, settings.ncu_launch_count, target, env,
+            max(deadline - self.clock(), 30.0))

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, Pipe
 from multiprocessing.reduction import sendfds
@@ -38,8 +39,10 @@ from harness.judging.cpus import pin
 from harness.judging.seccomp import NoIpSockets
 from harness.settings import WorkerSettings
 
-# Variables a worker may inherit: enough to find Python, the GPU and compilers.
-_ENV_KEEP = {"PATH", "LANG", "LC_ALL", "TZ", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR"}
+# Variables a worker may inherit: enough to find Python, the GPU and compilers, and what
+# changes how torch's GPU allocator behaves (the public evaluators' process sees it too).
+_ENV_KEEP = {"PATH", "LANG", "LC_ALL", "TZ", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR",
+             "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"}
 _ENV_PREFIXES = (
     "CUDA_", "NVIDIA_", "LD_LIBRARY_PATH", "ROCM_", "HIP_", "HSA_", "OMP_", "MKL_",
     "OPENBLAS_", "NCCL_", "TORCH_SYMM", "TRITON_INTERPRET", "NVSHMEM_",
@@ -56,14 +59,21 @@ class WorkerTimeout(RuntimeError):
     """The worker did not answer within the time allowed."""
 
 
-def worker_env(scratch: Path, device: str) -> dict[str, str]:
-    """The environment of a worker: an allow-list of the judge's, nothing secret."""
-    env = {}
-    for key, value in os.environ.items():
-        if key.startswith(_ENV_DROP_PREFIXES):
-            continue
-        if key in _ENV_KEEP or key.startswith(_ENV_PREFIXES):
-            env[key] = value
+def passes(key: str, extra: Sequence[str] = ()) -> bool:
+    """Whether the judge's variable `key` reaches the worker: on the allow-list, or named in
+    `extra` (the organiser's `worker.env_pass`: names, or prefixes ending in `*`), and never
+    under a dropped prefix, whatever the lists say."""
+    if key.startswith(_ENV_DROP_PREFIXES):
+        return False
+    if key in _ENV_KEEP or key.startswith(_ENV_PREFIXES):
+        return True
+    return any(key.startswith(e[:-1]) if e.endswith("*") else key == e for e in extra)
+
+
+def worker_env(scratch: Path, device: str, extra: Sequence[str] = ()) -> dict[str, str]:
+    """The environment of a worker: an allow-list of the judge's (see `passes`), nothing
+    secret."""
+    env = {key: value for key, value in os.environ.items() if passes(key, extra)}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
     if sys.pycache_prefix:  # the judge's bytecode cache (harness/bytecode.py), read only
@@ -162,7 +172,7 @@ def contain(settings: WorkerSettings, device: str, scratch: Path, readable: list
     `readable`: staged task folders; `writable`: the run's shared-memory folders (allowed
     beside the scratch folder and the system's paths). Call `Limits.close` after the start.
     """
-    env = worker_env(scratch, device)
+    env = worker_env(scratch, device, settings.env_pass)
     address_space = None
     if device == "cpu" and settings.cpu_memory_limit_gb > 0:
         address_space = int(settings.cpu_memory_limit_gb * (1 << 30))
