@@ -6,7 +6,8 @@
 #  - warm_kernel: the empty kernel alone before the start event (the default before dd902d8);
 #  - env_all: the worker inherits every variable of the device's shell that the allow-list
 #    drops (worker.env_pass, cdce0d7), e.g. an allocator or malloc setting the public
-#    evaluator's process sees. First, which variables those are (names and values).
+#    evaluator's process sees. First, which variables those are (names and values);
+#  - and whether the judge's shared arenas slow the calls on the GPU (diag_arena_case3.py).
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export PYTHONUNBUFFERED=1
 S=docs/measurements/2026-11-30/scripts
@@ -29,6 +30,9 @@ with open(cfg, "w") as f:
     f.write("worker:\n  env_pass: [" + ", ".join(missing) + "]\n")
 PY
 cp "$S/env_all.yaml" "$OUT/"
+# The inputs as the worker maps them (the judge's arenas) against torch's memory, the
+# public way, in one process (scripts/diag_arena_case3.py; not run before).
+HARNESS_ROOT=. timeout 150 python $S/diag_arena_case3.py > "$OUT/diag_arena.log" 2>&1
 for r in 1 2 3; do
   for c in default warm_kernel env_all; do
     cfg=""; [ $c != default ] && cfg="--harness-config $S/$c.yaml"
@@ -45,4 +49,4 @@ PY
   done
 done
 tar czf "$OUT/rounds.tar.gz" -C "$W" .
-cat "$OUT/env_diff.txt" "$OUT/rounds.log"
+cat "$OUT/env_diff.txt" "$OUT/diag_arena.log" "$OUT/rounds.log"
