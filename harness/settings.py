@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,11 +97,28 @@ class WorkerSettings:
             self.sandbox = "off"
         if self.sandbox not in ("landlock", "off"):
             raise ValueError(f"worker.sandbox must be landlock or off, not {self.sandbox!r}")
-        self.sandbox_read = [str(p) for p in (self.sandbox_read or [])]
-        self.env_pass = [str(e) for e in (self.env_pass or [])]
-        if any(e in ("", "*") for e in self.env_pass):
-            raise ValueError("worker.env_pass names variables (or prefixes ending in *), "
-                             "not the whole environment")
+        self.sandbox_read = [str(p) for p in _strings("worker.sandbox_read", self.sandbox_read)]
+        self.env_pass = _strings("worker.env_pass", self.env_pass)
+        for entry in self.env_pass:
+            if not _ENV_ENTRY.fullmatch(entry):
+                raise ValueError(f"worker.env_pass: {entry!r} is not a variable's name, or a "
+                                 f"prefix of at least {_ENV_PREFIX_MIN} characters ending in *")
+
+
+# A name of `worker.env_pass`, or a prefix ending in * long enough to say what it is for
+# (`A*` would pass nearly the whole environment, tokens included).
+_ENV_PREFIX_MIN = 3
+_ENV_ENTRY = re.compile(rf"[A-Za-z_][A-Za-z0-9_]*|[A-Za-z_][A-Za-z0-9_]{{{_ENV_PREFIX_MIN - 1},}}\*")
+
+
+def _strings(key: str, value: Any) -> list[str]:
+    """A YAML list of strings (empty for null); anything else is refused with the key's name
+    (a bare string would otherwise be read letter by letter)."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ValueError(f"{key} must be a list of non-empty strings, not {value!r}")
+    return list(value)
 
 
 @dataclass

@@ -302,8 +302,9 @@ def test_the_workers_environment_passes_what_the_organiser_names(tmp_path, monke
                        "LD_PRELOAD": "/opt/lib/libfast.so", "HARNESS_DB": "/secret.db",
                        "AWS_SECRET_ACCESS_KEY": "hunter2", "UNRELATED": "x"}.items():
         monkeypatch.setenv(key, value)
+    monkeypatch.setenv("PYTORCH_ALLOC_CONF", "expandable_segments:True")
     plain = worker_env(tmp_path, "cuda")
-    assert plain["PYTORCH_CUDA_ALLOC_CONF"] == "expandable_segments:True"
+    assert plain["PYTORCH_CUDA_ALLOC_CONF"] == plain["PYTORCH_ALLOC_CONF"] == "expandable_segments:True"
     assert not {"MALLOC_ARENA_MAX", "LD_PRELOAD", "UNRELATED", "HARNESS_DB"} & set(plain)
     named = worker_env(tmp_path, "cuda", ["MALLOC_*", "LD_PRELOAD", "HARNESS_*", "AWS_*"])
     assert named["MALLOC_ARENA_MAX"] == "2" and named["MALLOC_TRIM_THRESHOLD_"] == "0"
@@ -312,8 +313,18 @@ def test_the_workers_environment_passes_what_the_organiser_names(tmp_path, monke
     assert named["HOME"] == str(tmp_path)  # the scratch entries still win
 
 
-def test_env_pass_cannot_name_the_whole_environment(tmp_path):
-    extra = tmp_path / "all.yaml"
-    extra.write_text("worker:\n  env_pass: ['*']\n")
+@pytest.mark.parametrize("value", ["['*']", "['A*']", "['']", "MALLOC_ARENA_MAX", "5", "[5]",
+                                   "['MALLOC_*_X']", "[[LD_PRELOAD]]"])
+def test_env_pass_refuses_what_is_not_a_list_of_names(tmp_path, value):
+    """The whole environment, a prefix too short to say what it is for (tokens would pass),
+    a bare string (read letter by letter otherwise), numbers and nested lists."""
+    extra = tmp_path / "bad.yaml"
+    extra.write_text(f"worker:\n  env_pass: {value}\n")
     with pytest.raises(ValueError, match="env_pass"):
         Settings.load(extra)
+
+
+def test_env_pass_takes_names_and_prefixes(tmp_path):
+    extra = tmp_path / "good.yaml"
+    extra.write_text("worker:\n  env_pass: [MALLOC_*, LD_PRELOAD, _X]\n")
+    assert Settings.load(extra).worker.env_pass == ["MALLOC_*", "LD_PRELOAD", "_X"]
