@@ -23,7 +23,9 @@ doc = json.load(open(f"{out}/env_worker.json"))
 dump = next(l for l in doc["worker_output"]["stdout"].splitlines() if l.startswith("ENV_DUMP"))
 worker = {kv.split("=", 1)[0] for kv in dump.split()[1:] if "=" in kv}
 skip = ("HARNESS_", "AWS_", "GITHUB_", "PG", "DATABASE", "OUT", "PWD", "OLDPWD", "SHLVL", "_")
-missing = sorted(k for k in os.environ if k not in worker and not k.startswith(skip))
+import re  # env_pass takes plain names only (harness/settings.py)
+missing = sorted(k for k in os.environ if k not in worker and not k.startswith(skip)
+                 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k))
 for k in missing:
     print(f"{k}={os.environ[k][:200]}")
 with open(cfg, "w") as f:
