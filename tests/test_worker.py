@@ -91,8 +91,12 @@ class _FakeEvent:
         return 0.001
 
 
-def _fake_torch(log: list):
-    """torch, as far as a sample's work outside the call uses it, writing a log."""
+def _fake_torch(log: list, memory_full: bool = False):
+    """torch, as far as a sample's work outside the call uses it, writing a log; with
+    `memory_full`, its allocator has nothing left."""
+
+    class OutOfMemoryError(RuntimeError):
+        pass
 
     class Tensor:
         def copy_(self, src):
@@ -117,7 +121,11 @@ def _fake_torch(log: list):
         @staticmethod
         def empty(n, dtype, device):
             log.append(f"empty({n}, {dtype}, {device})")
+            if memory_full:
+                raise OutOfMemoryError("CUDA out of memory. Tried to allocate 1.00 MiB")
             return Tensor()
+
+    Torch.OutOfMemoryError = OutOfMemoryError
 
     Torch.Tensor = Tensor
     return Torch
@@ -145,6 +153,25 @@ def test_the_sequence_before_the_start_event(tmp_path, warm, before, ahead):
     sleep = [f"sleep({ahead})"] if ahead else []
     assert log == [*before, "warm.record", "warm.synchronize", *sleep, "start.record",
                    "call", "end.record", "synchronize"]
+    judge_end.close()
+
+
+def test_a_full_gpu_memory_skips_the_warm_up_not_the_sample(tmp_path):
+    """warm torch's 1 MiB cannot be had (a submission keeps the memory full between calls):
+    the sample goes on as warm kernel would, says so, and is not the submission's error."""
+    log: list = []
+    judge_end, worker_end = multiprocessing.Pipe()
+    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
+                                 "submission": "submission.py", "warm": "torch"})
+    events = [_FakeEvent(name, log) for name in ("warm", "start", "end")]
+    worker.cuda, worker.end_event = True, events[2]
+    worker.calls = TorchCalls.of(_fake_torch(log, memory_full=True), *events)
+    reply = worker._run(lambda data: log.append("call"), 0, 0, check=False)
+    assert reply["event"] == Event.DONE and reply["unwarmed"], reply
+    assert log == ["sleep(1)", "empty(131072, int64, cuda)", "warm.record", "warm.synchronize",
+                   "start.record", "call", "end.record", "synchronize"]
+    worker.calls = TorchCalls.of(_fake_torch(log), *events)
+    assert "unwarmed" not in worker._run(lambda data: None, 0, 0, check=False)
     judge_end.close()
 
 

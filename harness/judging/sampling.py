@@ -231,6 +231,9 @@ class Sampling:
                             "calibration": vars(calibration),
                             "hidden_window_us": window, "calls_per_sample": per,
                             "clock_samples": len(checked), "worker_says": _medians(checked)}
+        unwarmed = sum(1 for r in replies if r.get("unwarmed"))
+        if unwarmed:  # timing.warm torch found no 1 MiB free (the submission holds the memory)
+            result.integrity["unwarmed_samples"] = unwarmed
         if window > 0 and probes:
             result.integrity["launch_counted"] = summarize([float(r["ns"]) for r in probes]).to_dict()
         disturbed = calibration_disturbed(self.base_calibration, calibration,

@@ -61,6 +61,7 @@ class TorchCalls:
     end_record: Callable[[], None] | None = None
     end_synchronize: Callable[[], None] | None = None
     elapsed_ms: Callable[[Any], float] | None = None
+    out_of_memory: type[BaseException] = MemoryError
 
     @classmethod
     def of(cls, torch: Any, warm: Any = None, start: Any = None, end: Any = None) -> TorchCalls:
@@ -70,20 +71,30 @@ class TorchCalls:
 
         if warm is None:
             return cls(tensor_copy)
+        oom = getattr(torch, "OutOfMemoryError", None) or getattr(torch.cuda, "OutOfMemoryError",
+                                                                  MemoryError)
         return cls(tensor_copy, torch.cuda._sleep, torch.empty, torch.Tensor.fill_,
                    torch.int64, torch.cuda.synchronize, warm.record, warm.synchronize,
-                   start.record, end.record, end.synchronize, start.elapsed_time)
+                   start.record, end.record, end.synchronize, start.elapsed_time, oom)
 
-    def warm_torch(self) -> None:
+    def warm_torch(self) -> bool:
         """A miniature of the public evaluators' flush before every call (pmpp_v2's is
         `torch.empty` + `fill_` of 256 MiB, the nvfp4 and mxfp4 contests' a `torch.randn`
         of GBs): a new 1 MiB tensor from torch's allocator, written by one of torch's
         kernels, so the call's own operators start on warm code paths. The harness's
         protocol between samples leaves them cold (run 46: `A + B` took 14-21 µs as a
-        sample's first operator, 7-10 µs right after another)."""
-        scratch = self.empty(_WARM_ELEMENTS, dtype=self.int64, device="cuda")
+        sample's first operator, 7-10 µs right after another).
+
+        False where torch's allocator has no 1 MiB left (a submission that keeps the GPU's
+        memory full between calls): the sample then goes on without it, as `warm: kernel`,
+        rather than failing on the harness's own allocation."""
+        try:
+            scratch = self.empty(_WARM_ELEMENTS, dtype=self.int64, device="cuda")
+        except self.out_of_memory:
+            return False
         self.fill(scratch, 42)
         del scratch
+        return True
 
 
 class Worker:
@@ -322,6 +333,7 @@ class Worker:
             for shared, mine in self.refresh[i]:
                 calls.copy(mine, shared)
         t_in = time.perf_counter_ns()
+        unwarmed = False
         try:
             if self.cuda:
                 # Bring this process's context onto the GPU (after the judge's flush)
@@ -333,7 +345,7 @@ class Worker:
                 if self.warm != "event":
                     calls.sleep(1)
                 if self.warm == "torch":
-                    calls.warm_torch()
+                    unwarmed = not calls.warm_torch()
                 calls.warm_record()
                 calls.warm_synchronize()
                 if ahead:
@@ -372,9 +384,12 @@ class Worker:
                 return self._exception(exc)
         t_out = time.perf_counter_ns()
         # The breakdown is the worker's own account: diagnostics, never trusted.
-        return {"event": Event.DONE, "ns": ns, "host_ns": (t_ret - t0) / count,
-                "sync_ns": t_synced - t_ret, "copy_ns": t_out - t_synced,
-                "busy_ns": time.perf_counter_ns() - t_in}
+        reply = {"event": Event.DONE, "ns": ns, "host_ns": (t_ret - t0) / count,
+                 "sync_ns": t_synced - t_ret, "copy_ns": t_out - t_synced,
+                 "busy_ns": time.perf_counter_ns() - t_in}
+        if unwarmed:  # no memory for warm "torch"'s 1 MiB: this sample ran as warm "kernel"
+            reply["unwarmed"] = True
+        return reply
 
     def _exception(self, exc: BaseException) -> dict[str, Any]:
         """The reply for an exception raised by a call (or by copying its output)."""
