@@ -39,6 +39,7 @@ class TimingSettings:
     probe_every: int
     sync: str
     warm: str
+    rehearse: bool
     throttle_ratio: float
 
     def __post_init__(self) -> None:
@@ -46,6 +47,8 @@ class TimingSettings:
             raise ValueError(f"timing.sync must be device or event, not {self.sync!r}")
         if self.warm not in ("kernel", "torch", "event"):
             raise ValueError(f"timing.warm must be kernel, torch or event, not {self.warm!r}")
+        if not isinstance(self.rehearse, bool):
+            raise ValueError(f"timing.rehearse must be true or false, not {self.rehearse!r}")
         if self.host_launch not in ("hidden", "counted"):
             raise ValueError(f"timing.host_launch must be hidden or counted, not {self.host_launch!r}")
         if not 1 <= self.calibration_min_calls <= self.calibration_calls:

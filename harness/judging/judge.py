@@ -274,7 +274,10 @@ class Judge(Sampling):
             raise TaskError(f"{self.task.name}: ref_kernel failed on case {case}: {exc!r}") from exc
         laps.lap("inputs")
         per = max(1, int(self.task.timing.get("calls_per_sample", 1))) if spec.timed else 1
-        ring = max(self.settings.timing.ring_slots, per)
+        # Rehearsals (timing.rehearse) run the previous sample's slots while the next
+        # sample's hold fresh inputs: two samples' worth of slots.
+        rehearsing = spec.timed and self.settings.timing.rehearse
+        ring = max(self.settings.timing.ring_slots, 2 * per if rehearsing else per)
         alloc = SharedAllocator(Path(tempfile.mkdtemp(dir=self.shm_root)))
         slots = [make_slot(data, alloc) for _ in range(ring)]
         box = CaseBuffers(alloc, slots, template, all_finite(template), per)

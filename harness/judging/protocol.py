@@ -87,7 +87,7 @@ class Mailbox:
     BREAKDOWN = {"busy_ns": 40, "host_ns": 48, "sync_ns": 56, "copy_ns": 64}
     # Before starting its clock the judge makes sure the worker is polling, not asleep.
     _WAKE_REQ, _WAKE_ACK = 72, 80
-    OPS = {"call": 1, "noop": 2}
+    OPS = {"call": 1, "noop": 2, "rehearse": 3}
     DONE, SEE_PIPE = 0, 1
 
     def __init__(self, path: str, create: bool = False) -> None:

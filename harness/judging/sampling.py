@@ -114,6 +114,8 @@ class Sampling:
         left = deadline - self.clock()
         if left <= 0:
             raise WorkerTimeout("the phase's time limit ran out")
+        if self.settings.timing.rehearse and call >= per and ring >= 2 * per:
+            self._rehearse((call - per) % ring, left)
         reply, rt = self._roundtrip({"op": "call", "slot": start, "ahead": ahead}, left)
         self.progress.call_done()  # after the round trip: outside every clock
         if reply.get("event") == Event.ERROR:
@@ -123,6 +125,17 @@ class Sampling:
         for k, data in inputs:
             self._check_output(data, box.outputs[k], box.finite, what)
         return dict(reply, rt=rt)
+
+    def _rehearse(self, slot: int, timeout: float) -> None:
+        """The previous sample's calls again, in the worker, before this sample's flush
+        (`timing.rehearse`, `Worker._rehearse`): off every clock, outputs not checked.
+        Its slots hold inputs already timed and checked; `_sample` rewrites them before
+        they are timed again."""
+        reply, _ = self.channel.roundtrip({"op": "rehearse", "slot": slot}, timeout)
+        if reply.get("event") == Event.ERROR:
+            self._call_failure(reply, relayout=False)
+        if reply.get("event") != Event.DONE:
+            raise ProtocolError(f"unexpected reply {reply.get('event')!r} to a rehearsal")
 
     def _call_failure(self, reply: dict, relayout: bool) -> None:
         """Raise the verdict of a call the worker reported as failed."""

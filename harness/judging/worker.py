@@ -113,6 +113,7 @@ class Worker:
         self.slots: list[Any] = []
         self.outputs: list[Any] = []  # one set of output buffers per input slot
         self.refresh: list[list[tuple[Any, Any]]] = []  # per slot: (shared, private) CPU tensors
+        self.fresh: set[int] = set()  # slots refreshed by a rehearsal, for the call after it
         self.expected: dict | None = None
         self.noop_output: Any = None
         from harness.judging.sharing import WorkerArenas
@@ -153,6 +154,7 @@ class Worker:
         handlers = {
             "load": self.load, "case": self.set_case, "call": self.call,
             "noop": self.noop, "release": self.release, "outputs": self.outputs_at,
+            "rehearse": self.rehearse,
             "profile": self.profile,
         }
         while True:
@@ -242,6 +244,7 @@ class Worker:
     def set_case(self, message: dict[str, Any]) -> None:
         self.slots = [self.arenas.from_wire(s) for s in message["slots"]]
         self.refresh = [[] for _ in self.slots]
+        self.fresh = set()
         if self.cuda:
             self.slots = [self._private_host(s, k) for k, s in enumerate(self.slots)]
         self._take_outputs(message)
@@ -268,6 +271,7 @@ class Worker:
 
     def release(self, message: dict[str, Any]) -> None:
         self.slots, self.outputs, self.noop_output, self.refresh = [], [], None, []
+        self.fresh = set()
         self.arenas.clear()
         if self.gc_freeze:
             gc.collect()  # cheap: the frozen heap is not scanned
@@ -281,6 +285,9 @@ class Worker:
     def call(self, message: dict[str, Any]) -> None:
         reply = self._run(self.kernel, message["slot"], int(message.get("ahead", 0)), check=True)
         self.send(reply | {"seq": message.get("seq")})
+
+    def rehearse(self, message: dict[str, Any]) -> None:
+        self.send(self._rehearse(message["slot"]) | {"seq": message.get("seq")})
 
     def outputs_at(self, message: dict[str, Any]) -> None:
         """New output buffers, laid out like the submission's own output (see the judge)."""
@@ -306,12 +313,45 @@ class Worker:
         """A call requested through the mailbox: answer there, errors on the pipe."""
         from harness.judging.protocol import Mailbox
 
-        reply = self._noop(slot) if op == "noop" else self._run(self.kernel, slot, ahead, check=True)
+        if op == "noop":
+            reply = self._noop(slot)
+        elif op == "rehearse":
+            reply = self._rehearse(slot)
+        else:
+            reply = self._run(self.kernel, slot, ahead, check=True)
         if reply["event"] == Event.DONE:
             self.mailbox.answer(seq, Mailbox.DONE, reply)
         else:
             self.send(reply)
             self.mailbox.answer(seq, Mailbox.SEE_PIPE)
+
+    def _rehearse(self, slot: int) -> dict[str, Any]:
+        """The calls of an earlier sample (from `slot`) again: untimed, outputs unchecked
+        and dropped. Its inputs were timed and checked already, and the judge rewrites them
+        before they are timed again, so nothing computed here can answer a timed call.
+        The next sample's calls then start on the host state of a process that has just
+        run the submission, as in the public evaluators, whose repeats run back to back
+        (`timing.rehearse`). First the CPU tensors of every other slot are refreshed (the
+        next sample's among them), so no copy runs between this and the timed calls."""
+        count = self.calls_per_sample
+        ring = len(self.slots) or 1
+        picks = [(slot + j) % ring for j in range(count)]
+        calls = self.calls
+        if self.slots:
+            for i in set(range(ring)) - set(picks):
+                for shared, mine in self.refresh[i]:
+                    calls.copy(mine, shared)
+            self.fresh = set(range(ring)) - set(picks)
+        data = [self.slots[i] if self.slots else None for i in picks]
+        try:
+            for d in data:
+                self.kernel(d)
+            if self.cuda:
+                calls.synchronize()
+        except BaseException as exc:  # noqa: BLE001
+            self.fresh = set()
+            return self._exception(exc)
+        return {"event": Event.DONE, "ns": 0.0}
 
     def _run(self, fn: Callable[[Any], Any], slot: int, ahead: int, check: bool,
              count: int | None = None) -> dict[str, Any]:
@@ -330,8 +370,11 @@ class Worker:
         data = [self.slots[i] if self.slots else None for i in picks]
         calls = self.calls
         for i in picks if self.slots else ():
+            if i in self.fresh:  # refreshed by the rehearsal just before (Worker._rehearse)
+                continue
             for shared, mine in self.refresh[i]:
                 calls.copy(mine, shared)
+        self.fresh = set()
         t_in = time.perf_counter_ns()
         unwarmed = False
         try:
