@@ -72,6 +72,48 @@ def test_result_caches_fail_in_benchmark_mode_too(cli, name):
     assert statuses(r.doc) == {"failed"} and r.doc["score_ns"] is None
 
 
+def test_work_done_in_the_rehearsal_cannot_answer_a_timed_call(cli):
+    """timing.rehearse gives the submission untimed calls between samples; the inputs of
+    the sample to come are written only after them, so what it precomputes there is
+    stale (with the inputs written first, this attack passed with a free output)."""
+    r = attack(cli, "rehearsal_precompute", "--mode", "benchmark")
+    assert r.rc == 1, r.out
+    assert statuses(r.doc) == {"failed"} and r.doc["score_ns"] is None
+
+
+@pytest.fixture
+def three_per_sample(tmp_path):
+    """vectoradd with three calls per sample, back to back on three inputs (as the nvfp4
+    contest's fifteen): six input slots, the previous sample's three rehearsed."""
+    import shutil
+
+    folder = tmp_path / "vectoradd3"
+    shutil.copytree(ROOT / "tasks" / "vectoradd", folder)
+    (folder / "utils.py").write_text((ROOT / "tasks" / "utils.py").read_text())
+    yml = folder / "task.yml"
+    yml.write_text(yml.read_text().replace("source: ../utils.py", "source: utils.py")
+                   .replace("  hidden_window_us: 100\n", "  hidden_window_us: 100\n  calls_per_sample: 3\n"))
+    return folder
+
+
+@pytest.mark.parametrize("name,passes", [("honest", True), ("cache_by_data_ptr", False),
+                                         ("rehearsal_precompute", False)])
+def test_several_calls_per_sample_with_rehearsals(cli, three_per_sample, name, passes):
+    sub = CORPUS / f"{name}.py"
+    if name == "honest":
+        sub = three_per_sample / "honest.py"
+        sub.write_text("def custom_kernel(data):\n    a, b = data\n    return a + b\n")
+    r = cli("submit", str(sub), "--task", str(three_per_sample), "--device", "cpu",
+            "--mode", "benchmark", "--no-record", *CASE)
+    assert "Traceback (most recent call last)" not in r.out, r.out
+    assert (r.rc == 0) == passes, r.out
+    if passes:
+        [case] = r.doc["phases"][0]["cases"]
+        assert case["integrity"]["calls_per_sample"] == 3 and case["stats"]["calls"] >= 3
+    else:
+        assert statuses(r.doc) == {"failed"}
+
+
 def test_child_finishing_the_work_fails(cli):
     """Under the sandbox the attack fails earlier still: torch's share_memory_() makes a new
     object in /dev/shm, which the worker may not (an error, and the run says so)."""

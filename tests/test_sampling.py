@@ -59,3 +59,66 @@ def test_the_cpu_section_keeps_its_ten_calls():
     judge = FakeJudge(noop_seconds=0.001, settings=Settings.load().for_device("cpu"))
     judge._calibrate(deadline=200.0)
     assert judge.noops == 10
+
+
+class OrderJudge(Sampling):
+    """Just what `_sample` uses, each step written to a log: inputs made, the worker's
+    rehearsal and call, slots filled, outputs checked."""
+
+    def __init__(self, settings: Settings) -> None:
+        from types import SimpleNamespace
+
+        from harness.judging.protocol import Event
+
+        self.settings, self.log, self.now = settings, [], 0.0
+        self.task = SimpleNamespace(name="t")
+        log = self.log
+
+        class Channel:
+            def roundtrip(self, message: dict, timeout: float):
+                log.append(f"{message['op']} {message['slot']}")
+                return {"event": Event.DONE, "ns": 1.0}, 2.0
+
+        self.channel = Channel()
+        self.flusher = SimpleNamespace(flush=lambda: log.append("flush"))
+        self.progress = SimpleNamespace(call_done=lambda: None)
+
+    def clock(self) -> float:
+        return self.now
+
+    def _generate(self, case, plan, call):
+        self.log.append(f"make {call}")
+        return call
+
+    def _check_output(self, data, output, finite, what) -> None:
+        self.log.append(f"check {data}")
+
+
+def _sample_log(monkeypatch, rehearse: bool, call: int) -> list[str]:
+    from types import SimpleNamespace
+
+    from harness.judging import sampling
+
+    settings = Settings.load()
+    settings.timing.rehearse = rehearse
+    judge = OrderJudge(settings)
+    monkeypatch.setattr(sampling, "fill_slot", lambda slot, data: judge.log.append(f"fill {slot} {data}"))
+    monkeypatch.setattr(sampling, "poison", lambda output: None)
+    box = SimpleNamespace(per=2, slots=[0, 1, 2, 3], outputs=[None] * 4, finite=True)
+    judge._sample(box, {}, None, call, 0, 100.0, "timed call")
+    return judge.log
+
+
+def test_the_rehearsal_comes_before_the_fresh_inputs_are_written(monkeypatch):
+    """timing.rehearse: the previous sample's slots are run again before this sample's
+    inputs reach their slots, so the submission never runs, untimed, with them in place."""
+    assert _sample_log(monkeypatch, True, 2) == [
+        "make 2", "make 3", "rehearse 0", "fill 2 2", "fill 3 3", "flush", "call 2",
+        "check 2", "check 3"]
+
+
+@pytest.mark.parametrize("rehearse,call", [(True, 0), (False, 2)])
+def test_no_rehearsal_for_a_cases_first_sample_or_when_off(monkeypatch, rehearse, call):
+    log = _sample_log(monkeypatch, rehearse, call)
+    assert not any(step.startswith("rehearse") for step in log)
+    assert log[-3:-2] == [f"call {call % 4}"]

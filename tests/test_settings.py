@@ -8,6 +8,7 @@ from harness.settings import Settings
 def test_defaults_follow_the_evaluation_protocol():
     timing = Settings.load().timing
     assert timing.sync == "device" and timing.warm == "torch" and timing.host_launch == "hidden"
+    assert timing.rehearse is True
 
 
 def test_cpu_section_replaces_gpu_values():
@@ -17,7 +18,8 @@ def test_cpu_section_replaces_gpu_values():
 
 
 @pytest.mark.parametrize("key,value", [("sync", "stream"), ("warm", "nothing"),
-                                       ("host_launch", "some")])
+                                       ("host_launch", "some"), ("rehearse", "sometimes"),
+                                       ("rehearse", 1)])
 def test_unknown_choices_are_refused(tmp_path, key, value):
     extra = tmp_path / "bad.yaml"
     extra.write_text(f"timing:\n  {key}: {value}\n")

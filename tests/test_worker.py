@@ -196,3 +196,48 @@ def test_what_a_submission_replaces_later_is_not_what_the_worker_runs(tmp_path, 
     copy_into(out, torch.ones(4))
     assert torch.equal(out, torch.ones(4)) and not hooked
     judge_end.close()
+
+
+def test_a_rehearsal_runs_the_earlier_sample_again_untimed(tmp_path):
+    """timing.rehearse: the op runs the calls of the sample that starts at the given slot
+    (calls_per_sample of them, around the ring), times nothing, copies no output."""
+    import torch
+
+    judge_end, worker_end = multiprocessing.Pipe()
+    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
+                                 "submission": "submission.py"})
+    worker.slots = [(torch.full((2,), float(i)),) for i in range(4)]
+    worker.refresh = [[] for _ in worker.slots]
+    worker.calls_per_sample = 2
+    seen = []
+    worker.kernel = lambda data: seen.append(int(data[0][0])) or data[0] * 2
+    reply = worker._rehearse(3)
+    assert reply == {"event": Event.DONE, "ns": 0.0}
+    assert seen == [3, 0]
+    judge_end.close()
+
+
+def test_a_rehearsal_that_raises_is_the_submissions_error(tmp_path):
+    judge_end, worker_end = multiprocessing.Pipe()
+    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
+                                 "submission": "submission.py"})
+
+    def kernel(data):
+        raise ValueError("only on the second look")
+
+    worker.kernel = kernel
+    reply = worker._rehearse(0)
+    assert reply["event"] == Event.ERROR and reply["kind"] == "exception"
+    assert "only on the second look" in reply["message"]
+    judge_end.close()
+
+
+def test_the_mailbox_carries_the_rehearsal(tmp_path):
+    from harness.judging.protocol import Mailbox
+
+    judge = Mailbox(str(tmp_path / "box"), create=True)
+    worker = Mailbox(str(tmp_path / "box"))
+    judge.request(7, "rehearse", 5)
+    assert worker.pending(6) == (7, "rehearse", 5, 0)
+    judge.close()
+    worker.close()

@@ -97,42 +97,50 @@ class Sampling:
     def _sample(self, box: CaseBuffers, case: dict, plan: SeedPlan, call: int, ahead: int,
                 deadline: float, what: str, first: Any = None, relayout: bool = True) -> dict:
         """One sample: fresh inputs in the next `per` slots, one round trip, every output
-        checked. The worker's reply, with the judge's round trip (`rt`, ns) added."""
+        checked. The worker's reply, with the judge's round trip (`rt`, ns) added.
+
+        With `timing.rehearse`, the worker first runs the previous sample's calls again
+        (`_rehearse`), before the fresh inputs are written: it never runs while they
+        are in place, except in the timed calls."""
         per, ring = box.per, len(box.slots)
         start = call % ring
-        inputs = []
-        for j in range(per):
-            k = (start + j) % ring
-            data = first if (first is not None and j == 0) else self._generate(case, plan, call + j)
+        fresh = [(start + j) % ring for j in range(per)]
+        inputs = [first if (first is not None and j == 0) else self._generate(case, plan, call + j)
+                  for j in range(per)]
+        left = deadline - self.clock()
+        if left <= 0:
+            raise WorkerTimeout("the phase's time limit ran out")
+        if self.settings.timing.rehearse and call >= per and ring >= 2 * per:
+            self._rehearse((call - per) % ring, left)
+        for k, data in zip(fresh, inputs):
             try:
                 fill_slot(box.slots[k], data)
             except InputLayoutError as exc:
                 raise TaskError(f"{self.task.name}: {exc}; the harness shares input buffers "
                                 "once per case") from exc
             poison(box.outputs[k])
-            inputs.append((k, data))
         left = deadline - self.clock()
         if left <= 0:
             raise WorkerTimeout("the phase's time limit ran out")
-        if self.settings.timing.rehearse and call >= per and ring >= 2 * per:
-            self._rehearse((call - per) % ring, left)
         reply, rt = self._roundtrip({"op": "call", "slot": start, "ahead": ahead}, left)
         self.progress.call_done()  # after the round trip: outside every clock
         if reply.get("event") == Event.ERROR:
             self._call_failure(reply, relayout=relayout and first is not None)
         if reply.get("event") != Event.DONE:
             raise ProtocolError(f"unexpected reply {reply.get('event')!r} to a call")
-        for k, data in inputs:
+        for k, data in zip(fresh, inputs):
             self._check_output(data, box.outputs[k], box.finite, what)
         return dict(reply, rt=rt)
 
     def _rehearse(self, slot: int, timeout: float) -> None:
-        """The previous sample's calls again, in the worker, before this sample's flush
-        (`timing.rehearse`, `Worker._rehearse`): off every clock, outputs not checked.
-        Its slots hold inputs already timed and checked; `_sample` rewrites them before
-        they are timed again."""
+        """The previous sample's calls again, in the worker (`timing.rehearse`,
+        `Worker._rehearse`): off every clock, outputs not checked. Its slots hold inputs
+        already timed and checked, rewritten before they are timed again; the slots of
+        the sample to come still hold inputs already checked too."""
         reply, _ = self.channel.roundtrip({"op": "rehearse", "slot": slot}, timeout)
         if reply.get("event") == Event.ERROR:
+            reply = dict(reply, message="in the untimed rehearsal of the previous sample's "
+                         f"calls (timing.rehearse): {reply.get('message', '')}")
             self._call_failure(reply, relayout=False)
         if reply.get("event") != Event.DONE:
             raise ProtocolError(f"unexpected reply {reply.get('event')!r} to a rehearsal")

@@ -113,7 +113,6 @@ class Worker:
         self.slots: list[Any] = []
         self.outputs: list[Any] = []  # one set of output buffers per input slot
         self.refresh: list[list[tuple[Any, Any]]] = []  # per slot: (shared, private) CPU tensors
-        self.fresh: set[int] = set()  # slots refreshed by a rehearsal, for the call after it
         self.expected: dict | None = None
         self.noop_output: Any = None
         from harness.judging.sharing import WorkerArenas
@@ -244,7 +243,6 @@ class Worker:
     def set_case(self, message: dict[str, Any]) -> None:
         self.slots = [self.arenas.from_wire(s) for s in message["slots"]]
         self.refresh = [[] for _ in self.slots]
-        self.fresh = set()
         if self.cuda:
             self.slots = [self._private_host(s, k) for k, s in enumerate(self.slots)]
         self._take_outputs(message)
@@ -271,7 +269,6 @@ class Worker:
 
     def release(self, message: dict[str, Any]) -> None:
         self.slots, self.outputs, self.noop_output, self.refresh = [], [], None, []
-        self.fresh = set()
         self.arenas.clear()
         if self.gc_freeze:
             gc.collect()  # cheap: the frozen heap is not scanned
@@ -327,29 +324,20 @@ class Worker:
 
     def _rehearse(self, slot: int) -> dict[str, Any]:
         """The calls of an earlier sample (from `slot`) again: untimed, outputs unchecked
-        and dropped. Its inputs were timed and checked already, and the judge rewrites them
-        before they are timed again, so nothing computed here can answer a timed call.
-        The next sample's calls then start on the host state of a process that has just
-        run the submission, as in the public evaluators, whose repeats run back to back
-        (`timing.rehearse`). First the CPU tensors of every other slot are refreshed (the
-        next sample's among them), so no copy runs between this and the timed calls."""
+        and dropped (`timing.rehearse`). The next sample's calls then start on the host
+        state of a process that has just run the submission, as in the public evaluators,
+        whose repeats run back to back. Its inputs were timed and checked already, and the
+        judge writes the next sample's inputs only after this reply, so nothing computed
+        here can answer a timed call."""
         count = self.calls_per_sample
         ring = len(self.slots) or 1
-        picks = [(slot + j) % ring for j in range(count)]
-        calls = self.calls
-        if self.slots:
-            for i in set(range(ring)) - set(picks):
-                for shared, mine in self.refresh[i]:
-                    calls.copy(mine, shared)
-            self.fresh = set(range(ring)) - set(picks)
-        data = [self.slots[i] if self.slots else None for i in picks]
+        data = [self.slots[(slot + j) % ring] if self.slots else None for j in range(count)]
         try:
             for d in data:
                 self.kernel(d)
             if self.cuda:
-                calls.synchronize()
+                self.calls.synchronize()
         except BaseException as exc:  # noqa: BLE001
-            self.fresh = set()
             return self._exception(exc)
         return {"event": Event.DONE, "ns": 0.0}
 
@@ -370,11 +358,8 @@ class Worker:
         data = [self.slots[i] if self.slots else None for i in picks]
         calls = self.calls
         for i in picks if self.slots else ():
-            if i in self.fresh:  # refreshed by the rehearsal just before (Worker._rehearse)
-                continue
             for shared, mine in self.refresh[i]:
                 calls.copy(mine, shared)
-        self.fresh = set()
         t_in = time.perf_counter_ns()
         unwarmed = False
         try:
