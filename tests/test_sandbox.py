@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -311,6 +312,38 @@ def test_the_workers_environment_passes_what_the_organiser_names(tmp_path, monke
     assert named["LD_PRELOAD"] == "/opt/lib/libfast.so"
     assert not {"HARNESS_DB", "AWS_SECRET_ACCESS_KEY", "UNRELATED"} & set(named)
     assert named["HOME"] == str(tmp_path)  # the scratch entries still win
+
+
+def test_the_machines_compiler_settings_reach_the_worker(tmp_path, monkeypatch):
+    """The compilers as the machine names them (the H200 machines: CC, CXX and CUDAHOSTCXX
+    under /opt/gcc, TORCH_CUDA_ARCH_LIST=9.0a): an extension built with load_inline is
+    built as under the contest's own process, which sees them."""
+    from harness.judging.sandbox import worker_env
+
+    names = {"CC": "/opt/gcc/bin/gcc", "CXX": "/opt/gcc/bin/g++", "CUDAHOSTCXX": "/opt/gcc/bin/g++",
+             "TORCH_CUDA_ARCH_LIST": "9.0a", "LIBRARY_PATH": "/usr/local/cuda/lib64/stubs",
+             "CPATH": "/opt/include", "MAX_JOBS": "4", "NVCC_APPEND_FLAGS": "-lineinfo"}
+    for key, value in names.items():
+        monkeypatch.setenv(key, value)
+    env = worker_env(tmp_path, "cuda")
+    assert {key: env.get(key) for key in names} == names
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_a_load_inline_build_uses_the_judges_compiler(tmp_path, named):
+    """End to end: the worker's torch builds a submission's extension in the sandbox
+    (tests/submissions/vectoradd/load_inline_cpp.py passes), with the compiler the judge's
+    environment names (one that does not exist: the build fails saying so)."""
+    if shutil.which("ninja") is None or shutil.which("c++") is None:
+        pytest.skip("torch's load_inline needs ninja and a C++ compiler")
+    sub = ROOT / "tests" / "submissions" / "vectoradd" / "load_inline_cpp.py"
+    env = {"CXX": str(tmp_path / "cxx-named-by-the-judge")} if named else {}
+    r = run_cli("submit", str(sub), "--task", "vectoradd", "--device", "cpu", "--mode", "test",
+                "--no-record", json_path=tmp_path / "r.json", env=env)
+    if named:
+        assert r.rc == 1 and "cxx-named-by-the-judge" in r.out, r.out
+    else:
+        assert r.rc == 0 and r.doc["passed"], r.out
 
 
 @pytest.mark.parametrize("value", ["['*']", "['A*']", "['']", "MALLOC_ARENA_MAX", "5", "[5]",

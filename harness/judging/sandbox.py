@@ -39,13 +39,19 @@ from harness.judging.cpus import pin
 from harness.judging.seccomp import NoIpSockets
 from harness.settings import WorkerSettings
 
-# Variables a worker may inherit: enough to find Python, the GPU and compilers, and what
-# changes how torch's GPU allocator behaves (the public evaluators' process sees it too).
+# Variables a worker may inherit: enough to find Python, the GPU and the compilers as the
+# machine sets them up (a submission that builds an extension with torch's load_inline
+# must build it as under the contest's own process: the H200 machines name their gcc in
+# CC/CXX/CUDAHOSTCXX and the sm_90a target in TORCH_CUDA_ARCH_LIST), and what changes how
+# torch's GPU allocator behaves (the public evaluators' process sees it too).
 _ENV_KEEP = {"PATH", "LANG", "LC_ALL", "TZ", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR",
-             "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"}
+             "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF",
+             "CC", "CXX", "CUDAHOSTCXX", "CPATH", "LIBRARY_PATH", "C_INCLUDE_PATH",
+             "CPLUS_INCLUDE_PATH", "TORCH_CUDA_ARCH_LIST", "TORCH_NVCC_FLAGS",
+             "PYTORCH_ROCM_ARCH", "MAX_JOBS"}
 _ENV_PREFIXES = (
     "CUDA_", "NVIDIA_", "LD_LIBRARY_PATH", "ROCM_", "HIP_", "HSA_", "OMP_", "MKL_",
-    "OPENBLAS_", "NCCL_", "TORCH_SYMM", "TRITON_INTERPRET", "NVSHMEM_",
+    "OPENBLAS_", "NCCL_", "TORCH_SYMM", "TRITON_INTERPRET", "NVSHMEM_", "NVCC_",
 )
 # Never passed on, whatever the prefix rules say.
 _ENV_DROP_PREFIXES = ("HARNESS_", "GITHUB_", "AWS_", "PG", "DATABASE")
