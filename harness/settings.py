@@ -24,6 +24,7 @@ class TimingSettings:
     min_seconds: float
     max_seconds: float
     max_calls: int
+    min_samples: int
     target_rse: float
     ring_slots: int
     calibration_calls: int
@@ -55,6 +56,8 @@ class TimingSettings:
             raise ValueError("timing.calibration_min_calls must be 1 or more and at most "
                              f"timing.calibration_calls ({self.calibration_calls}), not "
                              f"{self.calibration_min_calls!r}")
+        if not isinstance(self.min_samples, int) or self.min_samples < 1:
+            raise ValueError(f"timing.min_samples must be 1 or more, not {self.min_samples!r}")
         if self.min_ahead_us < 0:
             raise ValueError(f"timing.min_ahead_us must be 0 or more, not {self.min_ahead_us!r}")
         if self.probe_every < 2:

@@ -56,7 +56,9 @@ class StoppingRule:
     """Time until the mean is precise enough, within call and wall-time bounds.
 
     Stops when, with at least `min_calls` calls and `min_seconds` elapsed, the relative
-    standard error is below `target_rse`; or at `max_calls`; or at `max_seconds`.
+    standard error is below `target_rse`; or at `max_calls`; or at `max_seconds`, once
+    there are `min_samples` samples (a case whose samples each cost the judge a second of
+    input making and checking would otherwise be scored on two or three).
     """
 
     def __init__(self, settings: TimingSettings, clock: Callable[[], float]) -> None:
@@ -87,7 +89,7 @@ class StoppingRule:
         elapsed = self.clock() - self.start
         if n >= s.max_calls:
             self.reason = f"reached {s.max_calls} calls"
-        elif elapsed >= s.max_seconds:
+        elif elapsed >= s.max_seconds and n >= s.min_samples:
             self.reason = f"reached the {s.max_seconds:g} s budget"
         elif n >= s.min_calls and elapsed >= s.min_seconds and self.rse() <= s.target_rse:
             self.reason = f"relative standard error {self.rse():.2%} <= {s.target_rse:.2%}"
