@@ -23,6 +23,21 @@ def test_kernel_that_does_not_compile(cli):
     assert "power of 2" in r.doc["phases"][0]["cases"][0]["message"]
 
 
+@pytest.mark.parametrize("arch,passes", [("9.0a", True), ("9.0", False)])
+def test_a_load_inline_cuda_build_targets_what_the_machine_names(cli, arch, passes):
+    """A CUDA extension built with load_inline in the worker, for the target the judge's
+    TORCH_CUDA_ARCH_LIST names (the H200 machines: 9.0a, which wgmma needs): the kernel adds
+    only when built for sm_90a."""
+    import torch
+
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("needs a Hopper GPU (sm_90)")
+    r = cli("submit", str(BAD / "load_inline_cuda_sm90a.py"), "--task", "vectoradd",
+            "--mode", "test", "--timeout", "300", env={"TORCH_CUDA_ARCH_LIST": arch})
+    assert (r.rc == 0) == passes, r.out
+    assert set(case_statuses(r.doc)) == ({"passed"} if passes else {"failed"})
+
+
 @needs_shared
 def test_nvfp4_seed_does_not_compile_on_hopper(cli):
     r = cli("submit", str(SHARED / "seeds" / "nvfp4_group_gemm_dot_scaled.py"),
