@@ -1,5 +1,6 @@
 """One case's samples, as the judge takes them: the no-op calibration, one sample (fresh
-inputs, one round trip, every output checked), warm-up, the timed samples with their
+inputs made, the previous sample's calls rehearsed untimed, the inputs written, one round
+trip, every output checked), warm-up, the timed samples with their
 hidden window and probes, the two-clock check and the physics floor.
 
 `Sampling` is a part of `Judge` (harness.judging.judge), kept in its own module because
