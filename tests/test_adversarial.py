@@ -96,22 +96,44 @@ def three_per_sample(tmp_path):
     return folder
 
 
+_TRACING = """
+_ids = {}
+
+
+def custom_kernel(data):
+    a, b = data
+    print("slot", _ids.setdefault(a.data_ptr(), len(_ids)))
+    return a + b
+"""
+
+
 @pytest.mark.parametrize("name,passes", [("honest", True), ("cache_by_data_ptr", False),
                                          ("rehearsal_precompute", False)])
 def test_several_calls_per_sample_with_rehearsals(cli, three_per_sample, name, passes):
+    """The honest submission prints the input slot of every call: the case's first sample
+    (slots 0-2), then each sample's rehearsal of the previous sample's three slots followed
+    by its own three timed calls on the other three."""
     sub = CORPUS / f"{name}.py"
     if name == "honest":
         sub = three_per_sample / "honest.py"
-        sub.write_text("def custom_kernel(data):\n    a, b = data\n    return a + b\n")
+        sub.write_text(_TRACING)
     r = cli("submit", str(sub), "--task", str(three_per_sample), "--device", "cpu",
             "--mode", "benchmark", "--no-record", *CASE)
     assert "Traceback (most recent call last)" not in r.out, r.out
     assert (r.rc == 0) == passes, r.out
-    if passes:
-        [case] = r.doc["phases"][0]["cases"]
-        assert case["integrity"]["calls_per_sample"] == 3 and case["stats"]["calls"] >= 3
-    else:
+    if not passes:
         assert statuses(r.doc) == {"failed"}
+        return
+    [case] = r.doc["phases"][0]["cases"]
+    assert case["integrity"]["calls_per_sample"] == 3
+    slots = [int(line.split()[1]) for line in r.doc["worker_output"]["stdout"].splitlines()
+             if line.startswith("slot ")]
+    samples = [tuple(slots[i:i + 3]) for i in range(0, len(slots) - len(slots) % 3, 3)]
+    halves = [(0, 1, 2), (3, 4, 5)]
+    assert len(samples) >= 7 and samples[0] == halves[0], samples
+    # after the first: (rehearsal, timed) pairs, the timed half alternating
+    for k, i in enumerate(range(1, len(samples) - 1, 2)):
+        assert samples[i] == halves[k % 2] and samples[i + 1] == halves[(k + 1) % 2], samples
 
 
 def test_child_finishing_the_work_fails(cli):

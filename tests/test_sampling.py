@@ -94,7 +94,7 @@ class OrderJudge(Sampling):
         self.log.append(f"check {data}")
 
 
-def _sample_log(monkeypatch, rehearse: bool, call: int) -> list[str]:
+def _sample_log(monkeypatch, rehearse: bool, call: int, per: int = 2, ring: int = 4) -> list[str]:
     from types import SimpleNamespace
 
     from harness.judging import sampling
@@ -104,7 +104,7 @@ def _sample_log(monkeypatch, rehearse: bool, call: int) -> list[str]:
     judge = OrderJudge(settings)
     monkeypatch.setattr(sampling, "fill_slot", lambda slot, data: judge.log.append(f"fill {slot} {data}"))
     monkeypatch.setattr(sampling, "poison", lambda output: None)
-    box = SimpleNamespace(per=2, slots=[0, 1, 2, 3], outputs=[None] * 4, finite=True)
+    box = SimpleNamespace(per=per, slots=list(range(ring)), outputs=[None] * ring, finite=True)
     judge._sample(box, {}, None, call, 0, 100.0, "timed call")
     return judge.log
 
@@ -117,8 +117,39 @@ def test_the_rehearsal_comes_before_the_fresh_inputs_are_written(monkeypatch):
         "check 2", "check 3"]
 
 
+@pytest.mark.parametrize("per,ring,call,steps", [
+    (1, 2, 3, ["make 3", "rehearse 0", "fill 1 3", "flush", "call 1", "check 3"]),
+    (2, 5, 6, ["make 6", "make 7", "rehearse 4", "fill 1 6", "fill 2 7", "flush", "call 1",
+               "check 6", "check 7"]),
+])
+def test_the_rehearsed_slots_wrap_around_the_ring(monkeypatch, per, ring, call, steps):
+    """One call per sample (two slots), and a ring larger than two samples' worth (a
+    larger `timing.ring_slots`): the rehearsal starts at the previous sample's first slot,
+    around the ring."""
+    assert _sample_log(monkeypatch, True, call, per, ring) == steps
+
+
+def test_a_ring_too_small_for_a_rehearsal_is_the_harnesss_error(monkeypatch):
+    with pytest.raises(RuntimeError, match="harness bug"):
+        _sample_log(monkeypatch, True, 3, per=3, ring=4)
+
+
 @pytest.mark.parametrize("rehearse,call", [(True, 0), (False, 2)])
 def test_no_rehearsal_for_a_cases_first_sample_or_when_off(monkeypatch, rehearse, call):
     log = _sample_log(monkeypatch, rehearse, call)
     assert not any(step.startswith("rehearse") for step in log)
     assert log[-3:-2] == [f"call {call % 4}"]
+
+
+def test_a_rehearsal_that_times_out_says_so():
+    from harness.judging.sandbox import WorkerTimeout
+
+    judge = OrderJudge(Settings.load())
+
+    class Silent:
+        def roundtrip(self, message: dict, timeout: float):
+            raise WorkerTimeout(f"no answer within {timeout:g} s")
+
+    judge.channel = Silent()
+    with pytest.raises(WorkerTimeout, match=r"untimed rehearsal .* no answer within 3 s"):
+        judge._rehearse(0, 3.0)

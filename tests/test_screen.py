@@ -25,6 +25,7 @@ def rules(source):
     ("import hashlib\nk = hashlib.sha1(b'x').hexdigest()\n", "cache-by-content"),
     ("import subprocess\n", "spawns-processes"),
     ("import threading\n", "threads"),
+    ("import _thread\n", "threads"),
     ("import torch\ns = torch.cuda.Stream()\n", "side-streams"),
     ("import os\nos.write(5, b'x')\n", "writes-fds"),
     ("import os\nprint(os.environ)\n", "reads-environment"),

@@ -232,12 +232,43 @@ def test_a_rehearsal_that_raises_is_the_submissions_error(tmp_path):
     judge_end.close()
 
 
-def test_the_mailbox_carries_the_rehearsal(tmp_path):
+@pytest.mark.parametrize("op", ["rehearse", "unknown"])
+def test_the_mailbox_carries_the_rehearsal_and_nothing_unknown_runs(tmp_path, op):
+    """A rehearsal asked through the mailbox runs the earlier slots' calls, never a timed
+    and checked one; an op code the worker does not know runs nothing and answers an
+    error on the pipe."""
+    import torch
+
     from harness.judging.protocol import Mailbox
 
-    judge = Mailbox(str(tmp_path / "box"), create=True)
-    worker = Mailbox(str(tmp_path / "box"))
-    judge.request(7, "rehearse", 5)
-    assert worker.pending(6) == (7, "rehearse", 5, 0)
-    judge.close()
-    worker.close()
+    box = Mailbox(str(tmp_path / "box"), create=True)
+    judge_end, worker_end = multiprocessing.Pipe()
+    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
+                                 "submission": "submission.py", "mailbox": str(tmp_path / "box")})
+    worker.slots = [(torch.full((2,), float(i)),) for i in range(2)]
+    worker.refresh = [[] for _ in worker.slots]
+    seen = []
+    worker.kernel = lambda data: seen.append(int(data[0][0]))
+
+    def no_timed_call(*args, **kwargs):
+        raise AssertionError("a timed call ran")
+
+    worker._run = no_timed_call
+    if op == "unknown":
+        box._put("<i", Mailbox._REQ_OP, 99)
+        box._put("<i", Mailbox._REQ_SLOT, 1)
+        box._put("<Q", Mailbox._REQ_SEQ, 7)
+    else:
+        box.request(7, op, 1)
+    pending = worker.mailbox.pending(0)
+    assert pending == (7, op, 1, 0)
+    worker._mail(*pending)
+    assert box.reply_seq() == 7
+    if op == "rehearse":
+        assert seen == [1] and box.reply()["status"] == Mailbox.DONE
+    else:
+        assert seen == [] and box.reply()["status"] == Mailbox.SEE_PIPE
+        assert judge_end.poll(5) and b"unknown request" in judge_end.recv_bytes()
+    worker.mailbox.close()
+    box.close()
+    judge_end.close()

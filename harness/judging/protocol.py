@@ -163,7 +163,7 @@ class Mailbox:
         seq = self._get("<Q", self._REQ_SEQ)
         if seq == last:
             return None
-        op = {v: k for k, v in self.OPS.items()}.get(self._get("<i", self._REQ_OP), "call")
+        op = {v: k for k, v in self.OPS.items()}.get(self._get("<i", self._REQ_OP), "unknown")
         return seq, op, self._get("<i", self._REQ_SLOT), self._get("<Q", self._REQ_AHEAD)
 
     def answer(self, seq: int, status: int, reply: dict | None = None) -> None:

@@ -30,7 +30,7 @@ from harness.judging.integrity import (
 )
 from harness.judging.phases import PhaseSpec
 from harness.judging.protocol import Event, ProtocolError
-from harness.judging.sandbox import WorkerTimeout
+from harness.judging.sandbox import WorkerDied, WorkerTimeout
 from harness.judging.seeds import SeedPlan
 from harness.judging.structure import (
     InputLayoutError,
@@ -103,6 +103,7 @@ class Sampling:
         With `timing.rehearse`, the worker first runs the previous sample's calls again
         (`_rehearse`), before the fresh inputs are written: it never runs while they
         are in place, except in the timed calls."""
+        began = self.clock()
         per, ring = box.per, len(box.slots)
         start = call % ring
         fresh = [(start + j) % ring for j in range(per)]
@@ -111,7 +112,10 @@ class Sampling:
         left = deadline - self.clock()
         if left <= 0:
             raise WorkerTimeout("the phase's time limit ran out")
-        if self.settings.timing.rehearse and call >= per and ring >= 2 * per:
+        if self.settings.timing.rehearse and call >= per:
+            if ring < 2 * per:  # the judge shares two samples' worth of slots (judge.py)
+                raise RuntimeError(f"harness bug: {ring} input slots cannot hold a rehearsal "
+                                   f"of {per} calls beside {per} fresh inputs")
             self._rehearse((call - per) % ring, left)
         for k, data in zip(fresh, inputs):
             try:
@@ -131,14 +135,18 @@ class Sampling:
             raise ProtocolError(f"unexpected reply {reply.get('event')!r} to a call")
         for k, data in zip(fresh, inputs):
             self._check_output(data, box.outputs[k], box.finite, what)
-        return dict(reply, rt=rt)
+        return dict(reply, rt=rt, wall=self.clock() - began)
 
     def _rehearse(self, slot: int, timeout: float) -> None:
         """The previous sample's calls again, in the worker (`timing.rehearse`,
         `Worker._rehearse`): off every clock, outputs not checked. Its slots hold inputs
         already timed and checked, rewritten before they are timed again; the slots of
         the sample to come still hold inputs already checked too."""
-        reply, _ = self.channel.roundtrip({"op": "rehearse", "slot": slot}, timeout)
+        try:
+            reply, _ = self.channel.roundtrip({"op": "rehearse", "slot": slot}, timeout)
+        except (WorkerTimeout, WorkerDied) as exc:
+            raise type(exc)(f"in the untimed rehearsal of the previous sample's calls "
+                            f"(timing.rehearse): {exc}") from exc
         if reply.get("event") == Event.ERROR:
             reply = dict(reply, message="in the untimed rehearsal of the previous sample's "
                          f"calls (timing.rehearse): {reply.get('message', '')}")
@@ -189,11 +197,13 @@ class Sampling:
         window = self._window_us()
         hosts = deque([float(first.get("host_ns", 0.0))], maxlen=8)
         call = per
+        longest = 0.0  # the longest sample so far (s, the judge's clock, rehearsal included)
         warm = WarmUp(timing, self.clock)
         while not warm.done() and self.clock() < deadline:
             reply = self._sample(box, case, plan, call, self._ahead_cycles(window, max(hosts), per),
                                  deadline, f"warm-up call {call}")
             hosts.append(float(reply.get("host_ns", 0.0)))
+            longest = max(longest, reply["wall"])
             warm.add(per)
             call += per
         laps.lap("warm_up")
@@ -202,11 +212,12 @@ class Sampling:
         every = timing.probe_every if window > 0 else 1
         timing_started = self.clock()
         n = 0
-        while not rule.done() and self.clock() < deadline - 0.5:
+        while not rule.done() and self.clock() + longest < deadline - 0.5:
             probe = every > 0 and n % every == every - 1
             ahead = 0 if probe else self._ahead_cycles(window, max(hosts), per)
             reply = self._sample(box, case, plan, call, ahead, deadline, f"timed call {call}")
             hosts.append(float(reply.get("host_ns", 0.0)))
+            longest = max(longest, reply["wall"])
             replies.append(reply)
             if probe:
                 probes.append(reply)
@@ -215,7 +226,7 @@ class Sampling:
                 timed.append(reply)
             call += per
             n += 1
-        if window > 0 and not probes and rule.samples and self.clock() < deadline - 0.5:
+        if window > 0 and not probes and rule.samples and self.clock() + longest < deadline - 0.5:
             # Long samples (15 grouped GEMMs, say) can satisfy the stopping rule before the
             # probe_every-th sample: every case still gets one probe, because the clocks
             # are compared only where no GPU sleep hides the launch (a hidden window is
@@ -233,7 +244,6 @@ class Sampling:
             """One more probe for a flag seen on few samples (off the score), where two of
             the longest round trips so far still fit before the phase's deadline."""
             nonlocal call
-            longest = max((float(r["rt"]) for r in replies), default=0.0) / 1e9
             if self.clock() + 2 * longest >= deadline - 0.5:
                 return None
             reply = self._sample(box, case, plan, call, 0, deadline, f"confirming call {call}")

@@ -314,8 +314,11 @@ class Worker:
             reply = self._noop(slot)
         elif op == "rehearse":
             reply = self._rehearse(slot)
-        else:
+        elif op == "call":
             reply = self._run(self.kernel, slot, ahead, check=True)
+        else:  # never run a call the judge did not ask for
+            reply = {"event": Event.ERROR, "kind": "protocol",
+                     "message": f"the mailbox held an unknown request ({op})"}
         if reply["event"] == Event.DONE:
             self.mailbox.answer(seq, Mailbox.DONE, reply)
         else:
@@ -327,8 +330,9 @@ class Worker:
         and dropped (`timing.rehearse`). The next sample's calls then start on the host
         state of a process that has just run the submission, as in the public evaluators,
         whose repeats run back to back. Its inputs were timed and checked already, and the
-        judge writes the next sample's inputs only after this reply, so nothing computed
-        here can answer a timed call."""
+        judge writes the next sample's inputs only after this reply, so nothing these calls
+        compute can answer a timed call (a thread left running is another matter: the
+        screen flags threads, and the judge's clock sees work outside the timed region)."""
         count = self.calls_per_sample
         ring = len(self.slots) or 1
         data = [self.slots[(slot + j) % ring] if self.slots else None for j in range(count)]

@@ -175,7 +175,7 @@ RULES: list[Rule] = [
          "timed call", lambda n: _imports("subprocess", "multiprocessing")(n) or _call_to(
              "os.fork", "os.system", "os.popen", "os.spawnv", "os.execv", "pty.spawn")(n)),
     Rule("threads", FLAG, "starts threads: work could continue after custom_kernel returns",
-         lambda n: _imports("threading", "concurrent")(n)),
+         lambda n: _imports("threading", "concurrent", "_thread")(n)),
     Rule("side-streams", FLAG, "creates CUDA streams: work on a stream the timer does not wait "
          "for is caught by the judge's clock", _call_to("torch.cuda.Stream", "cuda.Stream")),
     Rule("writes-fds", FLAG, "writes to raw file descriptors or /proc: output the judge ignores",
