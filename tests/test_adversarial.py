@@ -136,6 +136,15 @@ def test_several_calls_per_sample_with_rehearsals(cli, three_per_sample, name, p
         assert samples[i] == halves[k % 2] and samples[i + 1] == halves[(k + 1) % 2], samples
 
 
+def test_a_thread_left_running_the_submissions_code_is_flagged(cli):
+    """Whatever the screen reads of the imports, the worker sees the thread after the calls."""
+    r = attack(cli, "thread_lingers", "--mode", "benchmark")
+    assert r.rc == 0, r.out  # right outputs: flagged, not failed
+    [case] = r.doc["phases"][0]["cases"]
+    assert case["integrity"]["threads_after_calls"] >= 1
+    assert any("still alive after" in f for f in case["flags"])
+
+
 def test_child_finishing_the_work_fails(cli):
     """Under the sandbox the attack fails earlier still: torch's share_memory_() makes a new
     object in /dev/shm, which the worker may not (an error, and the run says so)."""

@@ -168,10 +168,12 @@ def test_request_pending_answer_reply_round_trip(boxes):
     assert worker.pending(0) == (1, "call", 3, 0)
     assert judge.reply_seq() == 0  # nothing answered yet
     worker.answer(1, Mailbox.DONE, {"ns": 1500.0, "busy_ns": 1.0, "host_ns": 2.0,
-                                    "sync_ns": 3.0, "copy_ns": 4.0, "ignored": 9.0})
+                                    "sync_ns": 3.0, "copy_ns": 4.0, "threads": 2,
+                                    "ignored": 9.0})
     assert judge.reply_seq() == 1
     assert judge.reply() == {"status": Mailbox.DONE, "event": Event.DONE, "ns": 1500.0,
-                             "busy_ns": 1.0, "host_ns": 2.0, "sync_ns": 3.0, "copy_ns": 4.0}
+                             "busy_ns": 1.0, "host_ns": 2.0, "sync_ns": 3.0, "copy_ns": 4.0,
+                             "threads": 2.0}
 
 
 def test_pending_sees_each_request_once(boxes):
@@ -190,7 +192,8 @@ def test_reply_is_what_the_judge_validates(boxes):
     reply = judge.reply()
     assert set(reply) == {"status", "event", "ns", *Mailbox.BREAKDOWN}
     assert decode(encode(reply)) == {"status": 0, "event": "done", "ns": 0.0, "busy_ns": 0.0,
-                                     "host_ns": 0.0, "sync_ns": 0.0, "copy_ns": 0.0}
+                                     "host_ns": 0.0, "sync_ns": 0.0, "copy_ns": 0.0,
+                                     "threads": 0.0}
 
 
 @pytest.mark.parametrize("ns", [-1.0, math.nan, math.inf])

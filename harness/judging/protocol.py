@@ -80,11 +80,11 @@ class Mailbox:
     judge still trusts nothing the worker writes. Errors travel on the pipe.
     """
 
-    SIZE = 96
+    SIZE = 104
     _REQ_SEQ, _REQ_OP, _REQ_SLOT, _REP_SEQ, _REP_STATUS, _REP_NS = 0, 8, 12, 16, 24, 32
     _REQ_AHEAD = 88  # GPU sleep (cycles) before the start event: the hidden launch window
     # The worker's own breakdown of a call (diagnostics, never trusted).
-    BREAKDOWN = {"busy_ns": 40, "host_ns": 48, "sync_ns": 56, "copy_ns": 64}
+    BREAKDOWN = {"busy_ns": 40, "host_ns": 48, "sync_ns": 56, "copy_ns": 64, "threads": 96}
     # Before starting its clock the judge makes sure the worker is polling, not asleep.
     _WAKE_REQ, _WAKE_ACK = 72, 80
     OPS = {"call": 1, "noop": 2, "rehearse": 3}

@@ -263,6 +263,13 @@ class Sampling:
                             "calibration": vars(calibration),
                             "hidden_window_us": window, "calls_per_sample": per,
                             "clock_samples": len(checked), "worker_says": _medians(checked)}
+        lingering = sum(1 for r in replies if _number(r.get("threads")) > 0)
+        if lingering:  # the worker's account; the static screen's threads rule is the other
+            result.integrity["threads_after_calls"] = lingering
+            result.flags.append(
+                f"a thread running the submission's code was still alive after {lingering} of "
+                f"{len(replies)} timed samples had returned: work could go on outside the timed "
+                "region")
         unwarmed = sum(1 for r in replies if r.get("unwarmed"))
         if unwarmed:  # timing.warm torch found no 1 MiB free (the submission holds the memory)
             result.integrity["unwarmed_samples"] = unwarmed
@@ -317,6 +324,11 @@ class Sampling:
                 f"of {floor.ns / 1e3:.3f} µs on {floor.gpu} (compute {floor.compute_ns / 1e3:.3f} µs, "
                 f"memory {floor.memory_ns / 1e3:.3f} µs): the timer cannot be trusted"
             )
+
+
+def _number(value: Any) -> float:
+    """A number the worker reported, 0 where it sent none or something else."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
 def _medians(replies: list[dict]) -> dict[str, float]:

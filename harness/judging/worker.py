@@ -13,6 +13,7 @@ import gc
 import importlib.util
 import os
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -126,6 +127,8 @@ class Worker:
         self.gc_freeze = bool(init.get("gc_freeze", False))
         self.mailbox = None
         self.mail_seq = 0
+        # Taken before the submission is imported (see _threads_left).
+        self.current_frames, self.main_thread = sys._current_frames, threading.get_ident()
         if init.get("mailbox"):
             from harness.judging.protocol import Mailbox
 
@@ -419,9 +422,28 @@ class Worker:
         reply = {"event": Event.DONE, "ns": ns, "host_ns": (t_ret - t0) / count,
                  "sync_ns": t_synced - t_ret, "copy_ns": t_out - t_synced,
                  "busy_ns": time.perf_counter_ns() - t_in}
+        if fn is self.kernel:
+            reply["threads"] = self._threads_left()
         if unwarmed:  # no memory for warm "torch"'s 1 MiB: this sample ran as warm "kernel"
             reply["unwarmed"] = True
         return reply
+
+    def _threads_left(self) -> int:
+        """Python threads other than this one that are running code of the staged folder
+        (the submission's) now that its calls have returned and their outputs are copied:
+        work that could go on outside the timed region (the judge flags it). Threads of
+        torch, Triton or the driver run no code of the folder and are not counted."""
+        root = str(self.staging)
+        alive = 0
+        for ident, frame in self.current_frames().items():
+            if ident == self.main_thread:
+                continue
+            while frame is not None:
+                if frame.f_code.co_filename.startswith(root):
+                    alive += 1
+                    break
+                frame = frame.f_back
+        return alive
 
     def _exception(self, exc: BaseException) -> dict[str, Any]:
         """The reply for an exception raised by a call (or by copying its output)."""
