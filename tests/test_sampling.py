@@ -153,3 +153,66 @@ def test_a_rehearsal_that_times_out_says_so():
     judge.channel = Silent()
     with pytest.raises(WorkerTimeout, match=r"untimed rehearsal .* no answer within 3 s"):
         judge._rehearse(0, 3.0)
+
+
+class SlowSamples(Sampling):
+    """Just what `_time_case` uses, on the CPU, with no window (every sample counts and is
+    checked on both clocks): samples that each take `seconds` of a fake clock, and fail
+    as the worker's channel would when one runs past the phase's deadline."""
+
+    def __init__(self, seconds: float, settings: Settings) -> None:
+        from types import SimpleNamespace
+
+        from harness.judging.integrity import Calibration
+
+        self.settings, self.now, self.seconds, self.samples = settings, 0.0, seconds, 0
+        self.device = SimpleNamespace(kind="cpu")
+        self.base_calibration = Calibration.from_gaps([50_000.0] * 10)
+
+    def clock(self) -> float:
+        return self.now
+
+    def _window_us(self) -> float:
+        return 0.0
+
+    def _ahead_cycles(self, window_us, host_ns, calls) -> int:
+        return 0
+
+    def _outside_ns(self, box) -> float:
+        return 0.0
+
+    def _apply_floor(self, case, result) -> None:
+        pass
+
+    def _sample(self, box, case, plan, call, ahead, deadline, what, first=None, relayout=True):
+        from harness.judging.sandbox import WorkerTimeout
+
+        if self.now + self.seconds > deadline:
+            raise WorkerTimeout("no answer within the phase's time limit")
+        self.now += self.seconds
+        self.samples += 1
+        return {"event": "done", "ns": 1_000_000.0, "rt": 1_050_000.0, "host_ns": 1.0,
+                "wall": self.seconds}
+
+
+def test_long_samples_stop_before_the_deadline_not_past_it():
+    """Samples of 1.2 s (a rehearsal and 15 heavy calls, say) with min_samples asking for
+    more than fit: timing stops where the next sample would not end before the phase's
+    deadline, and the case keeps the samples it has (a flat 0.5 s margin let the last one
+    start at 3.6 s and time out at the 4.2 s deadline, losing the case)."""
+    from types import SimpleNamespace
+
+    from harness.consts import Status
+    from harness.judging.integrity import Calibration
+    from harness.judging.timing import Laps
+    from harness.results.document import CaseResult
+
+    settings = Settings.load().for_device("cpu")
+    settings.timing.min_samples, settings.timing.max_seconds = 5, 1.0
+    judge = SlowSamples(1.2, settings)
+    box = SimpleNamespace(per=1)
+    result = CaseResult(0, {}, Status.PASSED)
+    judge._time_case(None, {}, None, box, 4.2, Calibration.from_gaps([50_000.0] * 10),
+                     {"host_ns": 1.0}, result, Laps(judge.clock))
+    assert judge.now <= 4.2 and result.score_ns == 1_000_000.0
+    assert result.stats["calls"] == judge.samples - 1  # all but the warm-up's
