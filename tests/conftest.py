@@ -50,6 +50,24 @@ def needs_shared(test):
 
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _session_compile_caches(tmp_path_factory):
+    """Compiler caches (harness/judging/compile_cache.py) of fixtures wider than a test in
+    a folder of the session's: no test writes the user's own cache folder."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HARNESS_COMPILE_CACHE", str(tmp_path_factory.mktemp("compile-caches")))
+        yield
+
+
+@pytest.fixture(autouse=True)
+def compile_caches(tmp_path_factory, monkeypatch) -> Path:
+    """Each test's compiler caches in a folder of its own: no test finds what another
+    compiled (a second run of a file would skip its build)."""
+    root = tmp_path_factory.mktemp("compile-cache")
+    monkeypatch.setenv("HARNESS_COMPILE_CACHE", str(root))
+    return root
+
+
 @dataclass
 class Run:
     rc: int

@@ -163,6 +163,22 @@ def test_writing_outside_scratch_is_refused(arena, tmp_path):
     assert str(ROOT) in refused[0] and "write" in refused[0]
 
 
+def test_another_files_compiler_caches_are_out_of_reach(arena, tmp_path, compile_caches):
+    """A file's compiler-cache folder outlives its run (compile_cache.py): another file's
+    is neither listed, read nor written, and no folder can be made for another source."""
+    victim = compile_caches / ("0" * 40)
+    victim.mkdir()
+    (victim / "kernel.cubin").write_bytes(b"the victim's code")
+    r, refused = attack(arena, tmp_path, "plant_compiled_code")
+    assert r.rc == 0, r.out
+    assert sorted(p.name for p in victim.iterdir()) == ["kernel.cubin"]
+    assert not (compile_caches / ("f" * 40)).exists()
+    own = Path(r.doc["harness"]["compile_cache"]["folder"])
+    assert own.parent == compile_caches and (own / "PLANTED_BY_SUBMISSION").exists()
+    assert "the victim's code" not in r.doc["worker_output"]["stdout"]
+    assert any(f"write {victim}" in w for w in refused), refused
+
+
 def test_reading_the_judges_memory_and_environment_is_refused(arena, tmp_path):
     r, refused = attack(arena, tmp_path, "read_judge_memory")
     out = r.doc["worker_output"]["stdout"]

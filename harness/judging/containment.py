@@ -4,7 +4,8 @@ Read (and execute): the Python installation and its packages, system libraries a
 compilers (/usr, /lib*), a few files of /etc, /proc and /sys, the staged task folder and
 the `harness` package alone (never the project folder: it holds the results database
 and the tasks' references). Read and write: the scratch folder (home, temporary files,
-compiler caches) and the run's shared-memory folder. Devices: /dev/null and friends, the
+CUDA's cache), the submission file's compiler-cache folder (compile_cache.py) and the
+run's shared-memory folder. Devices: /dev/null and friends, the
 NVIDIA device files. Everything else is refused by the kernel, network connections too.
 """
 
@@ -122,8 +123,8 @@ def build_policy(scratch: Path, staging: list[Path], shm: list[Path], device: st
 
 def prepare_scratch(scratch: Path) -> dict[str, str]:
     """Make the scratch layout and return the worker's environment entries for it:
-    temporary files and every compiler cache inside scratch (no cache shared between
-    runs), and an import folder (PYTHONPATH) holding the `harness` package alone, as a
+    temporary files and every compiler cache inside scratch (where no file's own cache
+    folder is named: compile_cache.py points the worker there), and an import folder (PYTHONPATH) holding the `harness` package alone, as a
     link, so that the project folder around it stays unread."""
     cache = scratch / ".cache"
     env = {"HOME": str(scratch), "TMPDIR": str(scratch / "tmp"), "XDG_CACHE_HOME": str(cache),

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from harness import __version__, bytecode
 from harness.consts import Status
+from harness.judging import compile_cache
 from harness.judging.containment import expected_containment, refusals
 from harness.judging.foreign import MARK, NOT_APPLIED, run_foreign
 from harness.judging.head_start import HeadStart
@@ -63,7 +64,7 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
     (`HeadStart.begin`); the caller closes it afterwards."""
     request, task, device = prepared.request, prepared.task, prepared.device
     settings = settings.for_device(device.kind)
-    started = time.monotonic()
+    started, begun = time.monotonic(), time.time()
     evaluation = Evaluation(
         task={"name": task.name, "path": str(task.root), "content_hash": task.content_hash,
               "ranking_by": task.ranking_by},
@@ -97,13 +98,18 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
     if task.own_evaluator:
         return _finish(_own_evaluator(prepared, settings, specs, evaluation, progress), started)
     work = head.work if early is not None else Path(tempfile.mkdtemp(prefix="harness-run-"))
+    # The submission's compiler caches (compile_cache.py): the started worker's, or made now.
+    cache = head.compile_cache if early is not None else compile_cache.prepare(settings.worker,
+                                                                               prepared.source)
+    evaluation.harness["compile_cache"] = cache.to_dict() if cache else {"mode": "private"}
     try:
         judge_dir = task.stage(work / "judge")
         worker_dir = task.stage(work / "worker", Path(request.file), for_worker=True)
         reference = import_reference(task, judge_dir)
         judge = Judge(task, reference, device, settings, Path(request.file), worker_dir,
                       secret=request.secret, progress=progress, started=early,
-                      shm_root=head.shm_root if early is not None else None)
+                      shm_root=head.shm_root if early is not None else None,
+                      compile_cache=cache.folder if cache else None)
         early = None  # the judge's now: judge.close() stops it
         try:
             judge_started = time.monotonic()
@@ -136,6 +142,10 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
             early.close()
         shutil.rmtree(work, ignore_errors=True)
         bytecode.forget(work)  # the staged task's bytecode, if a cache holds it
+        if cache is not None:
+            dropped = compile_cache.tidy(settings.worker, cache, since=begun)
+            if dropped:
+                evaluation.warnings.append(dropped)
     return _finish(evaluation, started)
 
 

@@ -21,6 +21,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from harness.judging import compile_cache
 from harness.judging.sandbox import WorkerProcess, become_subreaper
 from harness.settings import Settings
 
@@ -64,24 +65,31 @@ class HeadStart:
     `shm_root`: the run's shared-memory folder. Call `close` (or leave its `with` block)
     when the evaluation is over: it kills a worker nobody took and removes both folders."""
 
-    def __init__(self, kind: str, settings: Settings) -> None:
+    def __init__(self, kind: str, settings: Settings, source: str | None = None) -> None:
         self.kind = kind
         self.worker: WorkerProcess | None = None
         self.shm_root: Path | None = None
         self.work = Path(tempfile.mkdtemp(prefix="harness-run-"))
         self.staging = self.work / "worker"
+        worker = settings.for_device(kind).worker
+        # The submission's compiler-cache folder (compile_cache.py), named in the sandbox's
+        # rules now: the judge uses this one for the run (and its restarts).
+        self.compile_cache = compile_cache.prepare(worker, source) if source is not None else None
         try:
             self.staging.mkdir()
             self.shm_root = shm_folder()
-            self.worker = WorkerProcess(settings.for_device(kind).worker, kind,
-                                        readable=[self.staging], writable=[self.shm_root])
+            self.worker = WorkerProcess(worker, kind, readable=[self.staging],
+                                        writable=[self.shm_root],
+                                        compile_cache=self.compile_cache and self.compile_cache.folder)
         except BaseException:
             self.close()
             raise
 
     @classmethod
-    def begin(cls, settings: Settings, requested: str | None) -> HeadStart | None:
-        """Start a worker for the device a run will most likely get; None where
+    def begin(cls, settings: Settings, requested: str | None,
+              submission: Path | None = None) -> HeadStart | None:
+        """Start a worker for the device a run will most likely get (`submission`: the
+        file it will load, for its compiler-cache folder; read as the run reads it); None where
         `worker.head_start` is off, or with `worker.pin_cpus` (the judge picks the
         worker's core later), or before a GPU's first use on a host that makes its device
         files on demand (below), or where it could not start (the run then starts its own
@@ -93,7 +101,8 @@ class HeadStart:
         become_subreaper()  # as the judge does: the worker's orphans stay ours to reap
         head = None
         try:
-            head = cls(kind, settings)  # removes what it made if it fails
+            source = submission.read_text() if submission is not None else None
+            head = cls(kind, settings, source)  # removes what it made if it fails
             head.worker.start()
         except BaseException as exc:
             if head is not None:

@@ -67,9 +67,12 @@ class Judge(Sampling):
         submission: Path, worker_staging: Path, secret: bytes | None = None,
         progress: Progress | None = None, clock: Callable[[], float] = time.perf_counter,
         started: WorkerProcess | None = None, shm_root: Path | None = None,
+        compile_cache: Path | None = None,
     ) -> None:
         """`started`: a worker already starting (head_start.py) with `worker_staging` and
-        `shm_root` in its sandbox's rules; the first `start` uses it instead of a new one."""
+        `shm_root` in its sandbox's rules; the first `start` uses it instead of a new one.
+        `compile_cache`: the submission's compiler-cache folder (compile_cache.py) for the
+        workers it starts."""
         self.task, self.ref, self.device, self.settings = task, reference, device, settings
         self.submission, self.staging, self.secret = submission, worker_staging, secret
         self.progress = progress or Progress()
@@ -82,6 +85,7 @@ class Judge(Sampling):
         self.flusher = Flusher(device, settings.timing.l2_flush_factor, settings.timing.cpu_flush_bytes)
         self.shm_root = shm_root or shm_folder()
         self._started = started
+        self.compile_cache = compile_cache
         self.worker_output = {"stdout": "", "stderr": ""}
         self.warnings: list[str] = []
         self.stray_pids: list[int] = []
@@ -119,7 +123,8 @@ class Judge(Sampling):
                 w.close()  # started before the judge chose the worker's core
             w = WorkerProcess(self.settings.worker, self.device.kind,
                               cpus=self.cpus.worker if self.cpus else None,
-                              readable=[self.staging], writable=[self.shm_root])
+                              readable=[self.staging], writable=[self.shm_root],
+                              compile_cache=self.compile_cache)
             w.start()
         self.worker = w
         self.containment = w.containment

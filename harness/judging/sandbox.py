@@ -29,6 +29,7 @@ from pathlib import Path
 
 from harness import bytecode
 from harness.judging import landlock
+from harness.judging.compile_cache import ENV as COMPILE_CACHE_ENV
 from harness.judging.containment import (
     POLICY_ENV,
     build_policy,
@@ -205,13 +206,17 @@ class WorkerProcess:
 
     def __init__(self, settings: WorkerSettings, device: str, keep_scratch: bool = False,
                  cpus: frozenset[int] | None = None, readable: list[Path] | None = None,
-                 writable: list[Path] | None = None) -> None:
+                 writable: list[Path] | None = None, compile_cache: Path | None = None) -> None:
         """`readable`: the staged task folder; `writable`: the run's shared-memory folder
-        (the sandbox allows these beside the scratch folder and the system's paths)."""
+        (the sandbox allows these beside the scratch folder and the system's paths);
+        `compile_cache`: the submission file's compiler-cache folder (compile_cache.py),
+        writable too, named to the worker in its environment."""
         self.settings = settings
         self.device = device
         self.cpus = cpus
-        self.readable, self.writable = list(readable or []), list(writable or [])
+        self.compile_cache = compile_cache
+        self.readable = list(readable or [])
+        self.writable = list(writable or []) + ([compile_cache] if compile_cache else [])
         self.scratch = Path(tempfile.mkdtemp(prefix="harness-worker-"))
         self.keep_scratch = keep_scratch
         self.proc: subprocess.Popen | None = None
@@ -224,6 +229,8 @@ class WorkerProcess:
         parent, child = Pipe(duplex=True)
         env, limits, self.containment = contain(self.settings, self.device, self.scratch,
                                                 self.readable, self.writable, self.cpus)
+        if self.compile_cache is not None:
+            env[COMPILE_CACHE_ENV] = str(self.compile_cache)
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "harness.judging.worker", str(child.fileno()), self.device],

@@ -144,6 +144,10 @@ class Worker:
             self.warm_event = torch.cuda.Event()
         self.calls = (TorchCalls.of(torch, self.warm_event, self.start_event, self.end_event)
                       if self.cuda else TorchCalls.of(torch))
+        from harness.judging.compile_cache import device_tag, point_worker
+
+        # Before the submission is imported: its compiler caches into its file's folder.
+        point_worker(device_tag(torch, self.device))
 
     def send(self, message: dict[str, Any]) -> None:
         self.conn.send_bytes(encode(message))

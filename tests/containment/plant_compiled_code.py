@@ -1,0 +1,36 @@
+"""Attack: read, list and plant compiled code among other files' compiler caches
+(harness/judging/compile_cache.py). Contained: of the cache folders, only this file's own
+is readable and writable."""
+import os
+
+from _attack import attempt, report
+from task import input_t, output_t
+
+MINE = os.environ["KERNEL_HARNESS_COMPILE_CACHE"]
+ROOT_OF_CACHES = os.path.dirname(MINE)
+VICTIM = os.path.join(ROOT_OF_CACHES, "0" * 40)
+
+
+def plant(folder):
+    path = os.path.join(folder, "PLANTED_BY_SUBMISSION")
+    with open(path, "w") as fh:
+        fh.write("owned")
+    return path
+
+
+def read_victim():
+    with open(os.path.join(VICTIM, "kernel.cubin"), "rb") as fh:
+        return fh.read()
+
+
+attempt("list every file's cache folder", lambda: os.listdir(ROOT_OF_CACHES))
+attempt("read another file's compiled code", read_victim)
+attempt("plant code in another file's cache", lambda: plant(VICTIM))
+attempt("make the cache folder of another source", lambda: os.mkdir(os.path.join(ROOT_OF_CACHES, "f" * 40)))
+print("OWN_CACHE_WRITE", plant(MINE), flush=True)  # its own folder: allowed
+report()
+
+
+def custom_kernel(data: input_t) -> output_t:
+    a, b = data
+    return a + b
