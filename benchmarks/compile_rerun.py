@@ -54,6 +54,8 @@ def main() -> None:
     parser.add_argument("--mode", default="test")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    if not args.file.is_file():
+        parser.error(f"no such submission file: {args.file}")
     with tempfile.TemporaryDirectory(prefix="compile-rerun-") as tmp:
         work = Path(tmp)
         private = work / "private.yaml"
@@ -68,10 +70,10 @@ def main() -> None:
                               private if setting == "private" else None, work)
                 runs.append(run)
                 print(json.dumps(run), flush=True)
-    later = [r for r in runs if r["setting"] == "per_file" and r["reused"]]
-    cold = [r for r in runs if r["setting"] == "private"]
+    later = [r for r in runs if r["setting"] == "per_file" and r["reused"] and r["rc"] == 0]
+    cold = [r for r in runs if r["setting"] == "private" and r["rc"] == 0]
     summary = {"file": str(args.file), "task": args.task, "device": args.device,
-               "mode": args.mode}
+               "mode": args.mode, "failed_runs": sum(r["rc"] != 0 for r in runs)}
     for name, group in (("per_file_rerun", later), ("private", cold)):
         summary[name] = {"runs": len(group),
                          "wall_s": statistics.median(r["wall_s"] for r in group) if group else None,
