@@ -101,16 +101,20 @@ class WorkerSettings:
     compile_cache_dir: str | None
     compile_cache_keep: int
     compile_cache_max_mb: int
+    compile_cache_max_files: int
+    compile_cache_total_mb: int
 
     def __post_init__(self) -> None:
         if self.compile_cache not in ("per_file", "private"):
             raise ValueError("worker.compile_cache must be per_file or private, not "
                              f"{self.compile_cache!r}")
         if self.compile_cache_dir is not None and not (
-                isinstance(self.compile_cache_dir, str) and self.compile_cache_dir):
-            raise ValueError("worker.compile_cache_dir must be a folder's path or null, not "
-                             f"{self.compile_cache_dir!r}")
-        for key in ("compile_cache_keep", "compile_cache_max_mb"):
+                isinstance(self.compile_cache_dir, str)
+                and self.compile_cache_dir.startswith(("/", "~"))):
+            raise ValueError("worker.compile_cache_dir must be an absolute path (or start with "
+                             f"~) or null, not {self.compile_cache_dir!r}")
+        for key in ("compile_cache_keep", "compile_cache_max_mb", "compile_cache_max_files",
+                    "compile_cache_total_mb"):
             value = getattr(self, key)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"worker.{key} must be a whole number of 1 or more, not {value!r}")

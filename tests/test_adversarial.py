@@ -145,6 +145,20 @@ def test_a_thread_left_running_the_submissions_code_is_flagged(cli):
     assert any("still alive after" in f for f in case["flags"])
 
 
+def test_outputs_stored_in_the_compiler_caches_never_reach_a_ranked_run(cli):
+    """A file's compiler caches outlive its unranked runs (compile_cache.py): the attack
+    finds what its last test run stored (so it could have replayed it), but a ranked run
+    starts with nothing stored and leaves nothing for the next."""
+    stored = lambda r: r.doc["worker_output"]["stdout"].split("REPLAY STORED ")[1].split()[0]
+    tests = [attack(cli, "replay_across_runs", "--mode", "test") for _ in range(2)]
+    assert all(r.rc == 0 for r in tests), tests[-1].out
+    assert stored(tests[0]) == "0" and int(stored(tests[1])) > 0
+    ranked = [attack(cli, "replay_across_runs") for _ in range(2)]
+    assert all(r.rc == 0 for r in ranked), ranked[-1].out
+    assert [stored(r) for r in ranked] == ["0", "0"]
+    assert all(r.doc["harness"]["compile_cache"] == {"mode": "private"} for r in ranked)
+
+
 def test_child_finishing_the_work_fails(cli):
     """Under the sandbox the attack fails earlier still: torch's share_memory_() makes a new
     object in /dev/shm, which the worker may not (an error, and the run says so)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -22,24 +23,37 @@ def worker_settings(tmp_path: Path, **changes):
     return replace(base, **changes)
 
 
-def test_one_folder_per_source_byte_for_byte(tmp_path):
+def held(settings, source: str) -> CompileCache:
+    cache, warning = compile_cache.prepare(settings, source)
+    assert warning is None and cache is not None
+    return cache
+
+
+def test_one_folder_per_source_text(tmp_path):
     settings = worker_settings(tmp_path)
-    first = compile_cache.prepare(settings, "x = 1\n")
-    again = compile_cache.prepare(settings, "x = 1\n")
-    other = compile_cache.prepare(settings, "x = 1 \n")
+    first = held(settings, "x = 1\n")
+    again = held(settings, "x = 1\n")
+    other = held(settings, "x = 1 \n")
     assert first.folder == again.folder != other.folder
-    assert first.folder.parent == tmp_path / "caches" and first.folder.is_dir()
+    assert first.folder.parent == (tmp_path / "caches").resolve() and first.folder.is_dir()
     assert not first.reused and not again.reused  # nothing compiled in it yet
     (first.folder / "sub").mkdir()
-    assert not compile_cache.prepare(settings, "x = 1\n").reused  # folders alone are nothing
+    assert not held(settings, "x = 1\n").reused  # folders alone are nothing
     (first.folder / "sub" / "kernel.cubin").write_bytes(b"\0")
-    assert compile_cache.prepare(settings, "x = 1\n").reused
+    assert held(settings, "x = 1\n").reused
+    assert first.to_dict() == {"mode": "per_file", "name": first.folder.name, "reused": False}
 
 
-def test_private_makes_nothing(tmp_path):
-    settings = worker_settings(tmp_path, compile_cache="private")
-    assert compile_cache.prepare(settings, "x = 1\n") is None
-    assert not (tmp_path / "caches").exists()
+@pytest.mark.parametrize("mode, contained, setting, expected", [
+    ("test", True, "per_file", True), ("benchmark", True, "per_file", True),
+    ("profile", True, "per_file", True),
+    ("leaderboard", True, "per_file", False),  # ranked: its secret inputs recur run to run
+    ("benchmark", False, "per_file", False),  # no file rules: it could write every folder
+    ("benchmark", True, "private", False),
+])
+def test_which_runs_get_a_folder(tmp_path, mode, contained, setting, expected):
+    settings = worker_settings(tmp_path, compile_cache=setting)
+    assert compile_cache.applies(settings, mode, contained) is expected
 
 
 def test_the_root_follows_the_setting_then_the_environment(tmp_path, monkeypatch):
@@ -53,65 +67,136 @@ def test_the_root_follows_the_setting_then_the_environment(tmp_path, monkeypatch
         tmp_path / "xdg" / "kernel-harness" / "compile"
 
 
+def test_a_root_that_is_a_link_or_unusable_keeps_the_caches_private(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "caches").symlink_to(elsewhere)
+    cache, warning = compile_cache.prepare(worker_settings(tmp_path), "x")
+    assert cache is None and "kept private" in warning and "link" in warning
+    (tmp_path / "caches").unlink()
+    (tmp_path / "caches").write_text("a file")
+    cache, warning = compile_cache.prepare(worker_settings(tmp_path), "x")
+    assert cache is None and "kept private" in warning
+
+
+def test_modes_a_worker_changed_are_restored(tmp_path):
+    """Landlock has no rule for chmod: a worker can lock the root, the ledger or its own
+    folder down. The next evaluation (any source) restores them."""
+    settings = worker_settings(tmp_path)
+    cache = held(settings, "x")
+    cache.release()
+    base = cache.folder.parent
+    for path in (cache.folder, base / ".ledger", base / ".ledger" / cache.name, base):
+        os.chmod(path, 0)
+    again = held(settings, "x")
+    assert stat.S_IMODE(os.stat(base).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(again.folder).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(base / ".ledger" / again.name).st_mode) == 0o600
+    again.release()
+
+
 def test_an_oversized_folder_is_dropped_with_a_warning(tmp_path):
-    settings = worker_settings(tmp_path, compile_cache_max_mb=1)
-    cache = compile_cache.prepare(settings, "big")
+    settings = worker_settings(tmp_path, compile_cache_max_mb=1, compile_cache_max_files=5)
+    cache = held(settings, "big")
     (cache.folder / "blob").write_bytes(b"\0" * (1 << 20))
-    assert compile_cache.tidy(settings, cache, since=time.time()) is None  # at the limit: kept
+    assert compile_cache.tidy(settings, cache) is None  # at the limit: kept
+    cache = held(settings, "big")
     (cache.folder / "more").write_bytes(b"\0")
-    warning = compile_cache.tidy(settings, cache, since=time.time())
+    warning = compile_cache.tidy(settings, cache)
     assert not cache.folder.exists() and "compile_cache_max_mb" in warning
+    cache = held(settings, "many")
+    for i in range(6):  # entries count too, however small
+        (cache.folder / f"e{i}").mkdir()
+    locked = cache.folder / "e0"
+    os.chmod(locked, 0)  # a worker's chmod does not keep it
+    assert "dropped" in compile_cache.tidy(settings, cache) and not cache.folder.exists()
+
+
+def test_a_folder_in_use_elsewhere_is_left_alone(tmp_path):
+    """Two evaluations of one source (a batch over several GPUs): the one that ends
+    first neither clears the other's build lock nor drops the folder under it."""
+    settings = worker_settings(tmp_path, compile_cache_max_mb=1)
+    first, second = held(settings, "same"), held(settings, "same")
+    lock = build_lock(first.folder)
+    (first.folder / "blob").write_bytes(b"\0" * (2 << 20))
+    assert compile_cache.tidy(settings, first) is None
+    assert lock.exists() and first.folder.exists()
+    assert "dropped" in compile_cache.tidy(settings, second)  # now alone: bounded
+
+
+def build_lock(folder: Path, name: str = "add_cpp") -> Path:
+    build = folder / "cpu-torch2-py3.12" / "torch_extensions" / name
+    build.mkdir(parents=True)
+    (build / "add_cpp.so").write_bytes(b"\0")
+    (build / "lock").write_text("")
+    return build / "lock"
+
+
+def test_build_locks_left_by_a_dead_worker_are_cleared(tmp_path):
+    """torch's load_inline makes `lock` in its build folder and waits, at every later
+    import, until it is gone: one left by a worker killed in a build would stall every run
+    of the source. Cleared where no evaluation of the source runs: after the evaluation,
+    at the next one's start (a judge killed with its worker), and before a restart."""
+    settings = worker_settings(tmp_path)
+    cache = held(settings, "builds")
+    lock = build_lock(cache.folder)
+    compile_cache.tidy(settings, cache)
+    assert not lock.exists() and (lock.parent / "add_cpp.so").exists()
+    cache = held(settings, "builds")
+    lock.write_text("")
+    cache.release()  # as if the judge died: no tidy
+    again = held(settings, "builds")
+    assert not lock.exists()
+    lock.write_text("")
+    assert again.clear_if_alone() == ["cpu-torch2-py3.12/torch_extensions/add_cpp/lock"]
+    other = held(settings, "builds")
+    lock.write_text("")
+    assert again.clear_if_alone() == [] and lock.exists()  # another run holds it too
+    other.release()
+    again.release()
+
+
+def test_clearing_locks_never_follows_a_link(tmp_path):
+    """A worker can plant links in its folder; the judge's walk removes nothing through
+    them (it would otherwise delete any `<dir>/<x>/lock` the judge can reach)."""
+    settings = worker_settings(tmp_path)
+    cache = held(settings, "links")
+    victim = tmp_path / "victim"
+    (victim / "x").mkdir(parents=True)
+    (victim / "x" / "lock").write_text("not the cache's")
+    (cache.folder / "evil" ).mkdir()
+    (cache.folder / "evil" / "torch_extensions").symlink_to(victim)
+    (cache.folder / "evil2").symlink_to(tmp_path)  # a tag that is a link
+    build = cache.folder / "tag" / "torch_extensions"
+    build.mkdir(parents=True)
+    (build / "y").symlink_to(victim / "x")  # a build folder that is a link
+    compile_cache.tidy(settings, cache)
+    assert (victim / "x" / "lock").read_text() == "not the cache's"
 
 
 def test_only_the_most_recently_used_folders_are_kept(tmp_path):
-    settings = worker_settings(tmp_path, compile_cache_keep=2)
-    now = time.time()
-    folders = {}
-    for name, age_hours in (("a", 5), ("b", 4), ("c", 0.9), ("d", 0.5)):
-        folders[name] = tmp_path / "caches" / name
-        folders[name].mkdir(parents=True)
-        os.utime(folders[name], (now - age_hours * 3600,) * 2)
-    current = compile_cache.prepare(settings, "current")
-    outside = tmp_path / "elsewhere"
-    outside.mkdir()
-    (outside / "keep.txt").write_text("not the cache's")
-    (tmp_path / "caches" / "link").symlink_to(outside)
-
-    def left() -> list[str]:
-        return sorted(p.name for p in (tmp_path / "caches").iterdir())
-
-    compile_cache.tidy(settings, current, since=now, now=now)
-    # kept: the current one, the one used last ("d"), and "c", beyond the count but used
-    # less than an hour ago (it may belong to a run still going); a link is never followed
-    assert left() == sorted(["c", "d", "link", current.folder.name])
-    assert (outside / "keep.txt").exists()
-    os.utime(folders["c"], (now - 2 * 3600,) * 2)
-    compile_cache.tidy(replace(settings, compile_cache_keep=3), current, since=now, now=now)
-    assert left() == sorted(["c", "d", "link", current.folder.name])
-    compile_cache.tidy(settings, current, since=now, now=now)
-    assert left() == sorted(["d", "link", current.folder.name])
-
-
-def test_build_locks_left_by_a_killed_worker_are_cleared(tmp_path):
-    """torch's load_inline makes `lock` in its build folder and waits, at every later
-    import, until it is gone: one left by a worker killed in a build would stall every run
-    of the file. Cleared after the evaluation: those made during it (its workers are gone)
-    and those older than an hour; one made shortly before it began may be a build of a
-    run beside it, and stays."""
-    settings = worker_settings(tmp_path)
-    cache = compile_cache.prepare(settings, "builds")
-    now = time.time()
-    locks = {}
-    for name, age in (("ours", 5), ("abandoned", 2 * 3600), ("neighbour", 600)):
-        build = cache.folder / "cpu-torch2-py3.12" / "torch_extensions" / name
-        build.mkdir(parents=True)
-        (build / "add.so").write_bytes(b"\0")
-        locks[name] = build / "lock"
-        locks[name].write_text("")
-        os.utime(locks[name], (now - age,) * 2)
-    compile_cache.tidy(settings, cache, since=now - 60, now=now)
-    assert [n for n, lock in locks.items() if lock.exists()] == ["neighbour"]
-    assert (locks["ours"].parent / "add.so").exists()
+    """By the ledger's times (a worker can set its folder's own), never a folder that an
+    evaluation holds, and within the total size allowed."""
+    settings = worker_settings(tmp_path, compile_cache_keep=3)
+    for name in ("a", "b", "c", "d"):
+        cache = held(settings, name)
+        (cache.folder / "f").write_bytes(b"\0" * 600_000)
+        compile_cache.tidy(settings, cache)
+        time.sleep(0.01)
+    names = {n: compile_cache.folder_name(n) for n in "abcde"}
+    base = (tmp_path / "caches").resolve()
+    assert not (base / names["a"]).exists()  # the fourth's tidy evicted the oldest
+    os.utime(base / names["b"], (4e9, 4e9))  # far in the future: counts for nothing
+    busy = held(settings, "b")  # held by a run still going
+    current = held(settings, "e")
+    compile_cache.tidy(settings, current)
+    left = {n for n, f in names.items() if (base / f).exists()}
+    assert left == {"b", "d", "e"}  # "c" was the least recent one free to go
+    busy.release()
+    small = worker_settings(tmp_path, compile_cache_keep=32, compile_cache_total_mb=1)
+    current = held(small, "e")
+    compile_cache.tidy(small, current)  # "b" (0.6 MB, the most recent) fits, "d" not
+    assert {n for n, f in names.items() if (base / f).exists()} == {"b", "e"}
 
 
 def test_the_worker_points_its_caches_into_its_device_folder(tmp_path):
@@ -125,6 +210,14 @@ def test_the_worker_points_its_caches_into_its_device_folder(tmp_path):
     untouched = {"TRITON_CACHE_DIR": "/scratch/.cache/triton"}
     assert compile_cache.point_worker("cpu", untouched) is None
     assert untouched == {"TRITON_CACHE_DIR": "/scratch/.cache/triton"}
+
+
+def test_a_folder_the_worker_cannot_use_leaves_the_scratch_caches(tmp_path, capsys):
+    (tmp_path / "file").write_text("not a folder")
+    env = {compile_cache.ENV: str(tmp_path / "file"), "TRITON_CACHE_DIR": "/scratch/triton"}
+    assert compile_cache.point_worker("cpu", env) is None
+    assert env["TRITON_CACHE_DIR"] == "/scratch/triton"
+    assert "kept in scratch" in capsys.readouterr().err
 
 
 class FakeCuda:
@@ -153,8 +246,9 @@ def test_the_device_folder_names_the_gpu_and_the_versions():
 
 @pytest.mark.parametrize("key, value", [
     ("compile_cache", "shared"), ("compile_cache", True), ("compile_cache_dir", ""),
-    ("compile_cache_dir", 5), ("compile_cache_keep", 0), ("compile_cache_max_mb", "1"),
-    ("compile_cache_keep", True),
+    ("compile_cache_dir", 5), ("compile_cache_dir", "relative/caches"),
+    ("compile_cache_keep", 0), ("compile_cache_max_mb", "1"), ("compile_cache_keep", True),
+    ("compile_cache_max_files", -1), ("compile_cache_total_mb", 0.5),
 ])
 def test_settings_refuse_what_is_not_a_cache_setting(tmp_path, key, value):
     extra = tmp_path / "bad.yaml"
@@ -166,30 +260,32 @@ def test_settings_refuse_what_is_not_a_cache_setting(tmp_path, key, value):
 def test_a_rerun_of_the_same_file_builds_nothing(cli, tmp_path, compile_caches):
     """End to end on the CPU, in the sandbox: torch's load_inline builds the extension in
     the first run, in the file's folder; the second run finds it and builds nothing (the
-    built library is the same file, untouched). A private run builds in its scratch and
-    leaves the folders alone."""
+    built library is the same file, untouched). A private run, and a leaderboard run
+    (ranked: never a folder that outlives it), build in their scratch and leave the
+    folders alone."""
     if shutil.which("ninja") is None or shutil.which("c++") is None:
         pytest.skip("torch's load_inline needs ninja and a C++ compiler")
     sub = ROOT / "tests" / "submissions" / "vectoradd" / "load_inline_cpp.py"
-    args = ("submit", str(sub), "--task", "vectoradd", "--device", "cpu", "--mode", "test",
-            "--no-record")
-    first = cli(*args)
+    args = ("submit", str(sub), "--task", "vectoradd", "--device", "cpu", "--no-record")
+    first = cli(*args, "--mode", "test")
     assert first.rc == 0, first.out
     cache = first.doc["harness"]["compile_cache"]
     assert cache["mode"] == "per_file" and not cache["reused"]
-    assert Path(cache["folder"]).parent == compile_caches
-    built = list(Path(cache["folder"]).rglob("add_cpp*.so"))
-    assert len(built) == 1, list(Path(cache["folder"]).rglob("*"))
+    folder = compile_caches / cache["name"]
+    built = list(folder.rglob("add_cpp*.so"))
+    assert len(built) == 1, list(folder.rglob("*"))
     stamp = built[0].stat().st_mtime_ns
-    second = cli(*args)
+    second = cli(*args, "--mode", "test")
     assert second.rc == 0, second.out
     assert second.doc["harness"]["compile_cache"] == dict(cache, reused=True)
     assert built[0].stat().st_mtime_ns == stamp
     assert second.doc["startup_seconds"] < first.doc["startup_seconds"]
     private = tmp_path / "private.yaml"
     private.write_text("worker:\n  compile_cache: private\n")
-    before = sorted(compile_caches.rglob("*"))
-    third = cli(*args, "--config", str(private))
-    assert third.rc == 0, third.out
-    assert third.doc["harness"]["compile_cache"] == {"mode": "private"}
-    assert sorted(compile_caches.rglob("*")) == before
+    before = {p: p.stat().st_mtime_ns for p in folder.rglob("*")}
+    for extra in (("--mode", "test", "--config", str(private)),
+                  ("--mode", "leaderboard", "--case", "size: 256; seed: 3")):
+        run = cli(*args, *extra)
+        assert run.rc == 0, run.out
+        assert run.doc["harness"]["compile_cache"] == {"mode": "private"}
+        assert {p: p.stat().st_mtime_ns for p in folder.rglob("*")} == before

@@ -120,10 +120,10 @@ def listener():
     server.close()
 
 
-def attack(arena: Arena, tmp_path: Path, name: str, port: int = 0):
+def attack(arena: Arena, tmp_path: Path, name: str, port: int = 0, extra: tuple = ()):
     """Run one attack; check what every attack must leave untouched."""
     before = arena.snapshot()
-    r = arena.submit(materialize(name, tmp_path, port, arena.db), name)
+    r = arena.submit(materialize(name, tmp_path, port, arena.db), name, *extra)
     assert "Traceback (most recent call last)" not in r.out, r.out
     assert r.doc is not None, r.out
     assert arena.snapshot(before["upto"]) == before  # no database changed by a byte
@@ -164,19 +164,31 @@ def test_writing_outside_scratch_is_refused(arena, tmp_path):
 
 
 def test_another_files_compiler_caches_are_out_of_reach(arena, tmp_path, compile_caches):
-    """A file's compiler-cache folder outlives its run (compile_cache.py): another file's
-    is neither listed, read nor written, and no folder can be made for another source."""
+    """A file's compiler-cache folder outlives its unranked runs (compile_cache.py):
+    another file's is neither listed, read nor written, and no folder can be made for
+    another source. What the sandbox cannot refuse (chmod of the root, links planted in
+    its own folder to a lock outside) neither misleads the judge's clean-up nor stops the
+    next evaluation."""
     victim = compile_caches / ("0" * 40)
     victim.mkdir()
     (victim / "kernel.cubin").write_bytes(b"the victim's code")
-    r, refused = attack(arena, tmp_path, "plant_compiled_code")
+    outside = compile_caches.parent / "outside-victim" / "x"
+    outside.mkdir(parents=True, exist_ok=True)
+    (outside / "lock").write_text("not the cache's")
+    os.utime(outside / "lock", (0, 0))  # old: a lock a judge would clear, were it inside
+    r, refused = attack(arena, tmp_path, "plant_compiled_code", extra=("--mode", "test"))
     assert r.rc == 0, r.out
     assert sorted(p.name for p in victim.iterdir()) == ["kernel.cubin"]
     assert not (compile_caches / ("f" * 40)).exists()
-    own = Path(r.doc["harness"]["compile_cache"]["folder"])
-    assert own.parent == compile_caches and (own / "PLANTED_BY_SUBMISSION").exists()
+    own = compile_caches / r.doc["harness"]["compile_cache"]["name"]
+    assert (own / "PLANTED_BY_SUBMISSION").exists()
     assert "the victim's code" not in r.doc["worker_output"]["stdout"]
     assert any(f"write {victim}" in w for w in refused), refused
+    assert (outside / "lock").read_text() == "not the cache's"
+    honest = arena.submit(ROOT / "submissions" / "vectoradd" / "add_torch.py", "after",
+                          "--mode", "test")
+    assert honest.rc == 0, honest.out
+    assert honest.doc["harness"]["compile_cache"]["mode"] == "per_file"
 
 
 def test_reading_the_judges_memory_and_environment_is_refused(arena, tmp_path):

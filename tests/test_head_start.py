@@ -142,3 +142,36 @@ def test_no_head_start_before_the_gpus_device_files_exist(tmp_path):
     assert _device_files_ready("cpu", str(control), str(uvm))
     uvm.touch()
     assert _device_files_ready("cuda", str(control), str(uvm))
+
+
+def test_the_head_start_holds_the_files_cache_folder_for_the_same_text(tmp_path):
+    """The worker begun with a file may use that text's compiler-cache folder
+    (compile_cache.py); a run that reads other text (the file changed in between) gets
+    neither that worker nor that folder."""
+    from harness.judging import compile_cache
+
+    sub = tmp_path / "sub.py"
+    sub.write_text(ADD.read_text())
+    for text, taken in ((ADD.read_text(), True), (ADD.read_text() + "# changed\n", False)):
+        head = HeadStart.begin(Settings.load(), "cpu", sub, "test")
+        worker = head.worker
+        try:
+            assert head.compile_cache.name == compile_cache.folder_name(ADD.read_text())
+            assert (head.take("cpu", text) is worker) is taken
+            cache, warning = head.take_cache()
+            assert warning is None and (cache is not None) is taken
+            if cache is not None:
+                cache.release()
+            else:
+                assert worker.proc.poll() is not None
+        finally:
+            head.close()
+
+
+def test_a_ranked_head_start_has_no_cache_folder(tmp_path):
+    head = HeadStart.begin(Settings.load(), "cpu", ADD, "leaderboard")
+    try:
+        assert head.compile_cache is None
+        assert head.worker.compile_cache is None  # neither named to it nor writable
+    finally:
+        head.close()

@@ -35,7 +35,7 @@ def evaluate_request(request: dict[str, Any]) -> dict[str, Any]:
     options = RunOptions.from_wire(request)
     settings = Settings.load(options.config)
     file = options.file if options.file is not None and Path(options.file).is_file() else None
-    with HeadStart.begin(settings, options.device, file) or nullcontext() as head:
+    with HeadStart.begin(settings, options.device, file, options.mode) or nullcontext() as head:
         from harness.judging.evaluate import evaluate
         from harness.judging.prepare import prepare
 

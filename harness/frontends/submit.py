@@ -23,7 +23,8 @@ def run_submit(opts: RunOptions, console: Console) -> int:
     except (ValueError, OSError) as exc:
         console.print(f"[red]error:[/] {exc}")
         return ExitCode.USAGE
-    begun = HeadStart.begin(settings, opts.device, Path(opts.file)) if Path(opts.file).is_file() else None
+    file = Path(opts.file)
+    begun = HeadStart.begin(settings, opts.device, file, opts.mode) if file.is_file() else None
     with begun or nullcontext() as head:
         return _run(opts, console, settings, head)
 

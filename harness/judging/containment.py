@@ -4,8 +4,8 @@ Read (and execute): the Python installation and its packages, system libraries a
 compilers (/usr, /lib*), a few files of /etc, /proc and /sys, the staged task folder and
 the `harness` package alone (never the project folder: it holds the results database
 and the tasks' references). Read and write: the scratch folder (home, temporary files,
-CUDA's cache), the submission file's compiler-cache folder (compile_cache.py) and the
-run's shared-memory folder. Devices: /dev/null and friends, the
+CUDA's cache), in an unranked run its source's compiler-cache folder (compile_cache.py),
+and the run's shared-memory folder. Devices: /dev/null and friends, the
 NVIDIA device files. Everything else is refused by the kernel, network connections too.
 """
 

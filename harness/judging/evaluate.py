@@ -64,7 +64,7 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
     (`HeadStart.begin`); the caller closes it afterwards."""
     request, task, device = prepared.request, prepared.task, prepared.device
     settings = settings.for_device(device.kind)
-    started, begun = time.monotonic(), time.time()
+    started = time.monotonic()
     evaluation = Evaluation(
         task={"name": task.name, "path": str(task.root), "content_hash": task.content_hash,
               "ranking_by": task.ranking_by},
@@ -93,23 +93,27 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
         return _finish(evaluation, started)
     # A folder with its own evaluator runs that instead: its worker is stopped at once,
     # so that no idle GPU context sits beside the evaluation.
-    early = head.take("" if task.own_evaluator else device.kind) if head is not None else None
+    early = (head.take("" if task.own_evaluator else device.kind, prepared.source)
+             if head is not None else None)
     evaluation.harness["head_start"] = early is not None  # False too after a syntax error
     if task.own_evaluator:
         return _finish(_own_evaluator(prepared, settings, specs, evaluation, progress), started)
     work = head.work if early is not None else Path(tempfile.mkdtemp(prefix="harness-run-"))
-    # The submission's compiler caches (compile_cache.py): the started worker's, or made now.
-    cache = head.compile_cache if early is not None else compile_cache.prepare(settings.worker,
-                                                                               prepared.source)
+    cache, warning = _compile_cache(prepared, settings, head if early is not None else None,
+                                    evaluation.harness["containment"]["level"] == "full")
     evaluation.harness["compile_cache"] = cache.to_dict() if cache else {"mode": "private"}
+    if warning:
+        evaluation.warnings.append(warning)
     try:
         judge_dir = task.stage(work / "judge")
-        worker_dir = task.stage(work / "worker", Path(request.file), for_worker=True)
+        # The text read, hashed and recorded is the text that runs (not a second read).
+        worker_dir = task.stage(work / "worker", Path(request.file), for_worker=True,
+                                text=prepared.source)
         reference = import_reference(task, judge_dir)
         judge = Judge(task, reference, device, settings, Path(request.file), worker_dir,
                       secret=request.secret, progress=progress, started=early,
                       shm_root=head.shm_root if early is not None else None,
-                      compile_cache=cache.folder if cache else None)
+                      compile_cache=cache)
         early = None  # the judge's now: judge.close() stops it
         try:
             judge_started = time.monotonic()
@@ -142,11 +146,22 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
             early.close()
         shutil.rmtree(work, ignore_errors=True)
         bytecode.forget(work)  # the staged task's bytecode, if a cache holds it
-        if cache is not None:
-            dropped = compile_cache.tidy(settings.worker, cache, since=begun)
-            if dropped:
-                evaluation.warnings.append(dropped)
+        if cache is not None:  # the workers are gone: bound the folder, let go of it
+            tidied = compile_cache.tidy(settings.worker, cache)
+            if tidied:
+                evaluation.warnings.append(tidied)
     return _finish(evaluation, started)
+
+
+def _compile_cache(prepared: Prepared, settings: Settings, head: HeadStart | None,
+                   contained: bool) -> tuple[compile_cache.CompileCache | None, str | None]:
+    """The submission's compiler-cache folder (compile_cache.py), held for the run: the
+    started worker's, or one made now; none for a ranked or uncontained run."""
+    if head is not None:
+        return head.take_cache()
+    if not compile_cache.applies(settings.worker, prepared.request.mode, contained):
+        return None, None
+    return compile_cache.prepare(settings.worker, prepared.source)
 
 
 def _own_evaluator(prepared: Prepared, settings: Settings, specs: list[PhaseSpec],

@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 
 from harness.judging import compile_cache
+from harness.judging.containment import expected_containment
 from harness.judging.sandbox import WorkerProcess, become_subreaper
 from harness.settings import Settings
 
@@ -65,7 +66,8 @@ class HeadStart:
     `shm_root`: the run's shared-memory folder. Call `close` (or leave its `with` block)
     when the evaluation is over: it kills a worker nobody took and removes both folders."""
 
-    def __init__(self, kind: str, settings: Settings, source: str | None = None) -> None:
+    def __init__(self, kind: str, settings: Settings, source: str | None = None,
+                 mode: str = "leaderboard") -> None:
         self.kind = kind
         self.worker: WorkerProcess | None = None
         self.shm_root: Path | None = None
@@ -73,8 +75,13 @@ class HeadStart:
         self.staging = self.work / "worker"
         worker = settings.for_device(kind).worker
         # The submission's compiler-cache folder (compile_cache.py), named in the sandbox's
-        # rules now: the judge uses this one for the run (and its restarts).
-        self.compile_cache = compile_cache.prepare(worker, source) if source is not None else None
+        # rules now: the judge takes it with the worker (`source` says for which text).
+        self.source = source
+        self.compile_cache: compile_cache.CompileCache | None = None
+        self.cache_warning: str | None = None
+        if source is not None and compile_cache.applies(
+                worker, mode, expected_containment(worker, kind).level == "full"):
+            self.compile_cache, self.cache_warning = compile_cache.prepare(worker, source)
         try:
             self.staging.mkdir()
             self.shm_root = shm_folder()
@@ -87,9 +94,9 @@ class HeadStart:
 
     @classmethod
     def begin(cls, settings: Settings, requested: str | None,
-              submission: Path | None = None) -> HeadStart | None:
-        """Start a worker for the device a run will most likely get (`submission`: the
-        file it will load, for its compiler-cache folder; read as the run reads it); None where
+              submission: Path | None = None, mode: str = "leaderboard") -> HeadStart | None:
+        """Start a worker for the device a run will most likely get (`submission`, `mode`:
+        the file it will load and the run's mode, for its compiler-cache folder); None where
         `worker.head_start` is off, or with `worker.pin_cpus` (the judge picks the
         worker's core later), or before a GPU's first use on a host that makes its device
         files on demand (below), or where it could not start (the run then starts its own
@@ -102,7 +109,7 @@ class HeadStart:
         head = None
         try:
             source = submission.read_text() if submission is not None else None
-            head = cls(kind, settings, source)  # removes what it made if it fails
+            head = cls(kind, settings, source, mode)  # removes what it made if it fails
             head.worker.start()
         except BaseException as exc:
             if head is not None:
@@ -118,21 +125,39 @@ class HeadStart:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def take(self, kind: str) -> WorkerProcess | None:
-        """The started worker, for a run on `kind` (given once); None for another kind
-        ("" for a run that needs no worker of this kind), whose worker is then stopped at
-        once."""
+    def take(self, kind: str, source: str | None = None) -> WorkerProcess | None:
+        """The started worker, for a run on `kind` of `source` (given once); None for
+        another kind ("" for a run that needs no worker of this kind) or where the file read
+        now is not the text the worker's cache folder was named for (a worker begun without
+        a file has no folder, and serves any): that worker is then stopped at once. Its
+        cache folder goes with it (`take_cache`)."""
         worker, self.worker = self.worker, None
-        if worker is not None and kind != self.kind:
-            worker.close()
+        changed = self.source is not None and source != self.source
+        if worker is None or kind != self.kind or changed:
+            if worker is not None:
+                worker.close()
+            if self.compile_cache is not None:
+                self.compile_cache.release()
+            self.compile_cache = self.cache_warning = None
             return None
         return worker
 
+    def take_cache(self) -> tuple[compile_cache.CompileCache | None, str | None]:
+        """The taken worker's cache folder (held; the caller releases it) and the warning
+        of its preparation, once."""
+        cache, self.compile_cache = self.compile_cache, None
+        warning, self.cache_warning = self.cache_warning, None
+        return cache, warning
+
     def close(self) -> None:
-        """Stop a worker nobody took and remove the run's folders."""
+        """Stop a worker nobody took, let go of a cache folder nobody took, and remove the
+        run's folders."""
         if self.worker is not None:
             self.worker.close()
             self.worker = None
+        if self.compile_cache is not None:
+            self.compile_cache.release()
+            self.compile_cache = None
         shutil.rmtree(self.work, ignore_errors=True)
         if self.shm_root is not None:
             shutil.rmtree(self.shm_root, ignore_errors=True)

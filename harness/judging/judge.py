@@ -21,6 +21,7 @@ from harness.consts import Status
 from harness.judging.buffers import CaseBuffers, OutputLayout
 from harness.judging.channel import Channel
 from harness.judging.checking import all_finite
+from harness.judging.compile_cache import CompileCache
 from harness.judging.cpus import CpuPlan, allowed_now, pin, plan
 from harness.judging.cuda_vmm import CudaVmmError
 from harness.judging.devices import ClockReading, DeviceInfo, Flusher
@@ -67,12 +68,12 @@ class Judge(Sampling):
         submission: Path, worker_staging: Path, secret: bytes | None = None,
         progress: Progress | None = None, clock: Callable[[], float] = time.perf_counter,
         started: WorkerProcess | None = None, shm_root: Path | None = None,
-        compile_cache: Path | None = None,
+        compile_cache: CompileCache | None = None,
     ) -> None:
         """`started`: a worker already starting (head_start.py) with `worker_staging` and
         `shm_root` in its sandbox's rules; the first `start` uses it instead of a new one.
-        `compile_cache`: the submission's compiler-cache folder (compile_cache.py) for the
-        workers it starts."""
+        `compile_cache`: the submission's compiler-cache folder (compile_cache.py), held
+        by the caller, for the workers it starts."""
         self.task, self.ref, self.device, self.settings = task, reference, device, settings
         self.submission, self.staging, self.secret = submission, worker_staging, secret
         self.progress = progress or Progress()
@@ -121,10 +122,12 @@ class Judge(Sampling):
         if w is None or self.cpus is not None:
             if w is not None:
                 w.close()  # started before the judge chose the worker's core
+            if self.compile_cache is not None:  # a build lock the last worker left
+                self.compile_cache.clear_if_alone()
             w = WorkerProcess(self.settings.worker, self.device.kind,
                               cpus=self.cpus.worker if self.cpus else None,
                               readable=[self.staging], writable=[self.shm_root],
-                              compile_cache=self.compile_cache)
+                              compile_cache=self.compile_cache and self.compile_cache.folder)
             w.start()
         self.worker = w
         self.containment = w.containment

@@ -86,17 +86,21 @@ class Task:
         """Seconds allowed for a phase: `test`, `benchmark` or `ranked`."""
         return float(self.timeouts.get(phase, default))
 
-    def stage(self, dest: Path, submission: Path | None = None, for_worker: bool = False) -> Path:
+    def stage(self, dest: Path, submission: Path | None = None, for_worker: bool = False,
+              text: str | None = None) -> Path:
         """Copy the task's files into `dest` under their names.
 
         The worker's copy leaves out the reference and the public evaluator, so a
-        submission cannot import them; the judge's copy leaves out the submission.
+        submission cannot import them; the judge's copy leaves out the submission. `text`:
+        the submission as already read (written instead of copying the file again).
         """
         dest.mkdir(parents=True, exist_ok=True)
         hidden = {"reference.py", _config_main(self.spec)}
         for f in self.files:
             if f.is_submission:
-                if for_worker and submission is not None:
+                if for_worker and text is not None:
+                    (dest / f.name).write_text(text, encoding="utf-8")
+                elif for_worker and submission is not None:
                     shutil.copyfile(submission, dest / f.name)
                 continue
             if for_worker and f.name in hidden:

@@ -28,6 +28,13 @@ attempt("read another file's compiled code", read_victim)
 attempt("plant code in another file's cache", lambda: plant(VICTIM))
 attempt("make the cache folder of another source", lambda: os.mkdir(os.path.join(ROOT_OF_CACHES, "f" * 40)))
 print("OWN_CACHE_WRITE", plant(MINE), flush=True)  # its own folder: allowed
+# Not refused by the sandbox (Landlock has no rule for them), so not attempts: a link in its
+# own folder that a judge walking it for build locks would follow to a lock outside, and
+# the folder of folders locked down for every later evaluation.
+os.makedirs(os.path.join(MINE, "evil"), exist_ok=True)
+os.symlink(os.path.join(os.path.dirname(ROOT_OF_CACHES), "outside-victim"),
+           os.path.join(MINE, "evil", "torch_extensions"))
+os.chmod(ROOT_OF_CACHES, 0)
 report()
 
 
