@@ -199,6 +199,76 @@ def test_only_the_most_recently_used_folders_are_kept(tmp_path):
     assert {n for n, f in names.items() if (base / f).exists()} == {"b", "e"}
 
 
+def test_a_held_folder_is_never_evicted_however_old(tmp_path):
+    settings = worker_settings(tmp_path, compile_cache_keep=1)
+    busy = held(settings, "busy")
+    compile_cache._write_ledger(busy.fd, 0.0, 1000)  # the least recent by far
+    current = held(settings, "current")
+    compile_cache.tidy(settings, current)
+    assert busy.folder.exists()
+    busy.release()
+    current = held(settings, "current")
+    compile_cache.tidy(settings, current)
+    assert not busy.folder.exists()
+
+
+def test_a_judge_waiting_on_an_entry_an_eviction_removes_opens_it_again(tmp_path):
+    """Eviction unlinks a ledger entry while holding it; a judge that opened the entry
+    before and waits for its lock must not end up holding a file no one else will see
+    (a third judge would then think itself alone and clear a live build's lock)."""
+    import fcntl
+    import threading
+
+    ledger = tmp_path / "ledger"
+    ledger.mkdir()
+    path = ledger / "name"
+    path.write_text("")
+    evictor = os.open(path, os.O_RDWR)
+    fcntl.flock(evictor, fcntl.LOCK_EX)
+    got = {}
+    waiter = threading.Thread(target=lambda: got.update(hold=compile_cache._hold(path)))
+    waiter.start()
+    time.sleep(0.2)
+    os.unlink(path)
+    os.close(evictor)
+    waiter.join(5)
+    fd, alone = got["hold"]
+    assert compile_cache._current(fd, path) and alone
+    os.close(fd)
+
+
+def test_a_folder_nested_deeper_than_any_recursion_is_bounded(tmp_path):
+    """A worker can nest folders thousands deep in its own folder (few entries, nothing
+    Landlock refuses): the judge's count and removal walk it without recursion."""
+    settings = worker_settings(tmp_path, compile_cache_max_files=1000)
+    cache = held(settings, "deep")
+    fd = os.open(cache.folder, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(1500):
+        os.mkdir("d", dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(fd)
+    assert compile_cache.footprint(cache.folder)[1] == 1500
+    warning = compile_cache.tidy(settings, cache)
+    assert "dropped" in warning and not cache.folder.exists()
+
+
+def test_a_ranked_run_is_never_given_a_folder_without_a_head_start(tmp_path):
+    from types import SimpleNamespace
+
+    from harness.judging.evaluate import _compile_cache
+
+    settings = Settings.from_dict(Settings.load().raw | {"worker": {
+        **Settings.load().raw["worker"], "compile_cache_dir": str(tmp_path / "caches")}})
+    for mode, given in (("leaderboard", False), ("benchmark", True)):
+        prepared = SimpleNamespace(request=SimpleNamespace(mode=mode), source="x = 1\n")
+        cache, warning = _compile_cache(prepared, settings, None, True)
+        assert warning is None and (cache is not None) is given
+        if cache is not None:
+            cache.release()
+
+
 def test_the_worker_points_its_caches_into_its_device_folder(tmp_path):
     env = {compile_cache.ENV: str(tmp_path / "file")}
     base = compile_cache.point_worker("cpu-torch2-py3.12", env)

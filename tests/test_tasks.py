@@ -67,6 +67,10 @@ def test_files_outside_the_task_folder(tmp_path):
     worker = task.stage(tmp_path / "worker", folder / "task.py", for_worker=True)
     assert not (worker / "reference.py").exists()  # submissions cannot import it
     assert (worker / "submission.py").exists()
+    # The text the run read (and hashed, and records) is the text staged, not a second read.
+    again = task.stage(tmp_path / "again", folder / "task.py", for_worker=True,
+                       text="def custom_kernel(data):\n    return data\n")
+    assert (again / "submission.py").read_text() == "def custom_kernel(data):\n    return data\n"
 
 
 def test_content_hash_changes_with_a_helper(tmp_path):

@@ -35,8 +35,8 @@ import fcntl
 import hashlib
 import os
 import re
-import shutil
 import stat
+import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -47,6 +47,7 @@ ENV = "KERNEL_HARNESS_COMPILE_CACHE"
 _SALT = b"kernel-harness compile cache 1\0"
 _LEDGER = ".ledger"
 _UNRANKED = ("test", "benchmark", "profile")
+_TOOL_SECONDS = 300.0
 
 
 @dataclass
@@ -120,16 +121,13 @@ def prepare(settings, source: str) -> tuple[CompileCache | None, str | None]:
     """The folder for `source`, checked and held for this evaluation, and a warning where
     it cannot be had (the worker then compiles into its scratch, as with `private`).
     Call `applies` first."""
+    cache = None
     try:
         base = _own_dir(root(settings), make=True)
         ledger = _own_dir(base / _LEDGER, make=True)
         name = folder_name(source)
-        fd = _open_ledger(ledger / name)
-    except OSError as exc:
-        return None, f"compiler caches kept private this run: {root(settings)}: {exc}"
-    cache = CompileCache(base / name, False, ledger / name, fd)
-    try:
-        alone = cache.alone()
+        fd, alone = _hold(ledger / name)
+        cache = CompileCache(base / name, False, ledger / name, fd)
         folder = cache.folder
         if folder.is_symlink() or (folder.exists() and not _owned_dir(folder)):
             _remove(folder)
@@ -137,12 +135,13 @@ def prepare(settings, source: str) -> tuple[CompileCache | None, str | None]:
         os.chmod(folder, 0o700)
         if alone:  # nobody's build is running here: any lock left is a dead worker's
             clear_build_locks(folder)
-        cache.share()
+            cache.share()
         cache.reused = _has_files(folder)
         _write_ledger(fd, time.time(), _read_ledger(fd)[1])
-    except OSError as exc:
-        cache.release()
-        return None, f"compiler caches kept private this run: {cache.folder}: {exc}"
+    except Exception as exc:  # noqa: BLE001 - whatever a worker left, the run goes on
+        if cache is not None:
+            cache.release()
+        return None, f"compiler caches kept private this run: {_reason(exc)}"
     return cache, None
 
 
@@ -156,6 +155,7 @@ def tidy(settings, cache: CompileCache) -> str | None:
     try:
         if cache.alone():
             clear_build_locks(cache.folder)
+            _restore_modes(cache.folder)  # a worker's chmod hides nothing from the count
             size, files = footprint(cache.folder)
             if size > settings.compile_cache_max_mb << 20 or files > settings.compile_cache_max_files:
                 what = (f"the compiler caches of this file ({size_text(size)}, {files} entries) "
@@ -167,8 +167,8 @@ def tidy(settings, cache: CompileCache) -> str | None:
                     size = footprint(cache.folder)[0]
             _write_ledger(cache.fd, time.time(), size)
         evict(settings, cache.folder.parent, keep=cache.name)
-    except OSError as exc:
-        warning = f"compiler caches: could not tidy {cache.folder.parent}: {exc}"
+    except Exception as exc:  # noqa: BLE001 - whatever a worker left, the result stands
+        warning = f"compiler caches: could not tidy them: {_reason(exc)}"
     finally:
         cache.release()
     return warning
@@ -200,9 +200,10 @@ def evict(settings, base: Path, keep: str = "") -> list[str]:
             fd = _open_ledger(ledger / name)
         except OSError:
             continue
-        try:
-            if _try_lock(fd, fcntl.LOCK_EX) and _remove(base / name):
-                os.unlink(ledger / name)
+        try:  # held nowhere (an evaluation holds its entry from start to end)
+            if _try_lock(fd, fcntl.LOCK_EX) and _current(fd, ledger / name) \
+                    and _remove(base / name):
+                os.unlink(ledger / name)  # a judge waiting on it sees that, and reopens
                 removed.append(name)
                 total -= size
         finally:
@@ -235,16 +236,11 @@ def clear_build_locks(folder: Path) -> list[str]:
 
 
 def footprint(folder: Path) -> tuple[int, int]:
-    """Bytes and entries (files, folders, links) under `folder`, links not followed."""
-    size = entries = 0
-    for here, dirs, files in os.walk(folder):
-        entries += len(dirs) + len(files)
-        for name in files:
-            try:
-                size += os.lstat(os.path.join(here, name)).st_size
-            except OSError:
-                pass
-    return size, entries
+    """Bytes and entries (files, folders, links) under `folder`, links not followed: by
+    `find`, which walks any depth without recursion or a path-length limit."""
+    out = _tool("find", "-P", str(folder), "-mindepth", "1", "-printf", "%s\n")
+    sizes = out.split()
+    return sum(int(n) for n in sizes), len(sizes)
 
 
 def device_tag(torch, device: str) -> str:
@@ -288,7 +284,7 @@ def _own_dir(path: Path, make: bool) -> Path:
     if make:
         path.mkdir(parents=True, exist_ok=True, mode=0o700)
     if not _owned_dir(path):
-        raise OSError(f"{path} is not a folder of this user's (a link, or another owner)")
+        raise OSError(0, f"{path.name} is not a folder of this user's (a link, or another owner)")
     os.chmod(path, 0o700)
     return path.resolve()
 
@@ -344,7 +340,54 @@ def _write_ledger(fd: int | None, used: float, size: int) -> None:
 
 
 def _has_files(folder: Path) -> bool:
-    return any(files for _, _, files in os.walk(folder))
+    return bool(_tool("find", "-P", str(folder), "-type", "f", "-print", "-quit").strip())
+
+
+def _tool(*cmd: str) -> str:
+    """The output of a file tool (GNU find, chmod, rm: they walk trees of any depth by
+    descriptors, never through a link met on the way); OSError where it cannot run."""
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=_TOOL_SECONDS)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise OSError(0, f"{cmd[0]} could not run: {type(exc).__name__}") from exc
+    return done.stdout
+
+
+def _restore_modes(folder: Path) -> None:
+    """Every folder under `folder` readable, writable and searchable by its owner again
+    (GNU chmod ignores the links it meets in a recursive walk)."""
+    _tool("chmod", "-R", "u+rwx", "--", str(folder))
+
+
+def _hold(path: Path) -> tuple[int, bool]:
+    """The ledger entry `path`, opened and locked: exclusively where no one else holds it
+    (then True), else shared. An entry an eviction removed while this waited is opened
+    again."""
+    for _ in range(20):
+        fd = _open_ledger(path)
+        alone = _try_lock(fd, fcntl.LOCK_EX)
+        if not alone:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+        if _current(fd, path):
+            return fd, alone
+        os.close(fd)
+    raise OSError(0, f"the ledger entry {path.name} kept changing")
+
+
+def _current(fd: int, path: Path) -> bool:
+    """Whether `fd` is still the file at `path` (not one unlinked since it was opened)."""
+    try:
+        mine, there = os.fstat(fd), os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    return mine.st_nlink > 0 and (mine.st_dev, mine.st_ino) == (there.st_dev, there.st_ino)
+
+
+def _reason(exc: BaseException) -> str:
+    """What went wrong, without the judge's paths (results may be shown to contestants)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return type(exc).__name__ if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
 
 
 def _subdirs(fd: int) -> list[str]:
@@ -373,20 +416,17 @@ def _opened(name: str, parent: int, flags: int, *deeper: str):
 
 
 def _remove(path: Path) -> bool:
-    """Remove a folder (or a link) the worker may have locked down with chmod: its
-    folders made writable first (never through a link). Whether it is gone."""
+    """Remove a folder (or a link) the worker may have locked down with chmod (its
+    folders made writable first, never through a link). Whether it is gone."""
     if path.is_symlink() or not path.is_dir():
         try:
             path.unlink()
         except FileNotFoundError:
             pass
         return not os.path.lexists(path)
-    for here, dirs, _ in os.walk(path):
-        for name in [here, *(os.path.join(here, d) for d in dirs)]:
-            try:
-                if stat.S_ISDIR(os.lstat(name).st_mode):
-                    os.chmod(name, 0o700)
-            except OSError:
-                pass
-    shutil.rmtree(path, ignore_errors=True)
+    try:
+        _restore_modes(path)
+        _tool("rm", "-rf", "--one-file-system", "--", str(path))
+    except OSError:
+        pass
     return not os.path.lexists(path)
