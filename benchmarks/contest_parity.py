@@ -123,6 +123,7 @@ def _where_time_went(doc: dict) -> dict:
     return {
         "document_s": doc.get("wall_seconds"),
         "startup_s": doc.get("startup_seconds"),
+        "compile_cache": (doc.get("harness") or {}).get("compile_cache"),  # reused: warm
         "phase_s": phase.get("wall_seconds"),
         "cases": [{"wall_s": c.get("wall_seconds"), "calls": (c.get("stats") or {}).get("calls"),
                    "timing_s": (c.get("integrity") or {}).get("timing_seconds"),
