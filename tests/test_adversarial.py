@@ -222,6 +222,23 @@ def test_orphan_process_is_killed(cli):
     assert_not_clean(cli, "orphan_process")
 
 
+def test_a_fork_chain_does_not_outlive_the_run(cli, compile_caches):
+    """The chain beats a heartbeat each second into its source's compiler-cache folder
+    (test mode: the one folder that outlives the run): no beat once the run is over."""
+    import time
+
+    r = attack(cli, "fork_chain", "--mode", "test")
+    ended = time.time()
+    assert r.rc == 0, r.out
+    [beat] = list(compile_caches.glob("*/heartbeat"))
+    time.sleep(2.5)
+    last = float(beat.read_text())
+    if last > ended:  # alive: wait for it to stop by itself (20 s) before failing
+        time.sleep(20)
+        pytest.fail(f"the chain outlived the run ({r.doc['worker_output']['stdout']})")
+    assert any("left running" in w for w in r.doc["warnings"])
+
+
 def test_environment_holds_no_secret(cli):
     secret_db = str(cli.db)
     r = attack(cli, "read_environment", env={"HARNESS_SECRET_TOKEN": "hunter2"})

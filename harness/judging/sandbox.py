@@ -102,7 +102,12 @@ def become_subreaper() -> bool:
 
 def child_pids(parent: int) -> list[int]:
     """Processes whose parent is `parent`, read from /proc."""
-    pids = []
+    return [pid for pid, (ppid, _) in _process_table().items() if ppid == parent]
+
+
+def _process_table() -> dict[int, tuple[int, int]]:
+    """Every process's (parent, process group), read from /proc (zombies too)."""
+    table = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -111,18 +116,27 @@ def child_pids(parent: int) -> list[int]:
         except OSError:
             continue
         fields = stat.rsplit(")", 1)[-1].split()
-        if len(fields) > 1 and int(fields[1]) == parent:
-            pids.append(int(entry.name))
-    return pids
+        if len(fields) > 2:
+            table[int(entry.name)] = (int(fields[1]), int(fields[2]))
+    return table
 
 
-def kill_strays(keep: set[int]) -> list[int]:
-    """Kill and reap the judge's children that are not in `keep`; return their pids."""
+def kill_strays(keep: set[int], seconds: float = 5.0) -> list[int]:
+    """Kill and reap the judge's children that are not in `keep`, with their whole process
+    groups; return their pids. A group dies as one: a process that forks and exits over
+    and over (each pid too short-lived to be found) shares its group with its forks, and
+    its exited forks wait, adopted by the judge (a subreaper), as zombies that name the
+    group. Sweeps until none is left, for up to `seconds`."""
     killed: list[int] = []
-    for _ in range(20):
-        strays = [p for p in child_pids(os.getpid()) if p not in keep]
-        if not strays:
+    own_group = os.getpgid(0)
+    deadline = time.monotonic() + seconds
+    while True:
+        table = _process_table()
+        strays = [p for p, (ppid, _) in table.items() if ppid == os.getpid() and p not in keep]
+        if not strays or time.monotonic() > deadline:
             break
+        for group in {table[p][1] for p in strays} - {own_group, 0}:
+            _signal_quietly(group, signal.SIGKILL, group=True)
         for pid in strays:
             _signal_quietly(pid, signal.SIGKILL, group=False)
             try:
