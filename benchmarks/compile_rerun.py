@@ -75,11 +75,12 @@ def main() -> None:
     summary = {"file": str(args.file), "task": args.task, "device": args.device,
                "mode": args.mode, "failed_runs": sum(r["rc"] != 0 for r in runs)}
     for name, group in (("per_file_rerun", later), ("private", cold)):
-        summary[name] = {"runs": len(group),
-                         "wall_s": statistics.median(r["wall_s"] for r in group) if group else None,
-                         "startup_s": statistics.median(r["startup_s"] for r in group) if group else None}
+        summary[name] = {"runs": len(group)} | {
+            key: statistics.median(r[key] for r in group) if group else None
+            for key in ("wall_s", "startup_s")}
     if later and cold:
-        summary["wall_ratio"] = round(summary["per_file_rerun"]["wall_s"] / summary["private"]["wall_s"], 3)
+        ratio = summary["per_file_rerun"]["wall_s"] / summary["private"]["wall_s"]
+        summary["wall_ratio"] = round(ratio, 3)
     print(json.dumps(summary, indent=1))
     if args.out:
         args.out.write_text(json.dumps({"runs": runs, "summary": summary}, indent=1))

@@ -117,7 +117,8 @@ class WorkerSettings:
                     "compile_cache_total_mb"):
             value = getattr(self, key)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"worker.{key} must be a whole number of 1 or more, not {value!r}")
+                raise ValueError(f"worker.{key} must be a whole number of 1 or more, "
+                                 f"not {value!r}")
         if self.sandbox is False:  # YAML reads a bare `off` as false
             self.sandbox = "off"
         if self.sandbox not in ("landlock", "off"):

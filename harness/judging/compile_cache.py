@@ -56,7 +56,6 @@ class CompileCache:
 
     folder: Path
     reused: bool
-    ledger: Path
     fd: int | None = field(default=None, repr=False)
 
     @property
@@ -117,17 +116,25 @@ def applies(settings, mode: str, contained: bool) -> bool:
     return settings.compile_cache == "per_file" and mode in _UNRANKED and contained
 
 
+def for_run(settings, mode: str, contained: bool,
+            source: str) -> tuple[CompileCache | None, str | None]:
+    """The folder of a run of `mode` (`contained`: under the full sandbox) for `source`,
+    where the run gets one (`applies`), held; and a warning where it cannot be had."""
+    if not applies(settings, mode, contained):
+        return None, None
+    return prepare(settings, source)
+
+
 def prepare(settings, source: str) -> tuple[CompileCache | None, str | None]:
     """The folder for `source`, checked and held for this evaluation, and a warning where
-    it cannot be had (the worker then compiles into its scratch, as with `private`).
-    Call `applies` first."""
+    it cannot be had (the worker then compiles into its scratch, as with `private`)."""
     cache = None
     try:
         base = _own_dir(root(settings), make=True)
         ledger = _own_dir(base / _LEDGER, make=True)
         name = folder_name(source)
         fd, alone = _hold(ledger / name)
-        cache = CompileCache(base / name, False, ledger / name, fd)
+        cache = CompileCache(base / name, False, fd)
         folder = cache.folder
         if folder.is_symlink() or (folder.exists() and not _owned_dir(folder)):
             _remove(folder)
@@ -157,7 +164,8 @@ def tidy(settings, cache: CompileCache) -> str | None:
             clear_build_locks(cache.folder)
             _restore_modes(cache.folder)  # a worker's chmod hides nothing from the count
             size, files = footprint(cache.folder)
-            if size > settings.compile_cache_max_mb << 20 or files > settings.compile_cache_max_files:
+            too_big = size > settings.compile_cache_max_mb << 20
+            if too_big or files > settings.compile_cache_max_files:
                 what = (f"the compiler caches of this file ({size_text(size)}, {files} entries) "
                         "passed worker.compile_cache_max_mb or compile_cache_max_files")
                 if _remove(cache.folder):
@@ -183,12 +191,10 @@ def evict(settings, base: Path, keep: str = "") -> list[str]:
     times, which a worker can set) beyond the count and the total size allowed, each only
     where no evaluation holds it. The names removed."""
     ledger = base / _LEDGER
-    entries = []
-    for entry in os.scandir(base):
-        if entry.name == _LEDGER or entry.name == keep or not entry.is_dir(follow_symlinks=False):
-            continue
-        used, size = _peek_ledger(ledger / entry.name)
-        entries.append((used, size, entry.name))
+    with os.scandir(base) as found:
+        names = [e.name for e in found if e.name not in (_LEDGER, keep)
+                 and e.is_dir(follow_symlinks=False)]
+    entries = [(*_peek_ledger(ledger / name), name) for name in names]
     entries.sort(reverse=True)
     total = _peek_ledger(ledger / keep)[1] if keep else 0
     removed = []

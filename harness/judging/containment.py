@@ -124,8 +124,9 @@ def build_policy(scratch: Path, staging: list[Path], shm: list[Path], device: st
 def prepare_scratch(scratch: Path) -> dict[str, str]:
     """Make the scratch layout and return the worker's environment entries for it:
     temporary files and every compiler cache inside scratch (where no file's own cache
-    folder is named: compile_cache.py points the worker there), and an import folder (PYTHONPATH) holding the `harness` package alone, as a
-    link, so that the project folder around it stays unread."""
+    folder is named: compile_cache.py points the worker there), and an import folder
+    (PYTHONPATH) holding the `harness` package alone, as a link, so that the project
+    folder around it stays unread."""
     cache = scratch / ".cache"
     env = {"HOME": str(scratch), "TMPDIR": str(scratch / "tmp"), "XDG_CACHE_HOME": str(cache),
            "TRITON_CACHE_DIR": str(cache / "triton"),

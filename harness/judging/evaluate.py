@@ -159,9 +159,8 @@ def _compile_cache(prepared: Prepared, settings: Settings, head: HeadStart | Non
     started worker's, or one made now; none for a ranked or uncontained run."""
     if head is not None:
         return head.take_cache()
-    if not compile_cache.applies(settings.worker, prepared.request.mode, contained):
-        return None, None
-    return compile_cache.prepare(settings.worker, prepared.source)
+    return compile_cache.for_run(settings.worker, prepared.request.mode, contained,
+                                 prepared.source)
 
 
 def _own_evaluator(prepared: Prepared, settings: Settings, specs: list[PhaseSpec],

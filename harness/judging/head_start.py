@@ -79,15 +79,16 @@ class HeadStart:
         self.source = source
         self.compile_cache: compile_cache.CompileCache | None = None
         self.cache_warning: str | None = None
-        if source is not None and compile_cache.applies(
-                worker, mode, expected_containment(worker, kind).level == "full"):
-            self.compile_cache, self.cache_warning = compile_cache.prepare(worker, source)
+        if source is not None:
+            contained = expected_containment(worker, kind).level == "full"
+            self.compile_cache, self.cache_warning = compile_cache.for_run(
+                worker, mode, contained, source)
         try:
             self.staging.mkdir()
             self.shm_root = shm_folder()
+            folder = self.compile_cache.folder if self.compile_cache else None
             self.worker = WorkerProcess(worker, kind, readable=[self.staging],
-                                        writable=[self.shm_root],
-                                        compile_cache=self.compile_cache and self.compile_cache.folder)
+                                        writable=[self.shm_root], compile_cache=folder)
         except BaseException:
             self.close()
             raise
@@ -95,8 +96,9 @@ class HeadStart:
     @classmethod
     def begin(cls, settings: Settings, requested: str | None,
               submission: Path | None = None, mode: str = "leaderboard") -> HeadStart | None:
-        """Start a worker for the device a run will most likely get (`submission`, `mode`:
-        the file it will load and the run's mode, for its compiler-cache folder); None where
+        """Start a worker for the device a run will most likely get (`submission`,
+        `mode`: the file it will load and the run's mode, for its compiler-cache folder);
+        None where
         `worker.head_start` is off, or with `worker.pin_cpus` (the judge picks the
         worker's core later), or before a GPU's first use on a host that makes its device
         files on demand (below), or where it could not start (the run then starts its own

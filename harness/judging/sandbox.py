@@ -100,11 +100,6 @@ def become_subreaper() -> bool:
         return False
 
 
-def child_pids(parent: int) -> list[int]:
-    """Processes whose parent is `parent`, read from /proc."""
-    return [pid for pid, (ppid, _) in _process_table().items() if ppid == parent]
-
-
 def _process_table() -> dict[int, tuple[int, int]]:
     """Every process's (parent, process group), read from /proc (zombies too)."""
     table = {}

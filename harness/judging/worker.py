@@ -332,6 +332,12 @@ class Worker:
             self.send(reply)
             self.mailbox.answer(seq, Mailbox.SEE_PIPE)
 
+    def _inputs(self, slot: int, count: int) -> tuple[list[int], list[Any]]:
+        """The slots of `count` calls from `slot` (around the ring) and their inputs."""
+        ring = len(self.slots) or 1
+        picks = [(slot + j) % ring for j in range(count)]
+        return picks, [self.slots[i] if self.slots else None for i in picks]
+
     def _rehearse(self, slot: int) -> dict[str, Any]:
         """The calls of an earlier sample (from `slot`) again: untimed, outputs unchecked
         and dropped (`timing.rehearse`). The next sample's calls then start on the host
@@ -340,9 +346,7 @@ class Worker:
         judge writes the next sample's inputs only after this reply, so nothing these calls
         compute can answer a timed call (a thread left running is another matter: the
         screen flags threads, and the judge's clock sees work outside the timed region)."""
-        count = self.calls_per_sample
-        ring = len(self.slots) or 1
-        data = [self.slots[(slot + j) % ring] if self.slots else None for j in range(count)]
+        _, data = self._inputs(slot, self.calls_per_sample)
         try:
             for d in data:
                 self.kernel(d)
@@ -364,9 +368,7 @@ class Worker:
         from harness.judging.structure import copy_into, structure_error
 
         count = count or self.calls_per_sample
-        ring = len(self.slots) or 1
-        picks = [(slot + j) % ring for j in range(count)]
-        data = [self.slots[i] if self.slots else None for i in picks]
+        picks, data = self._inputs(slot, count)
         calls = self.calls
         for i in picks if self.slots else ():
             for shared, mine in self.refresh[i]:
