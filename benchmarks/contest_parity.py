@@ -139,7 +139,9 @@ def _clocks(case: dict) -> dict:
     account of where its time went (to tell a stall from work outside the timed region)."""
     integrity = case.get("integrity") or {}
     return {"check": integrity.get("clocks"), "samples": integrity.get("clock_samples"),
-            "worker_says": integrity.get("worker_says")}
+            "worker_says": integrity.get("worker_says"),
+            "hidden_window_us": integrity.get("hidden_window_us"),
+            "probes": integrity.get("launch_counted")}  # samples timed with nothing hidden
 
 
 def flagged_cases(doc: dict) -> str:
