@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import time
@@ -35,12 +36,23 @@ def load_submission(path: str | Path) -> ModuleType:
     return module
 
 
+def judge_env() -> dict[str, str]:
+    """This process's environment, plus `$PARITY_JUDGE_ENV` ("NAME=VALUE,NAME=VALUE"): set
+    for the harness's own processes only (the judge; the worker sees what its settings
+    pass), never for the public evaluator's, to tell which process a setting acts on."""
+    env = dict(os.environ)
+    for item in filter(None, env.pop("PARITY_JUDGE_ENV", "").split(",")):
+        name, _, value = item.partition("=")
+        env[name.strip()] = value
+    return env
+
+
 def run_submit(submission: Path, out: Path, *args: str) -> tuple[dict, subprocess.CompletedProcess, float]:
     """`runner.py submit SUBMISSION --json OUT ARGS...` in a fresh process.
 
     Returns the result document ({} when none was written), the process and the wall time."""
     t0 = time.time()
     cmd = [sys.executable, str(ROOT / "runner.py"), "submit", str(submission), "--json", str(out), *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=judge_env())
     wall = time.time() - t0
     return (json.loads(out.read_text()) if out.exists() else {}), proc, wall

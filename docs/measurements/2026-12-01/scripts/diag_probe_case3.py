@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -137,6 +138,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--harness-config", type=Path, action="append", default=[],
                         help="run the harness once per round under each of these too")
+    parser.add_argument("--variant", action="append", default=[],
+                        help="NAME:CONFIG:ENV (CONFIG may be empty; ENV as PARITY_JUDGE_ENV, "
+                             "for the judge's process only): a harness run per round")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="probe-case3-"))
@@ -153,11 +157,15 @@ def main() -> None:
         pub = bursts(run.output)
         entry = {"public": {"means_ns": run.case_means_ns(), "wall_s": run.wall_seconds,
                             "summary": summary(f"round {r + 1} public ", pub), "bursts": pub}}
-        for name, cfg in [("harness", None)] + [(c.stem, c) for c in args.harness_config]:
+        variants = [("harness", None, "")] + [(c.stem, c, "") for c in args.harness_config]
+        variants += [tuple(v.split(":", 2)) for v in args.variant]
+        for name, cfg, judge_env in variants:
             out = tmp / f"h{r}_{name}.json"
             extra = ["--config", str(cfg)] if cfg else []
+            os.environ["PARITY_JUDGE_ENV"] = judge_env
             doc, proc, wall = run_submit(probe, out, "--task", str(TASK), "--mode", "benchmark",
                                          "--no-record", *extra)
+            os.environ.pop("PARITY_JUDGE_ENV", None)
             hb = bursts((doc.get("worker_output") or {}).get("stdout", ""))
             cases = doc["phases"][0]["cases"] if doc.get("phases") else []
             entry[name] = {"means_ns": [c.get("score_ns") for c in cases], "wall_s": wall,
