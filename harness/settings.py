@@ -33,6 +33,7 @@ class TimingSettings:
     l2_flush_factor: float
     cpu_flush_bytes: int
     spin_seconds: float
+    judge_spin_seconds: float | None
     mailbox: bool
     host_launch: str
     hidden_window_us: float
@@ -58,6 +59,12 @@ class TimingSettings:
                              f"{self.calibration_min_calls!r}")
         if not isinstance(self.min_samples, int) or self.min_samples < 1:
             raise ValueError(f"timing.min_samples must be 1 or more, not {self.min_samples!r}")
+        if self.judge_spin_seconds is not None and (
+                isinstance(self.judge_spin_seconds, bool)
+                or not isinstance(self.judge_spin_seconds, (int, float))
+                or self.judge_spin_seconds < 0):
+            raise ValueError("timing.judge_spin_seconds must be 0 or more, or null (as "
+                             f"timing.spin_seconds), not {self.judge_spin_seconds!r}")
         if self.min_ahead_us < 0:
             raise ValueError(f"timing.min_ahead_us must be 0 or more, not {self.min_ahead_us!r}")
         if self.probe_every < 2:

@@ -171,8 +171,9 @@ class Judge(Sampling):
 
     def _open_channel(self, worker: WorkerProcess) -> str | None:
         path = str(self.shm_root / f"mailbox{self.restarts}")
-        self.channel = Channel(worker, path if self.settings.timing.mailbox else None,
-                               self.settings.timing.spin_seconds)
+        timing = self.settings.timing
+        spin = timing.spin_seconds if timing.judge_spin_seconds is None else timing.judge_spin_seconds
+        self.channel = Channel(worker, path if timing.mailbox else None, spin)
         return self.channel.mailbox_path
 
     def stop(self) -> None:
