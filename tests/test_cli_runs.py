@@ -114,3 +114,15 @@ def test_mailbox_round_trips(cli, tmp_path):
     r = cli("submit", str(BAD / "raises.py"), "--task", "vectoradd", "--mode", "test",
             "--config", str(config))
     assert [c["status"] for c in r.doc["phases"][0]["cases"]] == ["error"] * 4
+
+
+def test_a_napping_judge_still_times_every_call(cli, tmp_path):
+    """The judge naps between polls (timing.judge_spin_seconds 0) while the worker polls
+    for its requests: the mailbox's calls are timed and answered all the same."""
+    config = tmp_path / "naps.yaml"
+    config.write_text(MAILBOX + "    judge_spin_seconds: 0.0\n")
+    r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "benchmark", "--config",
+            str(config), "--case", "size: 64; seed: 2")
+    assert r.rc == 0, r.out
+    case = r.doc["phases"][0]["cases"][0]
+    assert case["status"] == "passed" and case["stats"]["calls"] >= 3

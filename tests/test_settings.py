@@ -20,7 +20,8 @@ def test_cpu_section_replaces_gpu_values():
 @pytest.mark.parametrize("key,value", [("sync", "stream"), ("warm", "nothing"),
                                        ("host_launch", "some"), ("rehearse", "sometimes"),
                                        ("rehearse", 1), ("min_samples", 0),
-                                       ("min_samples", 2.5)])
+                                       ("min_samples", 2.5), ("judge_spin_seconds", -1),
+                                       ("judge_spin_seconds", "yes")])
 def test_unknown_choices_are_refused(tmp_path, key, value):
     extra = tmp_path / "bad.yaml"
     extra.write_text(f"timing:\n  {key}: {value}\n")

@@ -9,6 +9,7 @@ from harness.judging.timing import (
     ahead_cycles,
     combine,
     hidden_window_us,
+    judge_spin_seconds,
     summarize,
 )
 from harness.settings import Settings, TimingSettings
@@ -194,3 +195,11 @@ def test_host_launch_is_read_on_probes_where_there_are_any():
     assert host_launch_ns(probes, hidden + probes) == 100e3
     assert host_launch_ns([], hidden) == 20e6
     assert host_launch_ns([], []) is None
+
+
+def test_the_judge_polls_as_the_worker_unless_told_otherwise():
+    timing = Settings.load().timing
+    assert timing.judge_spin_seconds is None
+    assert judge_spin_seconds(timing) == timing.spin_seconds
+    assert judge_spin_seconds(replace(timing, judge_spin_seconds=0.0)) == 0.0
+    assert judge_spin_seconds(replace(timing, spin_seconds=0.0, judge_spin_seconds=0.2)) == 0.2

@@ -47,6 +47,7 @@ from harness.judging.structure import (
 from harness.judging.timing import (
     Laps,
     combine,
+    judge_spin_seconds,
 )
 from harness.judging.verdicts import (
     FATAL,
@@ -171,9 +172,8 @@ class Judge(Sampling):
 
     def _open_channel(self, worker: WorkerProcess) -> str | None:
         path = str(self.shm_root / f"mailbox{self.restarts}")
-        timing = self.settings.timing
-        spin = timing.spin_seconds if timing.judge_spin_seconds is None else timing.judge_spin_seconds
-        self.channel = Channel(worker, path if timing.mailbox else None, spin)
+        self.channel = Channel(worker, path if self.settings.timing.mailbox else None,
+                               judge_spin_seconds(self.settings.timing))
         return self.channel.mailbox_path
 
     def stop(self) -> None:

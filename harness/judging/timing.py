@@ -170,6 +170,12 @@ def hidden_window_us(timing: TimingSettings, task_timing: dict, device_kind: str
     return float(task_timing.get("hidden_window_us", timing.hidden_window_us))
 
 
+def judge_spin_seconds(timing: TimingSettings) -> float:
+    """How long the judge polls (rather than naps) while it waits for the worker's reply:
+    `timing.judge_spin_seconds`, or `timing.spin_seconds` where that is null."""
+    return timing.spin_seconds if timing.judge_spin_seconds is None else timing.judge_spin_seconds
+
+
 def ahead_cycles(window_us: float, host_ns: float, calls: int, sm_mhz: float,
                  floor_us: float) -> int:
     """GPU sleep (SM cycles) before the start event: the whole window where it is no
