@@ -46,6 +46,7 @@ SUB = ROOT / "submissions" / "nvfp4_group_gemm" / "triton_hopper.py"
 PROBE = r'''
 
 # ---- probe (diag_probe_case3.py): the same call, timed from inside ----
+import os as _os
 import time as _time
 
 _pc, _tt = _time.perf_counter_ns, _time.thread_time_ns
@@ -60,7 +61,7 @@ def custom_kernel(data):
         now = _pc()
         if now - _probe["last"] > 50_000:
             if _probe["calls"]:
-                print("PROBE %d | %s" % (_probe["gap"] // 1000, " ".join(
+                print("PROBE %d@%d | %s" % (_probe["gap"] // 1000, _os.sched_getcpu(), " ".join(
                     "%d:%d:%d" % c for c in _probe["calls"])), flush=True)
             _probe["gap"], _probe["calls"] = now - _probe["last"], []
     ta, ca = _pc(), _tt()
@@ -104,8 +105,9 @@ def bursts(text: str) -> list[dict]:
         if not line.startswith("PROBE "):
             continue
         head, _, calls = line[6:].partition(" | ")
-        out.append({"gap_us": int(head), "calls": [tuple(int(x) for x in c.split(":"))
-                                                    for c in calls.split()]})
+        gap, _, cpu = head.partition("@")  # the CPU the burst's last call ran on
+        out.append({"gap_us": int(gap), "cpu": int(cpu) if cpu else None,
+                    "calls": [tuple(int(x) for x in c.split(":")) for c in calls.split()]})
     return out
 
 
@@ -128,6 +130,12 @@ def summary(label: str, bs: list[dict]) -> dict:
           f"work wall {s['work_wall_us']:.1f} (q1-q3 {q(1, 0):.1f}-{q(1, 2):.1f}), "
           f"work cpu {s['work_cpu_us']:.1f} µs; gap before {gaps / 1000:.1f} ms; per call "
           + " ".join(f"{x:.0f}" for x in per_pos))
+    by_cpu: dict = {}
+    for b in full:
+        by_cpu.setdefault(b.get("cpu"), []).extend(c[1] for c in b["calls"][2:])
+    s["work_wall_by_cpu_us"] = {str(k): statistics.median(v) / 10 for k, v in by_cpu.items()}
+    print(f"{label}: work wall by CPU (µs): " + ", ".join(
+        f"cpu {k}: {v:.1f}" for k, v in s["work_wall_by_cpu_us"].items()))
     return s
 
 

@@ -1,0 +1,74 @@
+"""Is every CPU of this machine equally fast for a call's host work? (nvfp4 triton_hopper
+case 3's host work read 69-128 µs a call in the worker, one level per evaluation, against
+61-75 µs in every public run: does it depend on the CPU the worker lands on?)
+
+This process moves itself to each CPU in turn, three passes, and times samples of 15
+calls of the submission's host work there (rows of data_ptr(), torch.tensor, a slice
+copy, as cpu_cold_host.py). Prints the median per call on each CPU and the machine's
+interrupt counts per CPU (from /proc/interrupts) beside them.
+
+    python docs/measurements/2026-12-01/scripts/cpu_map.py
+"""
+import os
+import statistics
+import time
+
+import torch
+
+
+def interrupts() -> list[int]:
+    """Interrupts served per CPU since boot (all sources), in CPU order."""
+    try:
+        lines = open("/proc/interrupts").read().splitlines()
+    except OSError:
+        return []
+    ncpu = len(lines[0].split())
+    totals = [0] * ncpu
+    for line in lines[1:]:
+        fields = line.split()[1:1 + ncpu]
+        for i, f in enumerate(fields):
+            if f.isdigit():
+                totals[i] += int(f)
+    return totals
+
+
+def main() -> None:
+    torch.set_num_threads(1)
+    ts = [torch.empty(64) for _ in range(10)]
+    host = torch.empty((8, 10), dtype=torch.int64)
+
+    def snippet():
+        rows, first = [], 0
+        for i in range(2):
+            a, b, c, d, e = ts[5 * i:5 * i + 5]
+            rows.append([a.data_ptr(), b.data_ptr(), c.data_ptr(), d.data_ptr(), e.data_ptr(),
+                         128, 4096, 1536, first, 32])
+            first += 64
+        host[:len(rows)] = torch.tensor(rows, dtype=torch.int64)
+        return host[:len(rows)].clone()
+
+    cpus = sorted(os.sched_getaffinity(0))
+    per_cpu = {c: [] for c in cpus}
+    before = interrupts()
+    for _ in range(3):
+        for c in cpus:
+            os.sched_setaffinity(0, {c})
+            for _ in range(20):
+                snippet()
+            for _ in range(60):
+                t0 = time.perf_counter_ns()
+                for _ in range(15):
+                    snippet()
+                per_cpu[c].append((time.perf_counter_ns() - t0) / 15)
+    after = interrupts()
+    os.sched_setaffinity(0, set(cpus))
+    for c in cpus:
+        irq = (after[c] - before[c]) if c < len(after) and c < len(before) else -1
+        print(f"cpu {c:3d}: median {statistics.median(per_cpu[c]) / 1e3:6.2f} us, "
+              f"q1-q3 {statistics.quantiles(per_cpu[c], n=4)[0] / 1e3:6.2f}-"
+              f"{statistics.quantiles(per_cpu[c], n=4)[2] / 1e3:6.2f} us; "
+              f"interrupts meanwhile {irq}")
+
+
+if __name__ == "__main__":
+    main()
