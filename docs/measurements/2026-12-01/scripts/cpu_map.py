@@ -4,8 +4,11 @@ case 3's host work read 69-128 µs a call in the worker, one level per evaluatio
 
 This process moves itself to each CPU in turn, three passes, and times samples of 15
 calls of the submission's host work there (rows of data_ptr(), torch.tensor, a slice
-copy, as cpu_cold_host.py). Prints the median per call on each CPU and the machine's
-interrupt counts per CPU (from /proc/interrupts) beside them.
+copy, as cpu_cold_host.py). Prints the median per call on each CPU, the machine's
+interrupt counts per CPU (from /proc/interrupts) and the time the hypervisor took each
+CPU away while this process ran there (steal, from /proc/stat; a guest thread's own CPU
+clock may count stolen time as its own, so "CPU time equals wall time" does not rule it
+out).
 
     python docs/measurements/2026-12-01/scripts/cpu_map.py
 """
@@ -32,6 +35,19 @@ def interrupts() -> list[int]:
     return totals
 
 
+def steal_ticks() -> dict[int, int]:
+    """Steal time per CPU since boot (USER_HZ ticks), from /proc/stat."""
+    out = {}
+    try:
+        for line in open("/proc/stat"):
+            f = line.split()
+            if f and f[0].startswith("cpu") and f[0] != "cpu" and len(f) > 8:
+                out[int(f[0][3:])] = int(f[8])
+    except OSError:
+        pass
+    return out
+
+
 def main() -> None:
     torch.set_num_threads(1)
     ts = [torch.empty(64) for _ in range(10)]
@@ -49,17 +65,20 @@ def main() -> None:
 
     cpus = sorted(os.sched_getaffinity(0))
     per_cpu = {c: [] for c in cpus}
+    stolen = {c: 0 for c in cpus}
     before = interrupts()
     for _ in range(3):
         for c in cpus:
             os.sched_setaffinity(0, {c})
             for _ in range(20):
                 snippet()
+            s0 = steal_ticks().get(c, 0)
             for _ in range(60):
                 t0 = time.perf_counter_ns()
                 for _ in range(15):
                     snippet()
                 per_cpu[c].append((time.perf_counter_ns() - t0) / 15)
+            stolen[c] += steal_ticks().get(c, 0) - s0
     after = interrupts()
     os.sched_setaffinity(0, set(cpus))
     for c in cpus:
@@ -67,7 +86,9 @@ def main() -> None:
         print(f"cpu {c:3d}: median {statistics.median(per_cpu[c]) / 1e3:6.2f} us, "
               f"q1-q3 {statistics.quantiles(per_cpu[c], n=4)[0] / 1e3:6.2f}-"
               f"{statistics.quantiles(per_cpu[c], n=4)[2] / 1e3:6.2f} us; "
-              f"interrupts meanwhile {irq}")
+              f"interrupts meanwhile {irq}, steal {stolen[c]} ticks")
+    print("steal since boot per CPU (ticks): " + " ".join(
+        f"{c}:{t}" for c, t in sorted(steal_ticks().items())))
 
 
 if __name__ == "__main__":
