@@ -155,13 +155,15 @@ def test_contest_parity_shows_flagged_runs_and_keeps_their_clocks():
     doc = {"phases": [{"cases": [
         {"flags": [], "integrity": {"clock_samples": 5}},
         {"flags": ["the judge's clock saw ..."],
-         "integrity": {"clocks": check, "clock_samples": 2, "worker_says": {"busy_ns": 1.0}}},
+         "integrity": {"clocks": check, "clock_samples": 2, "worker_says": {"busy_ns": 1.0},
+                       "hidden_window_us": 20000.0, "launch_counted": {"mean": 9.0e5}}},
     ]}]}
     assert contest_parity.flagged_cases(doc) == " [flagged: case 1]"
     assert contest_parity.flagged_cases({"phases": [{"cases": [{"flags": []}]}]}) == ""
     cases = contest_parity._where_time_went(doc)["cases"]
-    assert cases[1]["clocks"] == {"check": check, "samples": 2, "worker_says": {"busy_ns": 1.0}}
-    assert cases[0]["clocks"]["samples"] == 5
+    assert cases[1]["clocks"] == {"check": check, "samples": 2, "worker_says": {"busy_ns": 1.0},
+                                  "hidden_window_us": 20000.0, "probes": {"mean": 9.0e5}}
+    assert cases[0]["clocks"]["samples"] == 5 and cases[0]["clocks"]["probes"] is None
 
 
 def test_contest_parity_merge_reports_ratios_and_each_evaluators_spread(tmp_path):
