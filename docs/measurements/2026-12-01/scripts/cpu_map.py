@@ -14,9 +14,9 @@ out).
 """
 import os
 import statistics
-import time
 
 import torch
+from _host_work import host_work, per_call_ns
 
 
 def interrupts() -> list[int]:
@@ -50,18 +50,7 @@ def steal_ticks() -> dict[int, int]:
 
 def main() -> None:
     torch.set_num_threads(1)
-    ts = [torch.empty(64) for _ in range(10)]
-    host = torch.empty((8, 10), dtype=torch.int64)
-
-    def snippet():
-        rows, first = [], 0
-        for i in range(2):
-            a, b, c, d, e = ts[5 * i:5 * i + 5]
-            rows.append([a.data_ptr(), b.data_ptr(), c.data_ptr(), d.data_ptr(), e.data_ptr(),
-                         128, 4096, 1536, first, 32])
-            first += 64
-        host[:len(rows)] = torch.tensor(rows, dtype=torch.int64)
-        return host[:len(rows)].clone()
+    snippet = host_work()
 
     cpus = sorted(os.sched_getaffinity(0))
     per_cpu = {c: [] for c in cpus}
@@ -74,10 +63,7 @@ def main() -> None:
                 snippet()
             s0 = steal_ticks().get(c, 0)
             for _ in range(60):
-                t0 = time.perf_counter_ns()
-                for _ in range(15):
-                    snippet()
-                per_cpu[c].append((time.perf_counter_ns() - t0) / 15)
+                per_cpu[c].append(per_call_ns(snippet))
             stolen[c] += steal_ticks().get(c, 0) - s0
     after = interrupts()
     os.sched_setaffinity(0, set(cpus))

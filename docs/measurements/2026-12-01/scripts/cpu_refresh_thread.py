@@ -10,13 +10,12 @@ thread, waited for; the helper thread's wake-up alone. 300 interleaved rounds.
 """
 import statistics
 import threading
-import time
 
 import torch
+from _host_work import host_work, per_call_ns
 
 torch.set_num_threads(1)
-ts = [torch.empty(64) for _ in range(10)]
-host = torch.empty((8, 10), dtype=torch.int64)
+snippet = host_work()
 pairs = [(torch.randn(13 * (1 << 20) // 4 // 30), None) for _ in range(30)]
 pairs = [(s, torch.empty_like(s)) for s, _ in pairs]
 
@@ -49,18 +48,6 @@ class Helper:
 helper = Helper()
 
 
-def snippet():
-    rows = []
-    first = 0
-    for i in range(2):
-        a, b, c, d, e = ts[5 * i:5 * i + 5]
-        rows.append([a.data_ptr(), b.data_ptr(), c.data_ptr(), d.data_ptr(), e.data_ptr(),
-                     128, 4096, 1536, first, 32])
-        first += 64
-    host[:len(rows)] = torch.tensor(rows, dtype=torch.int64)
-    return host[:len(rows)].clone()
-
-
 def sample(kind):
     if kind == "refresh":
         refresh()
@@ -68,10 +55,7 @@ def sample(kind):
         helper.run(refresh)
     elif kind == "thread-only":
         helper.run(None)
-    t0 = time.perf_counter_ns()
-    for _ in range(15):
-        snippet()
-    return (time.perf_counter_ns() - t0) / 15
+    return per_call_ns(snippet)
 
 
 for _ in range(200):

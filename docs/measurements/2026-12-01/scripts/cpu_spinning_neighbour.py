@@ -13,6 +13,7 @@ import statistics
 import time
 
 import torch
+from _host_work import host_work, per_call_ns
 
 
 def neighbour(flag, mode):
@@ -23,27 +24,10 @@ def neighbour(flag, mode):
 
 def main():
     torch.set_num_threads(1)
-    ts = [torch.empty(64) for _ in range(10)]
-    host = torch.empty((8, 10), dtype=torch.int64)
-
-    def snippet():
-        rows, first = [], 0
-        for i in range(2):
-            a, b, c, d, e = ts[5 * i:5 * i + 5]
-            rows.append([a.data_ptr(), b.data_ptr(), c.data_ptr(), d.data_ptr(), e.data_ptr(),
-                         128, 4096, 1536, first, 32])
-            first += 64
-        host[:len(rows)] = torch.tensor(rows, dtype=torch.int64)
-        return host[:len(rows)].clone()
+    snippet = host_work()
 
     def block():
-        out = []
-        for _ in range(100):
-            t0 = time.perf_counter_ns()
-            for _ in range(15):
-                snippet()
-            out.append((time.perf_counter_ns() - t0) / 15)
-        return out
+        return [per_call_ns(snippet) for _ in range(100)]
 
     block()
     res = {"alone": [], "spinning": [], "napping": []}
