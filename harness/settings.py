@@ -95,6 +95,7 @@ class WorkerSettings:
     gpu_memory_fraction: float
     max_restarts: int
     pin_cpus: bool
+    hold_cpu: bool
     gc_freeze: bool
     warm_reference: bool
     head_start: bool

@@ -1,5 +1,15 @@
 """Which CPUs the judge and the worker run on.
 
+By default (`worker.hold_cpu`, GPU runs) the worker's calling thread keeps one CPU of its
+own through the timed calls: the thread that runs the submission is held on the last CPU
+of the evaluation's share, and every other thread, the worker's and the judge's, is kept
+off it. The public evaluators' single process never sleeps between its repeats (CUDA
+synchronisation spins), so the scheduler leaves it on one CPU with warm caches; the
+worker, which waits for the judge between samples, was found on a different CPU in
+almost every sample, with host work per call varying 60-131 µs by CPU and sample (run
+65). Only threads are placed: the worker's other threads (CUDA's, OpenMP's) keep every
+other CPU, unlike `worker.pin_cpus`, which confines the whole worker to one core.
+
 A GPU call's time includes the host time it takes to launch it, so the worker's host
 code must run at the same speed in every evaluation. The judge polls for the worker's
 reply while a call runs; on the same physical core (two hyperthreads) that polling
@@ -10,6 +20,7 @@ physical core of its own and the judge (and everything it starts) the others.
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,3 +100,68 @@ def allowed_now() -> set[int] | None:
 def pin(cpus: set[int] | frozenset[int]) -> None:
     """Restrict this process (and what it starts later) to `cpus`."""
     os.sched_setaffinity(0, cpus)
+
+
+def this_thread() -> int:
+    """The kernel's id of the calling thread."""
+    return threading.get_native_id()
+
+
+def threads() -> list[int]:
+    """The kernel's ids of this process's threads (empty where /proc cannot say)."""
+    try:
+        return [int(t) for t in os.listdir("/proc/self/task")]
+    except OSError:
+        return []
+
+
+def _place(tid: int, cpus: set[int] | frozenset[int]) -> bool:
+    try:
+        os.sched_setaffinity(tid, cpus)
+        return True
+    except OSError:  # the thread ended meanwhile, or the CPU set is refused
+        return False
+
+
+class Hold:
+    """Holds the thread that calls `apply` on one CPU and keeps this process's other
+    threads on the rest of `allowed` (`worker.hold_cpu`)."""
+
+    def __init__(self, cpu: int, allowed: set[int] | frozenset[int]) -> None:
+        self.cpu = cpu
+        self.others = set(allowed) - {cpu}
+        self.placed: set[int] = set()
+
+    def apply(self) -> int:
+        """Place the calling thread and any thread not placed before (threads the calling
+        thread starts inherit its one CPU, so call again after code that may start them);
+        the number of other threads placed now. Cheap when nothing changed: one listing
+        of /proc/self/task."""
+        me = this_thread()
+        if me not in self.placed:
+            _place(0, {self.cpu})
+            self.placed.add(me)
+        if not self.others:
+            return 0
+        now = set(threads())
+        new = now - self.placed
+        self.placed = (self.placed & now) | new | {me}
+        return sum(_place(tid, self.others) for tid in new if tid != me)
+
+
+def place_all(cpus: set[int] | frozenset[int]) -> int:
+    """Every thread of this process (and those its threads start later) on `cpus`; the
+    number placed."""
+    if not cpus:
+        return 0
+    placed = sum(_place(tid, cpus) for tid in threads())
+    _place(0, cpus)  # the calling thread, also where /proc cannot list threads
+    return placed
+
+
+def held_cpu(allowed: set[int] | frozenset[int] | None) -> int | None:
+    """The CPU a worker's calling thread is held on: the last of `allowed`; None with
+    fewer than two CPUs (nothing to keep apart) or where the OS cannot say."""
+    if not allowed or len(allowed) < 2:
+        return None
+    return max(allowed)

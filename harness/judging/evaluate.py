@@ -134,6 +134,8 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
         evaluation.worker_output = judge.worker_output
         if judge.cpus is not None:
             evaluation.harness["cpus"] = judge.cpus.to_dict()
+        if judge.held is not None:
+            evaluation.harness["held_cpu"] = judge.held
         evaluation.warnings += judge.warnings
         _note_containment(evaluation, judge.containment, judge.worker_output)
         if judge.stray_pids:

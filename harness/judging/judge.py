@@ -22,7 +22,7 @@ from harness.judging.buffers import CaseBuffers, OutputLayout
 from harness.judging.channel import Channel
 from harness.judging.checking import all_finite
 from harness.judging.compile_cache import CompileCache
-from harness.judging.cpus import CpuPlan, allowed_now, pin, plan
+from harness.judging.cpus import CpuPlan, allowed_now, held_cpu, pin, place_all, plan
 from harness.judging.cuda_vmm import CudaVmmError
 from harness.judging.devices import ClockReading, DeviceInfo, Flusher
 from harness.judging.head_start import shm_folder
@@ -95,8 +95,10 @@ class Judge(Sampling):
         self.clock_reading: ClockReading | None = None
         self.cpus: CpuPlan | None = None
         self._cpus_before: set[int] | None = None
+        self.held: int | None = None  # the worker's calling thread's CPU (worker.hold_cpu)
         become_subreaper()
         self._pin_cpus()
+        self._hold_cpu()
         if device.kind == "cuda":
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
@@ -111,6 +113,18 @@ class Judge(Sampling):
         if self.cpus is not None:
             self._cpus_before = allowed
             pin(self.cpus.judge)
+
+    def _hold_cpu(self) -> None:
+        """With `worker.hold_cpu` (GPU runs, not with `pin_cpus`): keep the judge's threads
+        off the CPU the worker's calling thread will hold (harness.judging.cpus)."""
+        allowed = allowed_now()
+        if not (self.settings.worker.hold_cpu and self.device.kind == "cuda"
+                and self.cpus is None and allowed):
+            return
+        self.held = held_cpu(allowed)
+        if self.held is not None:
+            self._cpus_before = allowed
+            place_all(allowed - {self.held})
 
     # -- worker lifecycle -------------------------------------------------------------
     def start(self, timeout: float, warm_case: dict | None = None) -> bool:
@@ -141,6 +155,8 @@ class Judge(Sampling):
             "sync": self.settings.timing.sync,
             "warm": self.settings.timing.warm,
             "gc_freeze": self.settings.worker.gc_freeze,
+            "hold_cpu": self.held,
+            "cpus": sorted(self._cpus_before or ()) if self.held is not None else [],
         })
         if warm_case is not None and self.settings.worker.warm_reference \
                 and self.device.kind == "cuda":
@@ -199,7 +215,7 @@ class Judge(Sampling):
         self.stop()
         shutil.rmtree(self.shm_root, ignore_errors=True)
         if self._cpus_before is not None:  # the process outlives this evaluation
-            pin(self._cpus_before)
+            place_all(self._cpus_before)
             self._cpus_before = None
 
     def _collect_output(self) -> None:

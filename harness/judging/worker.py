@@ -125,6 +125,11 @@ class Worker:
         self.sync_device = init.get("sync", "device") != "event"
         self.warm = init.get("warm", "torch")
         self.gc_freeze = bool(init.get("gc_freeze", False))
+        self.hold = None  # worker.hold_cpu: this thread's own CPU through the calls
+        if init.get("hold_cpu") is not None and self.cuda:
+            from harness.judging.cpus import Hold
+
+            self.hold = Hold(int(init["hold_cpu"]), set(init.get("cpus") or ()))
         self.mailbox = None
         self.mail_seq = 0
         # Taken before the submission is imported (see _threads_left).
@@ -347,6 +352,8 @@ class Worker:
         compute can answer a timed call (a thread left running is another matter: the
         screen flags threads, and the judge's clock sees work outside the timed region)."""
         _, data = self._inputs(slot, self.calls_per_sample)
+        if self.hold is not None:
+            self.hold.apply()
         try:
             for d in data:
                 self.kernel(d)
@@ -370,6 +377,8 @@ class Worker:
         count = count or self.calls_per_sample
         picks, data = self._inputs(slot, count)
         calls = self.calls
+        if self.hold is not None:
+            self.hold.apply()
         for i in picks if self.slots else ():
             for shared, mine in self.refresh[i]:
                 calls.copy(mine, shared)
