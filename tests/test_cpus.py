@@ -5,13 +5,31 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
 from conftest import ROOT, gpu
 
 from harness.judging import cpus
+
+WHERE = textwrap.dedent("""
+    import ctypes
+    import os
+
+    _cpu = ctypes.CDLL(None).sched_getcpu
+    _seen = set()
+
+    def custom_kernel(data):
+        where = (_cpu(), tuple(sorted(os.sched_getaffinity(0))))
+        if where not in _seen:
+            _seen.add(where)
+            print("CALLED ON", where[0], "AFFINITY", list(where[1]), flush=True)
+        a, b = data
+        return a + b
+""")
 
 REPORTER = textwrap.dedent("""
     import gc
@@ -162,3 +180,83 @@ def test_gpu_worker_pinned_when_asked(cli, tmp_path):
     assert r.doc["device"]["kind"] == "cuda"
     assert r.doc["harness"]["cpus"] == expected.to_dict()
     assert _said(r.doc) == f"AFFINITY {sorted(expected.worker)} FROZEN True"
+
+
+def _threads_elsewhere(stop: threading.Event, count: int) -> list[threading.Thread]:
+    started = [threading.Thread(target=stop.wait, daemon=True) for _ in range(count)]
+    for t in started:
+        t.start()
+    return started
+
+
+def test_hold_keeps_the_calling_thread_alone_on_its_cpu():
+    """The calling thread on the held CPU, every other thread off it, a thread it starts
+    later placed at the next apply, and all of them back on every CPU after place_all."""
+    allowed = cpus.allowed_now()
+    if not allowed or len(allowed) < 2:
+        pytest.skip("needs two CPUs")
+    held, stop = max(allowed), threading.Event()
+    try:
+        before = _threads_elsewhere(stop, 2)
+        hold = cpus.Hold(held, allowed)
+        assert hold.apply() >= 2
+        assert os.sched_getaffinity(0) == {held}
+        assert all(os.sched_getaffinity(t.native_id) == allowed - {held} for t in before)
+        assert hold.apply() == 0  # nothing new: nothing placed again
+        later = _threads_elsewhere(stop, 1)[0]
+        assert os.sched_getaffinity(later.native_id) == {held}  # inherited from the caller
+        assert hold.apply() == 1
+        assert os.sched_getaffinity(later.native_id) == allowed - {held}
+    finally:
+        cpus.place_all(allowed)
+        stop.set()
+    assert os.sched_getaffinity(0) == allowed
+    assert all(os.sched_getaffinity(t.native_id) == allowed for t in before + [later])
+
+
+def test_held_cpu_is_the_last_of_two_or_more():
+    assert cpus.held_cpu({0, 3, 5}) == 5
+    assert cpus.held_cpu({2}) is None and cpus.held_cpu(None) is None and cpus.held_cpu(set()) is None
+
+
+def test_hold_is_off_on_the_cpu(cli, tmp_path):
+    """On the CPU (no GPU run) nothing is held, whatever the setting says: the
+    submission's own CPU kernels need every core."""
+    sub = tmp_path / "where.py"
+    sub.write_text(WHERE)
+    config = tmp_path / "hold.yaml"
+    config.write_text("cpu:\n  worker:\n    hold_cpu: true\n")
+    r = cli("submit", str(sub), "--task", "vectoradd", "--mode", "test", "--device", "cpu",
+            "--config", str(config))
+    assert r.rc == 0, r.out
+    assert "held_cpu" not in r.doc["harness"]
+    assert f"AFFINITY {sorted(cpus.allowed_now())}" in r.doc["worker_output"]["stdout"]
+
+
+@gpu
+@pytest.mark.parametrize("how", ["setting", "task"])
+def test_gpu_worker_holds_its_cpu(cli, tmp_path, how):
+    """worker.hold_cpu, or a task's timing.hold_cpu under the default (null): every call
+    runs on the held CPU (the last allowed), alone there, and the result says which."""
+    allowed = cpus.allowed_now()
+    if not allowed or len(allowed) < 2:
+        pytest.skip("needs two CPUs")
+    sub = tmp_path / "where.py"
+    sub.write_text(WHERE)
+    if how == "setting":
+        config = tmp_path / "hold.yaml"
+        config.write_text("worker:\n  hold_cpu: true\n")
+        args = ("--task", "vectoradd", "--config", str(config))
+    else:
+        shutil.copytree(ROOT / "tasks", tmp_path / "tasks")  # with ../utils.py
+        yml = tmp_path / "tasks" / "vectoradd" / "task.yml"
+        lines = yml.read_text().splitlines(keepends=True)
+        at = next(i for i, line in enumerate(lines) if line.startswith("timing:"))
+        yml.write_text("".join(lines[:at + 1] + ["  hold_cpu: true\n"] + lines[at + 1:]))
+        args = ("--task", str(yml.parent))
+    r = cli("submit", str(sub), *args, "--mode", "benchmark")
+    assert r.rc == 0, r.out
+    held = max(allowed)
+    assert r.doc["harness"]["held_cpu"] == held
+    said = [line for line in r.doc["worker_output"]["stdout"].splitlines() if "CALLED ON" in line]
+    assert said and all(line == f"CALLED ON {held} AFFINITY [{held}]" for line in said), said

@@ -29,6 +29,14 @@ def test_unknown_choices_are_refused(tmp_path, key, value):
         Settings.load(extra)
 
 
+@pytest.mark.parametrize("value", ["1", "yes_please", "0.5"])
+def test_hold_cpu_is_true_false_or_null(tmp_path, value):
+    extra = tmp_path / "bad.yaml"
+    extra.write_text(f"worker:\n  hold_cpu: {value}\n")
+    with pytest.raises(ValueError, match="worker.hold_cpu"):
+        Settings.load(extra)
+
+
 def test_unknown_keys_are_refused(tmp_path):
     extra = tmp_path / "bad.yaml"
     extra.write_text("timing:\n  max_secs: 1\n")

@@ -115,11 +115,14 @@ class Judge(Sampling):
             pin(self.cpus.judge)
 
     def _hold_cpu(self) -> None:
-        """With `worker.hold_cpu` (GPU runs, not with `pin_cpus`): keep the judge's threads
-        off the CPU the worker's calling thread will hold (harness.judging.cpus)."""
+        """With `worker.hold_cpu` (null: the task's `timing.hold_cpu`; GPU runs, not with
+        `pin_cpus`): keep the judge's threads off the CPU the worker's calling thread will
+        hold (harness.judging.cpus)."""
         allowed = allowed_now()
-        if not (self.settings.worker.hold_cpu and self.device.kind == "cuda"
-                and self.cpus is None and allowed):
+        wanted = self.settings.worker.hold_cpu
+        if wanted is None:
+            wanted = bool(self.task.timing.get("hold_cpu", False))
+        if not (wanted and self.device.kind == "cuda" and self.cpus is None and allowed):
             return
         self.held = held_cpu(allowed)
         if self.held is not None:

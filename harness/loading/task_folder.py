@@ -178,7 +178,7 @@ def load_task(name_or_path: str, tasks_dir: Path = TASKS_DIR) -> Task:
     return task
 
 
-TIMING_KEYS = {"hidden_window_us": float, "calls_per_sample": int}
+TIMING_KEYS = {"hidden_window_us": float, "calls_per_sample": int, "hold_cpu": bool}
 
 
 def _check_timing(timing: Any, yml: Path) -> None:
@@ -191,6 +191,10 @@ def _check_timing(timing: Any, yml: Path) -> None:
         kind = TIMING_KEYS.get(key)
         if kind is None:
             raise TaskError(f"{yml}: unknown timing key {key!r} (known: {sorted(TIMING_KEYS)})")
+        if kind is bool:
+            if not isinstance(value, bool):
+                raise TaskError(f"{yml}: timing.{key} must be true or false, not {value!r}")
+            continue
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or (
                 kind is int and (int(value) != value or value < 1)):
             raise TaskError(f"{yml}: timing.{key} must be a {'positive whole' if kind is int else 'non-negative'} "
