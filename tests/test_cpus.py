@@ -42,7 +42,7 @@ REPORTER = textwrap.dedent("""
     def custom_kernel(data):
         global _said
         if not _said:
-            print("AFFINITY", sorted(os.sched_getaffinity(0)), "FROZEN", gc.get_freeze_count() > 0,
+            print("AFFINITY", sorted(os.sched_getaffinity(0)), "FROZEN", gc.get_freeze_count(),
                   flush=True)
             _said = True
         a, b = data
@@ -120,6 +120,16 @@ def _said(doc: dict) -> str:
     return next(line for line in doc["worker_output"]["stdout"].splitlines() if "AFFINITY" in line)
 
 
+def _affinity(doc: dict) -> str:
+    return _said(doc).partition(" FROZEN ")[0]
+
+
+def _frozen(doc: dict) -> int:
+    """Objects in the worker's frozen heap at its first call. Not always 0 by default: a
+    library may freeze it at import (on the H200 machine it was above 0 under the defaults)."""
+    return int(_said(doc).rpartition(" ")[2])
+
+
 def _reporter(tmp_path: Path) -> Path:
     sub = tmp_path / "reporter.py"
     sub.write_text(REPORTER)
@@ -143,17 +153,20 @@ def test_worker_runs_on_its_own_core(cli, tmp_path):
                 "--device", "cpu")
     assert r.rc == 0, r.out
     assert r.doc["harness"]["cpus"] == expected.to_dict()
-    assert _said(r.doc) == f"AFFINITY {sorted(expected.worker)} FROZEN True"
+    assert _affinity(r.doc) == f"AFFINITY {sorted(expected.worker)}"
+    frozen = _frozen(r.doc)
 
     r = _report(cli, tmp_path, None, "--device", "cpu")  # the defaults
     assert "cpus" not in r.doc["harness"]
-    assert _said(r.doc) == f"AFFINITY {sorted(cpus.allowed_now())} FROZEN False"
+    assert _affinity(r.doc) == f"AFFINITY {sorted(cpus.allowed_now())}"
+    assert _frozen(r.doc) < frozen
 
 
 def test_heap_frozen_when_asked(cli, tmp_path):
     r = _report(cli, tmp_path, "worker:\n  gc_freeze: true\n", "--device", "cpu")
     assert r.rc == 0, r.out
-    assert _said(r.doc).endswith("FROZEN True")
+    default = _report(cli, tmp_path, None, "--device", "cpu")
+    assert _frozen(r.doc) > _frozen(default.doc)
 
 
 def test_batch_judge_runs_on_its_slot_cpus(tmp_path):
@@ -179,7 +192,7 @@ def test_gpu_worker_pinned_when_asked(cli, tmp_path):
     assert r.rc == 0, r.out
     assert r.doc["device"]["kind"] == "cuda"
     assert r.doc["harness"]["cpus"] == expected.to_dict()
-    assert _said(r.doc) == f"AFFINITY {sorted(expected.worker)} FROZEN True"
+    assert _affinity(r.doc) == f"AFFINITY {sorted(expected.worker)}" and _frozen(r.doc) > 0
 
 
 def _threads_elsewhere(stop: threading.Event, count: int) -> list[threading.Thread]:

@@ -1,20 +1,20 @@
 """Which CPUs the judge and the worker run on.
 
-By default (`worker.hold_cpu`, GPU runs) the worker's calling thread keeps one CPU of its
-own through the timed calls: the thread that runs the submission is held on the last CPU
-of the evaluation's share, and every other thread, the worker's and the judge's, is kept
-off it. The public evaluators' single process never sleeps between its repeats (CUDA
-synchronisation spins), so the scheduler leaves it on one CPU with warm caches; the
-worker, which waits for the judge between samples, was found on a different CPU in
-almost every sample, with host work per call varying 60-131 µs by CPU and sample (run
-65). Only threads are placed: the worker's other threads (CUDA's, OpenMP's) keep every
-other CPU, unlike `worker.pin_cpus`, which confines the whole worker to one core.
+Where the task asks for it (`timing.hold_cpu` in task.yml, or `worker.hold_cpu` in the
+settings; GPU runs) the worker's calling thread keeps one CPU of its own through the timed
+calls: the thread that runs the submission is held on the last CPU of the evaluation's
+share, and every other thread, the worker's and the judge's, is kept off it. A contest
+evaluator that runs its repeats back to back in one process never sleeps between them
+(CUDA synchronisation spins), so the scheduler leaves it on one CPU with warm caches; the
+worker, which waits for the judge between samples, was found on a different CPU in almost
+every sample, with host work per call varying 60-131 µs by CPU and sample (run 65).
+Holding it read nvfp4 triton_hopper's host-bound case at the public evaluator's level
+(run 66). Only threads are placed: the worker's other threads (CUDA's, OpenMP's) keep
+every other CPU, unlike `worker.pin_cpus`, which confines the whole worker to one core.
 
-A GPU call's time includes the host time it takes to launch it, so the worker's host
-code must run at the same speed in every evaluation. The judge polls for the worker's
-reply while a call runs; on the same physical core (two hyperthreads) that polling
-slows the worker's launches by a varying amount. With pinning on, the worker gets a
-physical core of its own and the judge (and everything it starts) the others.
+With `worker.pin_cpus` (off by default: 2.2x slower on a host-bound case, runs 28-32) the
+worker process gets a physical core of its own and the judge (and everything it starts)
+the others, so that a judge polling on a hyperthread sibling cannot slow its launches.
 """
 
 from __future__ import annotations
