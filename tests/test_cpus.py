@@ -246,30 +246,56 @@ def test_hold_is_off_on_the_cpu(cli, tmp_path):
     assert f"AFFINITY {sorted(cpus.allowed_now())}" in r.doc["worker_output"]["stdout"]
 
 
+def test_hold_follows_the_settings_then_the_task_and_only_on_the_gpu():
+    assert cpus.wants_hold(None, {}, "cuda")  # the default
+    assert not cpus.wants_hold(None, {"hold_cpu": False}, "cuda")
+    assert cpus.wants_hold(True, {"hold_cpu": False}, "cuda")  # the organiser's word wins
+    assert not cpus.wants_hold(False, {}, "cuda")
+    assert not cpus.wants_hold(True, {"hold_cpu": True}, "cpu")
+
+
+def _where(cli, tmp_path: Path, *args: str):
+    sub = tmp_path / "where.py"
+    sub.write_text(WHERE)
+    r = cli("submit", str(sub), *args, "--mode", "benchmark")
+    assert r.rc == 0, r.out
+    said = [line for line in r.doc["worker_output"]["stdout"].splitlines() if "CALLED ON" in line]
+    assert said
+    return r, said
+
+
 @gpu
-@pytest.mark.parametrize("how", ["setting", "task"])
-def test_gpu_worker_holds_its_cpu(cli, tmp_path, how):
-    """worker.hold_cpu, or a task's timing.hold_cpu under the default (null): every call
-    runs on the held CPU (the last allowed), alone there, and the result says which."""
+def test_gpu_worker_holds_its_cpu_by_default(cli, tmp_path):
+    """Every call runs on the held CPU (the last allowed), alone there, and the result
+    says which."""
     allowed = cpus.allowed_now()
     if not allowed or len(allowed) < 2:
         pytest.skip("needs two CPUs")
-    sub = tmp_path / "where.py"
-    sub.write_text(WHERE)
+    r, said = _where(cli, tmp_path, "--task", "vectoradd")
+    held = max(allowed)
+    assert r.doc["harness"]["held_cpu"] == held
+    assert all(line == f"CALLED ON {held} AFFINITY [{held}]" for line in said), said
+
+
+@gpu
+@pytest.mark.parametrize("how", ["setting", "task"])
+def test_gpu_worker_not_held_when_turned_off(cli, tmp_path, how):
+    """worker.hold_cpu: false, or a task's timing.hold_cpu: false under the default
+    setting (null): the calling thread keeps every CPU."""
+    allowed = cpus.allowed_now()
+    if not allowed or len(allowed) < 2:
+        pytest.skip("needs two CPUs")
     if how == "setting":
         config = tmp_path / "hold.yaml"
-        config.write_text("worker:\n  hold_cpu: true\n")
+        config.write_text("worker:\n  hold_cpu: false\n")
         args = ("--task", "vectoradd", "--config", str(config))
     else:
         shutil.copytree(ROOT / "tasks", tmp_path / "tasks")  # with ../utils.py
         yml = tmp_path / "tasks" / "vectoradd" / "task.yml"
         lines = yml.read_text().splitlines(keepends=True)
         at = next(i for i, line in enumerate(lines) if line.startswith("timing:"))
-        yml.write_text("".join(lines[:at + 1] + ["  hold_cpu: true\n"] + lines[at + 1:]))
+        yml.write_text("".join(lines[:at + 1] + ["  hold_cpu: false\n"] + lines[at + 1:]))
         args = ("--task", str(yml.parent))
-    r = cli("submit", str(sub), *args, "--mode", "benchmark")
-    assert r.rc == 0, r.out
-    held = max(allowed)
-    assert r.doc["harness"]["held_cpu"] == held
-    said = [line for line in r.doc["worker_output"]["stdout"].splitlines() if "CALLED ON" in line]
-    assert said and all(line == f"CALLED ON {held} AFFINITY [{held}]" for line in said), said
+    r, said = _where(cli, tmp_path, *args)
+    assert "held_cpu" not in r.doc["harness"]
+    assert all(line.endswith(f"AFFINITY {sorted(allowed)}") for line in said), said

@@ -1,16 +1,17 @@
 """Which CPUs the judge and the worker run on.
 
-Where the task asks for it (`timing.hold_cpu` in task.yml, or `worker.hold_cpu` in the
-settings; GPU runs) the worker's calling thread keeps one CPU of its own through the timed
-calls: the thread that runs the submission is held on the last CPU of the evaluation's
-share, and every other thread, the worker's and the judge's, is kept off it. A contest
-evaluator that runs its repeats back to back in one process never sleeps between them
+On GPU runs, by default, the worker's calling thread keeps one CPU of its own through the
+timed calls (`wants_hold`): the thread that runs the submission is held on the last CPU of
+the evaluation's share, and every other thread, the worker's and the judge's, is kept off
+it. The public contests' evaluators (pmpp_v2's `eval.py`, the nvfp4 and mxfp4 contests')
+run their benchmark repeats back to back in one process that never sleeps between them
 (CUDA synchronisation spins), so the scheduler leaves it on one CPU with warm caches; the
 worker, which waits for the judge between samples, was found on a different CPU in almost
 every sample, with host work per call varying 60-131 µs by CPU and sample (run 65).
 Holding it read nvfp4 triton_hopper's host-bound case at the public evaluator's level
 (run 66). Only threads are placed: the worker's other threads (CUDA's, OpenMP's) keep
 every other CPU, unlike `worker.pin_cpus`, which confines the whole worker to one core.
+A task turns it off with `timing.hold_cpu: false`, an organiser with `worker.hold_cpu`.
 
 With `worker.pin_cpus` (off by default: 2.2x slower on a host-bound case, runs 28-32) the
 worker process gets a physical core of its own and the judge (and everything it starts)
@@ -157,6 +158,17 @@ def place_all(cpus: set[int] | frozenset[int]) -> int:
     placed = sum(_place(tid, cpus) for tid in threads())
     _place(0, cpus)  # the calling thread, also where /proc cannot list threads
     return placed
+
+
+def wants_hold(setting: bool | None, task_timing: dict, device_kind: str) -> bool:
+    """Whether the worker's calling thread is held: `worker.hold_cpu` where it is set,
+    else the task's `timing.hold_cpu` (true where the task does not say); never off the
+    GPU, where the submission's own CPU kernels need every core."""
+    if device_kind != "cuda":
+        return False
+    if setting is not None:
+        return bool(setting)
+    return bool(task_timing.get("hold_cpu", True))
 
 
 def held_cpu(allowed: set[int] | frozenset[int] | None) -> int | None:

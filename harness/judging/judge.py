@@ -22,7 +22,15 @@ from harness.judging.buffers import CaseBuffers, OutputLayout
 from harness.judging.channel import Channel
 from harness.judging.checking import all_finite
 from harness.judging.compile_cache import CompileCache
-from harness.judging.cpus import CpuPlan, allowed_now, held_cpu, pin, place_all, plan
+from harness.judging.cpus import (
+    CpuPlan,
+    allowed_now,
+    held_cpu,
+    pin,
+    place_all,
+    plan,
+    wants_hold,
+)
 from harness.judging.cuda_vmm import CudaVmmError
 from harness.judging.devices import ClockReading, DeviceInfo, Flusher
 from harness.judging.head_start import shm_folder
@@ -115,14 +123,11 @@ class Judge(Sampling):
             pin(self.cpus.judge)
 
     def _hold_cpu(self) -> None:
-        """With `worker.hold_cpu` (null: the task's `timing.hold_cpu`; GPU runs, not with
-        `pin_cpus`): keep the judge's threads off the CPU the worker's calling thread will
-        hold (harness.judging.cpus)."""
+        """Where the worker's calling thread is held (`cpus.wants_hold`; not with
+        `pin_cpus`): keep the judge's threads off the CPU it will hold."""
         allowed = allowed_now()
-        wanted = self.settings.worker.hold_cpu
-        if wanted is None:
-            wanted = bool(self.task.timing.get("hold_cpu", False))
-        if not (wanted and self.device.kind == "cuda" and self.cpus is None and allowed):
+        if self.cpus is not None or not allowed or not wants_hold(
+                self.settings.worker.hold_cpu, self.task.timing, self.device.kind):
             return
         self.held = held_cpu(allowed)
         if self.held is not None:

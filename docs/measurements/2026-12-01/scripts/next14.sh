@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # For the next session's first GPU call (one H200, alone; carry .refk), about 8 min.
-# 1. test_cpus.py on the GPU (its freeze-count test changed after run 68 failed it).
-# 2. nvfp4 torch_dequant held (its task.yml, 3 runs) and not held (hold_off.yaml, 2 runs),
+# 1. test_cpus.py on the GPU (its freeze-count test changed after run 68 failed it; the
+#    hold tests now check the default and both ways of turning it off).
+# 2. nvfp4 torch_dequant held (the default, 3 runs) and not held (hold_off.yaml, 2 runs),
 #    so that the two stand beside one public set: does holding matter for a call that
 #    synchronizes in every group (run 67: 1.179 held, run 58: 1.229 before holding)?
 set -u
