@@ -18,15 +18,26 @@ from harness.judging import cpus
 WHERE = textwrap.dedent("""
     import ctypes
     import os
+    import threading
 
     _cpu = ctypes.CDLL(None).sched_getcpu
     _seen = set()
 
+    def _others():
+        me, found = threading.get_native_id(), set()
+        for tid in os.listdir("/proc/self/task"):
+            try:
+                found |= os.sched_getaffinity(int(tid)) if int(tid) != me else set()
+            except OSError:
+                pass
+        return tuple(sorted(found))
+
     def custom_kernel(data):
-        where = (_cpu(), tuple(sorted(os.sched_getaffinity(0))))
+        where = (_cpu(), tuple(sorted(os.sched_getaffinity(0))), _others())
         if where not in _seen:
             _seen.add(where)
-            print("CALLED ON", where[0], "AFFINITY", list(where[1]), flush=True)
+            print("CALLED ON", where[0], "AFFINITY", list(where[1]), "OTHERS", list(where[2]),
+                  flush=True)
         a, b = data
         return a + b
 """)
@@ -202,24 +213,34 @@ def _threads_elsewhere(stop: threading.Event, count: int) -> list[threading.Thre
     return started
 
 
-def test_hold_keeps_the_calling_thread_alone_on_its_cpu():
-    """The calling thread on the held CPU, every other thread off it, a thread it starts
-    later placed at the next apply, and all of them back on every CPU after place_all."""
+def _two_cpus() -> set[int]:
     allowed = cpus.allowed_now()
     if not allowed or len(allowed) < 2:
         pytest.skip("needs two CPUs")
+    return allowed
+
+
+def test_hold_keeps_the_calling_thread_alone_on_its_cpu():
+    """The calling thread on the held CPU, every other thread off it, a thread it starts
+    later placed at the next apply, the calling thread put back if it moved itself, and
+    all of them back on every CPU after place_all."""
+    allowed = _two_cpus()
     held, stop = max(allowed), threading.Event()
+    others = allowed - {held}
+    before, later = [], None
     try:
         before = _threads_elsewhere(stop, 2)
-        hold = cpus.Hold(held, allowed)
-        assert hold.apply() >= 2
+        hold = cpus.Hold(held, others)
+        hold.apply()
         assert os.sched_getaffinity(0) == {held}
-        assert all(os.sched_getaffinity(t.native_id) == allowed - {held} for t in before)
-        assert hold.apply() == 0  # nothing new: nothing placed again
+        assert all(os.sched_getaffinity(t.native_id) == others for t in before)
         later = _threads_elsewhere(stop, 1)[0]
         assert os.sched_getaffinity(later.native_id) == {held}  # inherited from the caller
-        assert hold.apply() == 1
-        assert os.sched_getaffinity(later.native_id) == allowed - {held}
+        hold.apply()
+        assert os.sched_getaffinity(later.native_id) == others
+        os.sched_setaffinity(0, allowed)  # code in the call moved its own thread
+        hold.apply()
+        assert os.sched_getaffinity(0) == {held}
     finally:
         cpus.place_all(allowed)
         stop.set()
@@ -227,9 +248,76 @@ def test_hold_keeps_the_calling_thread_alone_on_its_cpu():
     assert all(os.sched_getaffinity(t.native_id) == allowed for t in before + [later])
 
 
-def test_held_cpu_is_the_last_of_two_or_more():
-    assert cpus.held_cpu({0, 3, 5}) == 5
-    assert cpus.held_cpu({2}) is None and cpus.held_cpu(None) is None and cpus.held_cpu(set()) is None
+def test_hold_plan_keeps_the_held_cores_sibling_idle(tmp_path):
+    """The held CPU is the first of the last physical core; its hyperthread sibling is
+    left to no thread, so the judge's polling never shares the held CPU's core."""
+    sysfs = fake_sysfs(tmp_path, {0: (0, 0), 1: (0, 1), 2: (0, 0), 3: (0, 1)})
+    assert cpus.hold_plan({0, 1, 2, 3}, sysfs) == (1, frozenset({0, 2}))
+    one_core = fake_sysfs(tmp_path / "one", {0: (0, 0), 1: (0, 0)})
+    assert cpus.hold_plan({0, 1}, one_core) is None  # nothing to keep apart
+    assert cpus.hold_plan(None) is None and cpus.hold_plan(set()) is None
+
+
+def test_gpu_slots_share_out_the_cores_where_a_cpu_may_be_held():
+    from types import SimpleNamespace
+
+    from harness.frontends.backends import shares_cores
+
+    def worker(pin, hold):
+        return SimpleNamespace(pin_cpus=pin, hold_cpu=hold)
+
+    assert shares_cores(worker(False, None))  # the defaults: held CPUs must differ
+    assert shares_cores(worker(False, True)) and shares_cores(worker(True, False))
+    assert not shares_cores(worker(False, False))
+
+
+def test_hold_follows_the_settings_then_the_task_and_only_on_the_gpu():
+    assert cpus.wants_hold(None, {}, "cuda")  # the default
+    assert not cpus.wants_hold(None, {"hold_cpu": False}, "cuda")
+    assert cpus.wants_hold(True, {"hold_cpu": False}, "cuda")  # the organiser's word wins
+    assert not cpus.wants_hold(False, {}, "cuda")
+    assert not cpus.wants_hold(True, {"hold_cpu": True}, "cpu")
+
+
+def _judge_stub(hold_cpu: bool | None, pin_cpus: bool = False):
+    """A Judge with only what its CPU placement reads (a GPU device faked by its kind)."""
+    from types import SimpleNamespace
+
+    from harness.judging.judge import Judge
+
+    judge = Judge.__new__(Judge)
+    judge.settings = SimpleNamespace(worker=SimpleNamespace(hold_cpu=hold_cpu, pin_cpus=pin_cpus))
+    judge.task = SimpleNamespace(timing={})
+    judge.device = SimpleNamespace(kind="cuda")
+    judge.cpus, judge._cpus_before = None, None
+    judge.held, judge._hold_others = None, frozenset()
+    return judge
+
+
+def test_judge_keeps_its_threads_off_the_held_core_and_restores_them():
+    allowed = _two_cpus()
+    found = cpus.hold_plan(allowed)
+    if found is None:
+        pytest.skip("needs two physical cores")
+    held, others = found
+    stop = threading.Event()
+    started = _threads_elsewhere(stop, 2)
+    judge = _judge_stub(None)
+    try:
+        judge._hold_cpu()
+        assert judge.held == held and judge._hold_others == others
+        assert all(os.sched_getaffinity(t) == set(others) for t in cpus.threads())
+        later = _threads_elsewhere(stop, 1)[0]  # started after: inherits the judge's CPUs
+        assert os.sched_getaffinity(later.native_id) == set(others)
+    finally:
+        judge._restore_cpus()
+        stop.set()
+    assert all(os.sched_getaffinity(t.native_id) == allowed for t in started)
+    assert os.sched_getaffinity(0) == allowed
+    off, pinned = _judge_stub(False), _judge_stub(None, pin_cpus=True)
+    off._hold_cpu()
+    pinned._hold_cpu()
+    assert off.held is None and pinned.held is None and os.sched_getaffinity(0) == allowed
 
 
 def test_hold_is_off_on_the_cpu(cli, tmp_path):
@@ -246,14 +334,6 @@ def test_hold_is_off_on_the_cpu(cli, tmp_path):
     assert f"AFFINITY {sorted(cpus.allowed_now())}" in r.doc["worker_output"]["stdout"]
 
 
-def test_hold_follows_the_settings_then_the_task_and_only_on_the_gpu():
-    assert cpus.wants_hold(None, {}, "cuda")  # the default
-    assert not cpus.wants_hold(None, {"hold_cpu": False}, "cuda")
-    assert cpus.wants_hold(True, {"hold_cpu": False}, "cuda")  # the organiser's word wins
-    assert not cpus.wants_hold(False, {}, "cuda")
-    assert not cpus.wants_hold(True, {"hold_cpu": True}, "cpu")
-
-
 def _where(cli, tmp_path: Path, *args: str):
     sub = tmp_path / "where.py"
     sub.write_text(WHERE)
@@ -266,15 +346,23 @@ def _where(cli, tmp_path: Path, *args: str):
 
 @gpu
 def test_gpu_worker_holds_its_cpu_by_default(cli, tmp_path):
-    """Every call runs on the held CPU (the last allowed), alone there, and the result
-    says which."""
+    """From the second sample on, every call runs on the held CPU (the first of the last
+    physical core), alone there, and the result says which."""
     allowed = cpus.allowed_now()
     if not allowed or len(allowed) < 2:
         pytest.skip("needs two CPUs")
+    found = cpus.hold_plan(allowed)
+    if found is None:
+        pytest.skip("needs two physical cores")
+    held, others = found
     r, said = _where(cli, tmp_path, "--task", "vectoradd")
-    held = max(allowed)
     assert r.doc["harness"]["held_cpu"] == held
-    assert all(line == f"CALLED ON {held} AFFINITY [{held}]" for line in said), said
+    # The first sample is not held (a build there keeps every CPU); every later one is,
+    # with every other thread of the worker elsewhere.
+    expected = f"CALLED ON {held} AFFINITY [{held}] OTHERS {sorted(others)}"
+    assert expected in said, said
+    assert all(line.startswith(f"CALLED ON {held} AFFINITY [{held}] ")
+               for line in said[said.index(expected):]), said
 
 
 @gpu
@@ -298,4 +386,4 @@ def test_gpu_worker_not_held_when_turned_off(cli, tmp_path, how):
         args = ("--task", str(yml.parent))
     r, said = _where(cli, tmp_path, *args)
     assert "held_cpu" not in r.doc["harness"]
-    assert all(line.endswith(f"AFFINITY {sorted(allowed)}") for line in said), said
+    assert all(f"AFFINITY {sorted(allowed)} OTHERS" in line for line in said), said

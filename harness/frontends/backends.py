@@ -39,6 +39,13 @@ class Backend(Protocol):
     def run(self, batch: BatchRun, on_change: Callable[[], None]) -> None: ...
 
 
+def shares_cores(worker: Any) -> bool:
+    """Whether GPU slots get disjoint shares of the CPU cores: where workers are pinned
+    (`worker.pin_cpus`) or may hold a CPU (`worker.hold_cpu` not false, the default), as
+    the held CPUs of evaluations running at once must differ."""
+    return bool(worker.pin_cpus) or worker.hold_cpu is not False
+
+
 def make_backend(name: str, address: str | None, jobs: int | None, pin: bool) -> Backend:
     """The backend called `name` (`local` or `ray`)."""
     if name == "ray":

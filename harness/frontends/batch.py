@@ -22,7 +22,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from harness.consts import ExitCode, JobState, Status
-from harness.frontends.backends import make_backend
+from harness.frontends.backends import make_backend, shares_cores
 from harness.frontends.report import fmt_ns, print_ranked
 from harness.judging.containment import recording_refusal
 from harness.loading.task_folder import TaskError, load_task
@@ -178,7 +178,7 @@ def run_batch(console: Console, paths: list[Path], options: RunOptions, jobs: in
         def on_change() -> None:
             live.update(batch.view())
 
-        make_backend(backend, address, jobs, settings.worker.pin_cpus).run(batch, on_change)
+        make_backend(backend, address, jobs, shares_cores(settings.worker)).run(batch, on_change)
         live.update(batch.view())
     wall = time.time() - t0
     for job in batch.jobs:

@@ -1,17 +1,24 @@
 """Which CPUs the judge and the worker run on.
 
 On GPU runs, by default, the worker's calling thread keeps one CPU of its own through the
-timed calls (`wants_hold`): the thread that runs the submission is held on the last CPU of
-the evaluation's share, and every other thread, the worker's and the judge's, is kept off
-it. The public contests' evaluators (pmpp_v2's `eval.py`, the nvfp4 and mxfp4 contests')
-run their benchmark repeats back to back in one process that never sleeps between them
-(CUDA synchronisation spins), so the scheduler leaves it on one CPU with warm caches; the
-worker, which waits for the judge between samples, was found on a different CPU in almost
-every sample, with host work per call varying 60-131 µs by CPU and sample (run 65).
-Holding it read nvfp4 triton_hopper's host-bound case at the public evaluator's level
-(run 66). Only threads are placed: the worker's other threads (CUDA's, OpenMP's) keep
-every other CPU, unlike `worker.pin_cpus`, which confines the whole worker to one core.
-A task turns it off with `timing.hold_cpu: false`, an organiser with `worker.hold_cpu`.
+timed calls (`wants_hold`, `hold_plan`, `Hold`): from the submission's second sample on,
+the thread that runs it is held on the first CPU of the last physical core of the
+evaluation's CPUs, and every other thread, the worker's and the judge's, is kept on the
+other cores (a hyperthread sibling of the held CPU stays idle). The public contests'
+evaluators (pmpp_v2's `eval.py`, the nvfp4 and mxfp4 contests') run their benchmark
+repeats back to back in one process that never sleeps between them (CUDA synchronisation
+spins), so the scheduler leaves it on one CPU with warm caches; the worker, which waits for
+the judge between samples, was found on a different CPU in almost every sample, with host
+work per call varying 60-131 µs by CPU and sample (run 65). Holding it read nvfp4
+triton_hopper's host-bound case at the public evaluator's level (run 66). Only threads
+are placed: the worker's other threads (CUDA's, OpenMP's) keep every other core, unlike
+`worker.pin_cpus`, which confines the whole worker to one core. Not held: the submission's
+import and its first sample (a build started there would run its compilers on the one
+CPU). Still sharing the held CPU: threads the calling thread starts inside a call (until
+the next sample), processes it starts (compilers of a later lazy build), and other
+evaluations on the machine unless each has its own share of the cores (batch slots get
+one, `harness.frontends.backends.shares_cores`; two `submit`s at once do not). A task turns
+holding off with `timing.hold_cpu: false`, an organiser with `worker.hold_cpu`.
 
 With `worker.pin_cpus` (off by default: 2.2x slower on a host-bound case, runs 28-32) the
 worker process gets a physical core of its own and the judge (and everything it starts)
@@ -126,22 +133,22 @@ def _place(tid: int, cpus: set[int] | frozenset[int]) -> bool:
 
 class Hold:
     """Holds the thread that calls `apply` on one CPU and keeps this process's other
-    threads on the rest of `allowed` (`worker.hold_cpu`)."""
+    threads on `others` (the evaluation's CPUs less the held CPU's physical core)."""
 
-    def __init__(self, cpu: int, allowed: set[int] | frozenset[int]) -> None:
+    def __init__(self, cpu: int, others: set[int] | frozenset[int]) -> None:
         self.cpu = cpu
-        self.others = set(allowed) - {cpu}
+        self.others = set(others) - {cpu}
         self.placed: set[int] = set()
 
     def apply(self) -> int:
-        """Place the calling thread and any thread not placed before (threads the calling
-        thread starts inherit its one CPU, so call again after code that may start them);
-        the number of other threads placed now. Cheap when nothing changed: one listing
-        of /proc/self/task."""
+        """Place the calling thread (again, should anything have moved it) and every
+        thread not placed before: threads the calling thread starts inherit its one CPU,
+        so call again after code that may start them. The number of other threads placed
+        now. Cheap when nothing changed: one affinity read and one listing of
+        /proc/self/task."""
         me = this_thread()
-        if me not in self.placed:
+        if os.sched_getaffinity(0) != {self.cpu}:
             _place(0, {self.cpu})
-            self.placed.add(me)
         if not self.others:
             return 0
         now = set(threads())
@@ -171,9 +178,13 @@ def wants_hold(setting: bool | None, task_timing: dict, device_kind: str) -> boo
     return bool(task_timing.get("hold_cpu", True))
 
 
-def held_cpu(allowed: set[int] | frozenset[int] | None) -> int | None:
-    """The CPU a worker's calling thread is held on: the last of `allowed`; None with
-    fewer than two CPUs (nothing to keep apart) or where the OS cannot say."""
-    if not allowed or len(allowed) < 2:
+def hold_plan(allowed: set[int] | frozenset[int] | None,
+              sysfs: Path | None = None) -> tuple[int, frozenset[int]] | None:
+    """The CPU a worker's calling thread is held on (the first of the last physical core
+    of `allowed`) and the CPUs left to every other thread (the other cores: a hyperthread
+    sibling of the held CPU stays idle, as the judge's polling there would slow it); None
+    with fewer than two physical cores (nothing to keep apart) or where the OS cannot say."""
+    groups = cores(allowed or set(), sysfs)
+    if len(groups) < 2:
         return None
-    return max(allowed)
+    return groups[-1][0], frozenset(allowed) - frozenset(groups[-1])

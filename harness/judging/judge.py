@@ -25,8 +25,7 @@ from harness.judging.compile_cache import CompileCache
 from harness.judging.cpus import (
     CpuPlan,
     allowed_now,
-    held_cpu,
-    pin,
+    hold_plan,
     place_all,
     plan,
     wants_hold,
@@ -104,6 +103,7 @@ class Judge(Sampling):
         self.cpus: CpuPlan | None = None
         self._cpus_before: set[int] | None = None
         self.held: int | None = None  # the worker's calling thread's CPU (worker.hold_cpu)
+        self._hold_others: frozenset[int] = frozenset()  # every other thread's CPUs
         become_subreaper()
         self._pin_cpus()
         self._hold_cpu()
@@ -120,19 +120,20 @@ class Judge(Sampling):
         self.cpus = plan(allowed)
         if self.cpus is not None:
             self._cpus_before = allowed
-            pin(self.cpus.judge)
+            place_all(self.cpus.judge)
 
     def _hold_cpu(self) -> None:
         """Where the worker's calling thread is held (`cpus.wants_hold`; not with
-        `pin_cpus`): keep the judge's threads off the CPU it will hold."""
+        `pin_cpus`): keep the judge's threads off the held CPU's core."""
         allowed = allowed_now()
-        if self.cpus is not None or not allowed or not wants_hold(
+        if self.settings.worker.pin_cpus or not allowed or not wants_hold(
                 self.settings.worker.hold_cpu, self.task.timing, self.device.kind):
             return
-        self.held = held_cpu(allowed)
-        if self.held is not None:
+        found = hold_plan(allowed)
+        if found is not None:
+            self.held, self._hold_others = found
             self._cpus_before = allowed
-            place_all(allowed - {self.held})
+            place_all(self._hold_others)
 
     # -- worker lifecycle -------------------------------------------------------------
     def start(self, timeout: float, warm_case: dict | None = None) -> bool:
@@ -164,7 +165,7 @@ class Judge(Sampling):
             "warm": self.settings.timing.warm,
             "gc_freeze": self.settings.worker.gc_freeze,
             "hold_cpu": self.held,
-            "cpus": sorted(self._cpus_before or ()) if self.held is not None else [],
+            "hold_others": sorted(self._hold_others),
         })
         if warm_case is not None and self.settings.worker.warm_reference \
                 and self.device.kind == "cuda":
@@ -222,7 +223,12 @@ class Judge(Sampling):
     def close(self) -> None:
         self.stop()
         shutil.rmtree(self.shm_root, ignore_errors=True)
-        if self._cpus_before is not None:  # the process outlives this evaluation
+        self._restore_cpus()
+
+    def _restore_cpus(self) -> None:
+        """Every thread of this process back on the CPUs it had before `pin_cpus` or
+        `hold_cpu` placed them: the process outlives this evaluation."""
+        if self._cpus_before is not None:
             place_all(self._cpus_before)
             self._cpus_before = None
 

@@ -126,10 +126,11 @@ class Worker:
         self.warm = init.get("warm", "torch")
         self.gc_freeze = bool(init.get("gc_freeze", False))
         self.hold = None  # worker.hold_cpu: this thread's own CPU through the calls
+        self.kernel_samples = 0  # the first (a build the submission starts there) is not held
         if init.get("hold_cpu") is not None and self.cuda:
             from harness.judging.cpus import Hold
 
-            self.hold = Hold(int(init["hold_cpu"]), set(init.get("cpus") or ()))
+            self.hold = Hold(int(init["hold_cpu"]), set(init.get("hold_others") or ()))
         self.mailbox = None
         self.mail_seq = 0
         # Taken before the submission is imported (see _threads_left).
@@ -343,6 +344,18 @@ class Worker:
         picks = [(slot + j) % ring for j in range(count)]
         return picks, [self.slots[i] if self.slots else None for i in picks]
 
+    def _hold_for(self, fn: Callable[[Any], Any]) -> None:
+        """With `worker.hold_cpu`: hold this thread on its CPU for the submission's calls
+        from its second sample on. Not for the judge's no-op calls (the first come before
+        the submission is loaded: its import, and any build there, keep every CPU), nor
+        for the first sample, where a submission may start a build (a `load_inline` on
+        first use) whose processes would inherit the one CPU."""
+        if self.hold is None or fn is not self.kernel:
+            return
+        if self.kernel_samples:
+            self.hold.apply()
+        self.kernel_samples += 1
+
     def _rehearse(self, slot: int) -> dict[str, Any]:
         """The calls of an earlier sample (from `slot`) again: untimed, outputs unchecked
         and dropped (`timing.rehearse`). The next sample's calls then start on the host
@@ -352,8 +365,7 @@ class Worker:
         compute can answer a timed call (a thread left running is another matter: the
         screen flags threads, and the judge's clock sees work outside the timed region)."""
         _, data = self._inputs(slot, self.calls_per_sample)
-        if self.hold is not None:
-            self.hold.apply()
+        self._hold_for(self.kernel)
         try:
             for d in data:
                 self.kernel(d)
@@ -377,8 +389,7 @@ class Worker:
         count = count or self.calls_per_sample
         picks, data = self._inputs(slot, count)
         calls = self.calls
-        if self.hold is not None:
-            self.hold.apply()
+        self._hold_for(fn)
         for i in picks if self.slots else ():
             for shared, mine in self.refresh[i]:
                 calls.copy(mine, shared)
