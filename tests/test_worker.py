@@ -272,3 +272,26 @@ def test_the_mailbox_carries_the_rehearsal_and_nothing_unknown_runs(tmp_path, op
     worker.mailbox.close()
     box.close()
     judge_end.close()
+
+
+def test_the_calling_thread_is_held_from_the_submissions_second_sample(tmp_path):
+    """worker.hold_cpu: not for the judge's no-op calls (they come before the import) nor
+    for the submission's first sample (a build started there keeps every CPU); then
+    before every sample and rehearsal."""
+    import torch
+
+    judge_end, worker_end = multiprocessing.Pipe()
+    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
+                                 "submission": "submission.py"})
+    applied = []
+    worker.hold = type("FakeHold", (), {"apply": lambda self: applied.append(1)})()
+    worker.slots, worker.refresh = [(torch.ones(2),)], [[]]
+    worker.kernel = lambda data: data[0] * 2
+    worker._run(lambda data: data[0], 0, 0, check=False)  # a no-op
+    worker._run(worker.kernel, 0, 0, check=False)  # the first sample
+    assert applied == []
+    worker._run(worker.kernel, 0, 0, check=False)
+    worker._rehearse(0)
+    worker._run(lambda data: data[0], 0, 0, check=False)
+    assert applied == [1, 1]
+    judge_end.close()
