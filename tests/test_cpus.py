@@ -127,6 +127,13 @@ def _two_cores() -> cpus.CpuPlan:
     return found
 
 
+def _two_cpus() -> set[int]:
+    allowed = cpus.allowed_now()
+    if not allowed or len(allowed) < 2:
+        pytest.skip("needs two CPUs")
+    return allowed
+
+
 def _said(doc: dict) -> str:
     return next(line for line in doc["worker_output"]["stdout"].splitlines() if "AFFINITY" in line)
 
@@ -184,9 +191,7 @@ def test_batch_judge_runs_on_its_slot_cpus(tmp_path):
     """A batch slot's CPUs bind its judge subprocess and, through it, the worker."""
     from harness.frontends.judge_process import run_judge
 
-    allowed = cpus.allowed_now()
-    if not allowed or len(allowed) < 2:
-        pytest.skip("needs two CPUs")
+    allowed = _two_cpus()
     one = max(allowed)
     request = {"file": str(_reporter(tmp_path)), "task": str(ROOT / "tasks" / "vectoradd"), "mode": "test",
                "device": "cpu", "timeout": None, "cases": [], "config": None, "secret": None}
@@ -211,13 +216,6 @@ def _threads_elsewhere(stop: threading.Event, count: int) -> list[threading.Thre
     for t in started:
         t.start()
     return started
-
-
-def _two_cpus() -> set[int]:
-    allowed = cpus.allowed_now()
-    if not allowed or len(allowed) < 2:
-        pytest.skip("needs two CPUs")
-    return allowed
 
 
 def test_hold_keeps_the_calling_thread_alone_on_its_cpu():
@@ -348,9 +346,7 @@ def _where(cli, tmp_path: Path, *args: str):
 def test_gpu_worker_holds_its_cpu_by_default(cli, tmp_path):
     """From the second sample on, every call runs on the held CPU (the first of the last
     physical core), alone there, and the result says which."""
-    allowed = cpus.allowed_now()
-    if not allowed or len(allowed) < 2:
-        pytest.skip("needs two CPUs")
+    allowed = _two_cpus()
     found = cpus.hold_plan(allowed)
     if found is None:
         pytest.skip("needs two physical cores")
@@ -370,9 +366,7 @@ def test_gpu_worker_holds_its_cpu_by_default(cli, tmp_path):
 def test_gpu_worker_not_held_when_turned_off(cli, tmp_path, how):
     """worker.hold_cpu: false, or a task's timing.hold_cpu: false under the default
     setting (null): the calling thread keeps every CPU."""
-    allowed = cpus.allowed_now()
-    if not allowed or len(allowed) < 2:
-        pytest.skip("needs two CPUs")
+    allowed = _two_cpus()
     if how == "setting":
         config = tmp_path / "hold.yaml"
         config.write_text("worker:\n  hold_cpu: false\n")

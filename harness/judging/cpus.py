@@ -123,12 +123,11 @@ def threads() -> list[int]:
         return []
 
 
-def _place(tid: int, cpus: set[int] | frozenset[int]) -> bool:
+def _place(tid: int, cpus: set[int] | frozenset[int]) -> None:
     try:
         os.sched_setaffinity(tid, cpus)
-        return True
     except OSError:  # the thread ended meanwhile, or the CPU set is refused
-        return False
+        pass
 
 
 class Hold:
@@ -140,31 +139,30 @@ class Hold:
         self.others = set(others) - {cpu}
         self.placed: set[int] = set()
 
-    def apply(self) -> int:
+    def apply(self) -> None:
         """Place the calling thread (again, should anything have moved it) and every
         thread not placed before: threads the calling thread starts inherit its one CPU,
-        so call again after code that may start them. The number of other threads placed
-        now. Cheap when nothing changed: one affinity read and one listing of
-        /proc/self/task."""
+        so call again after code that may start them. Cheap when nothing changed: one
+        affinity read and one listing of /proc/self/task."""
         me = this_thread()
         if os.sched_getaffinity(0) != {self.cpu}:
             _place(0, {self.cpu})
         if not self.others:
-            return 0
+            return
         now = set(threads())
         new = now - self.placed
         self.placed = (self.placed & now) | new | {me}
-        return sum(_place(tid, self.others) for tid in new if tid != me)
+        for tid in new - {me}:
+            _place(tid, self.others)
 
 
-def place_all(cpus: set[int] | frozenset[int]) -> int:
-    """Every thread of this process (and those its threads start later) on `cpus`; the
-    number placed."""
+def place_all(cpus: set[int] | frozenset[int]) -> None:
+    """Every thread of this process (and those its threads start later) on `cpus`."""
     if not cpus:
-        return 0
-    placed = sum(_place(tid, cpus) for tid in threads())
+        return
+    for tid in threads():
+        _place(tid, cpus)
     _place(0, cpus)  # the calling thread, also where /proc cannot list threads
-    return placed
 
 
 def wants_hold(setting: bool | None, task_timing: dict, device_kind: str) -> bool:
