@@ -274,24 +274,32 @@ def test_the_mailbox_carries_the_rehearsal_and_nothing_unknown_runs(tmp_path, op
     judge_end.close()
 
 
-def test_the_calling_thread_is_held_from_the_submissions_second_sample(tmp_path):
-    """worker.hold_cpu: not for the judge's no-op calls (they come before the import) nor
-    for the submission's first sample (a build started there keeps every CPU); then
-    before every sample and rehearsal."""
+def test_the_calling_thread_is_held_after_each_reply_that_ran_the_submission(tmp_path):
+    """worker.hold_cpu: the thread is placed after the reply to a sample or a rehearsal,
+    never inside a round trip the judge times, and never after a no-op (the first come
+    before the import), so the submission's first sample is not held."""
     import torch
 
+    from harness.judging.protocol import Mailbox
+    from harness.judging.structure import describe
+
+    box = Mailbox(str(tmp_path / "box"), create=True)
     judge_end, worker_end = multiprocessing.Pipe()
     worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
-                                 "submission": "submission.py"})
-    applied = []
-    worker.hold = type("FakeHold", (), {"apply": lambda self: applied.append(1)})()
+                                 "submission": "submission.py", "mailbox": str(tmp_path / "box")})
+    worker.outputs, worker.expected = [torch.empty(2)], describe(torch.empty(2))
+    events = []
+    worker.hold = type("FakeHold", (), {"apply": lambda self: events.append("hold")})()
     worker.slots, worker.refresh = [(torch.ones(2),)], [[]]
-    worker.kernel = lambda data: data[0] * 2
-    worker._run(lambda data: data[0], 0, 0, check=False)  # a no-op
-    worker._run(worker.kernel, 0, 0, check=False)  # the first sample
-    assert applied == []
-    worker._run(worker.kernel, 0, 0, check=False)
-    worker._rehearse(0)
-    worker._run(lambda data: data[0], 0, 0, check=False)
-    assert applied == [1, 1]
+    worker.kernel = lambda data: events.append("call") or data[0] * 2
+    real_answer = worker.mailbox.answer
+    worker.mailbox.answer = lambda *a: events.append("answer") or real_answer(*a)
+    for seq, op in enumerate(["noop", "call", "rehearse", "noop", "call"], start=1):
+        box.request(seq, op, 0)
+        worker._mail(*worker.mailbox.pending(seq - 1))
+        assert box.reply_seq() == seq and box.reply()["status"] == Mailbox.DONE
+    assert events == ["answer", "call", "answer", "hold", "call", "answer", "hold",
+                      "answer", "call", "answer", "hold"]
+    worker.mailbox.close()
+    box.close()
     judge_end.close()

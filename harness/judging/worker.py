@@ -126,7 +126,6 @@ class Worker:
         self.warm = init.get("warm", "torch")
         self.gc_freeze = bool(init.get("gc_freeze", False))
         self.hold = None  # worker.hold_cpu: this thread's own CPU through the calls
-        self.kernel_samples = 0  # the first (a build the submission starts there) is not held
         if init.get("hold_cpu") is not None and self.cuda:
             from harness.judging.cpus import Hold
 
@@ -295,9 +294,11 @@ class Worker:
     def call(self, message: dict[str, Any]) -> None:
         reply = self._run(self.kernel, message["slot"], int(message.get("ahead", 0)), check=True)
         self.send(reply | {"seq": message.get("seq")})
+        self._hold_next()
 
     def rehearse(self, message: dict[str, Any]) -> None:
         self.send(self._rehearse(message["slot"]) | {"seq": message.get("seq")})
+        self._hold_next()
 
     def outputs_at(self, message: dict[str, Any]) -> None:
         """New output buffers, laid out like the submission's own output (see the judge)."""
@@ -337,6 +338,8 @@ class Worker:
         else:
             self.send(reply)
             self.mailbox.answer(seq, Mailbox.SEE_PIPE)
+        if op in ("call", "rehearse"):
+            self._hold_next()
 
     def _inputs(self, slot: int, count: int) -> tuple[list[int], list[Any]]:
         """The slots of `count` calls from `slot` (around the ring) and their inputs."""
@@ -344,17 +347,19 @@ class Worker:
         picks = [(slot + j) % ring for j in range(count)]
         return picks, [self.slots[i] if self.slots else None for i in picks]
 
-    def _hold_for(self, fn: Callable[[Any], Any]) -> None:
-        """With `worker.hold_cpu`: hold this thread on its CPU for the submission's calls
-        from its second sample on. Not for the judge's no-op calls (the first come before
-        the submission is loaded: its import, and any build there, keep every CPU), nor
-        for the first sample, where a submission may start a build (a `load_inline` on
-        first use) whose processes would inherit the one CPU."""
-        if self.hold is None or fn is not self.kernel:
-            return
-        if self.kernel_samples:
+    def _hold_next(self) -> None:
+        """With `worker.hold_cpu`: after the reply to a request that ran the submission (a
+        sample or a rehearsal), hold this thread on its CPU for the next one, and place on
+        the other cores any thread that the calls started. After the reply, so that the
+        placement (a listing of this process's threads; a move of each new one) falls in
+        neither clock: the judge checks outputs and writes the next inputs meanwhile. Run
+        before a sample, it stood in the judge's round trip of the submission's samples but
+        not of its no-op calls, and read as work outside the timed region (run 69). Never
+        after a no-op (the first come before the import, which keeps every CPU), so the
+        first sample (a `load_inline` on first use starts its compilers there) is not held
+        either."""
+        if self.hold is not None:
             self.hold.apply()
-        self.kernel_samples += 1
 
     def _rehearse(self, slot: int) -> dict[str, Any]:
         """The calls of an earlier sample (from `slot`) again: untimed, outputs unchecked
@@ -365,7 +370,6 @@ class Worker:
         compute can answer a timed call (a thread left running is another matter: the
         screen flags threads, and the judge's clock sees work outside the timed region)."""
         _, data = self._inputs(slot, self.calls_per_sample)
-        self._hold_for(self.kernel)
         try:
             for d in data:
                 self.kernel(d)
@@ -389,7 +393,6 @@ class Worker:
         count = count or self.calls_per_sample
         picks, data = self._inputs(slot, count)
         calls = self.calls
-        self._hold_for(fn)
         for i in picks if self.slots else ():
             for shared, mine in self.refresh[i]:
                 calls.copy(mine, shared)
