@@ -14,10 +14,12 @@ triton_hopper's host-bound case at the public evaluator's level (run 66). Only t
 are placed: the worker's other threads (CUDA's, OpenMP's) keep every other core, unlike
 `worker.pin_cpus`, which confines the whole worker to one core. Not held: the submission's
 import and its first sample (a build started there would run its compilers on the one
-CPU). Still sharing the held CPU: threads the calling thread starts inside a call (until
-the next sample), processes it starts (compilers of a later lazy build), and other
-evaluations on the machine unless each has its own share of the cores (batch slots get
-one, `harness.frontends.backends.shares_cores`; two `submit`s at once do not). A task turns
+CPU). The worker places its threads after its reply to each sample or rehearsal, outside
+the judge's round trip (`Worker._hold_next`). Still sharing the held CPU: threads the
+calling thread starts inside a call (until the sample's reply), processes it starts
+(compilers of a later lazy build), and other evaluations on the machine unless each has
+its own share of the cores (batch slots get one,
+`harness.frontends.backends.shares_cores`; two `submit`s at once do not). A task turns
 holding off with `timing.hold_cpu: false`, an organiser with `worker.hold_cpu`.
 
 With `worker.pin_cpus` (off by default: 2.2x slower on a host-bound case, runs 28-32) the

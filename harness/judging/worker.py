@@ -354,7 +354,7 @@ class Worker:
         placement (a listing of this process's threads; a move of each new one) falls in
         neither clock: the judge checks outputs and writes the next inputs meanwhile. Run
         before a sample, it stood in the judge's round trip of the submission's samples but
-        not of its no-op calls, and read as work outside the timed region (run 69). Never
+        not of its no-op calls, and read as work outside the timed region (run 71). Never
         after a no-op (the first come before the import, which keeps every CPU), so the
         first sample (a `load_inline` on first use starts its compilers there) is not held
         either."""

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run 70 (session of 2026-12-01 (3), fourth call): run 69 flagged vectoradd's case 0 in 4 of
+# Run 72 (session of 2026-12-01 (3), fourth call): run 71 flagged vectoradd's case 0 in 4 of
 # 6 runs ("the judge's clock saw 143 µs more per call than the reported time explains"):
 # under holding, the round trip of the submission's samples held the placement (Hold.apply,
 # run before each sample) while the no-op calibration did not. Now the placement follows
