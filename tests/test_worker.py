@@ -274,6 +274,25 @@ def test_the_mailbox_carries_the_rehearsal_and_nothing_unknown_runs(tmp_path, op
     judge_end.close()
 
 
+def test_a_no_op_does_a_samples_work_outside_the_timed_region(tmp_path):
+    """The judge calibrates its clock check on no-op calls: whatever a sample does around
+    the calls (here the census of lingering threads) a no-op does too, or the difference
+    reads as work the submission hides."""
+    import torch
+
+    judge_end, worker_end = multiprocessing.Pipe()
+    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
+                                 "submission": "submission.py"})
+    worker.slots, worker.refresh = [(torch.ones(2),)], [[]]
+    worker.kernel = lambda data: data[0] * 2
+    census = []
+    worker._threads_left = lambda: census.append(1) or 0
+    noop = worker._run(lambda data: data[0], 0, 0, check=False)
+    sample = worker._run(worker.kernel, 0, 0, check=False)
+    assert census == [1, 1] and noop.keys() == sample.keys()
+    judge_end.close()
+
+
 def test_the_calling_thread_is_held_after_each_reply_that_ran_the_submission(tmp_path):
     """worker.hold_cpu: the thread is placed after the reply to a sample or a rehearsal,
     never inside a round trip the judge times, and never after a no-op (the first come

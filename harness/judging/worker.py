@@ -451,8 +451,10 @@ class Worker:
         reply = {"event": Event.DONE, "ns": ns, "host_ns": (t_ret - t0) / count,
                  "sync_ns": t_synced - t_ret, "copy_ns": t_out - t_synced,
                  "busy_ns": time.perf_counter_ns() - t_in}
-        if fn is self.kernel:
-            reply["threads"] = self._threads_left()
+        # Counted after the judge's no-op calls too (their count is not read): the two-clock
+        # check's calibration must do all the work outside the timed region that a sample
+        # does, or the difference reads as the submission's (run 71).
+        reply["threads"] = self._threads_left()
         if unwarmed:  # no memory for warm "torch"'s 1 MiB: this sample ran as warm "kernel"
             reply["unwarmed"] = True
         return reply
