@@ -184,7 +184,7 @@ def hold_plan(allowed: set[int] | frozenset[int] | None,
     of `allowed`) and the CPUs left to every other thread (the other cores: a hyperthread
     sibling of the held CPU stays idle, as the judge's polling there would slow it); None
     with fewer than two physical cores (nothing to keep apart) or where the OS cannot say."""
-    groups = cores(allowed or set(), sysfs)
-    if len(groups) < 2:
+    split = plan(allowed or set(), sysfs)  # the same last core that pin_cpus gives a worker
+    if split is None:
         return None
-    return groups[-1][0], frozenset(allowed) - frozenset(groups[-1])
+    return min(split.worker), split.judge
