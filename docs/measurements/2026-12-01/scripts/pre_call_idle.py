@@ -16,7 +16,7 @@ bare process, rounds of every variant in a shuffled order:
                  a 1 ms GPU sleep, then start: the worker's order (worker.py `_run`)
   harness_100us  the same with a 100 µs sleep (vectoradd's window)
   fill_last      L2 flush, sleep 1 ms, then the 1 MiB fill, then start
-  busy_last      L2 flush, sleep 1 ms, then a fill writing every SM for about 50 µs
+  busy_last      L2 flush, sleep 1 ms, then a 256 MiB fill (every SM; its length is printed)
   public_idle    randn as public, then a 1 ms GPU sleep, then start
 
     python docs/measurements/2026-12-01/scripts/pre_call_idle.py --rounds 150 --cases 0 4
@@ -64,7 +64,7 @@ def main() -> int:
     flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4,
                         dtype=torch.float32, device=dev)
     mini = torch.empty(1 << 18, dtype=torch.float32, device=dev)  # 1 MiB
-    busy = torch.empty(1 << 26, dtype=torch.float32, device=dev)  # 256 MiB: ~50-80 µs
+    busy = torch.empty(1 << 26, dtype=torch.float32, device=dev)  # 256 MiB, timed below
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
 
     # cycles of torch.cuda._sleep per µs, from one long sleep
