@@ -322,3 +322,29 @@ def test_the_calling_thread_is_held_after_each_reply_that_ran_the_submission(tmp
     worker.mailbox.close()
     box.close()
     judge_end.close()
+
+
+def test_the_pipe_holds_the_thread_after_the_same_replies_as_the_mailbox(tmp_path):
+    """Without a mailbox the requests come through the pipe: the placement follows the
+    reply to a sample or a rehearsal there too, and nothing else."""
+    import torch
+
+    from harness.judging.structure import describe
+
+    judge_end, worker_end = multiprocessing.Pipe()
+    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
+                                 "submission": "submission.py"})
+    worker.outputs, worker.expected = [torch.empty(2)], describe(torch.empty(2))
+    events = []
+    worker.hold = type("FakeHold", (), {"apply": lambda self: events.append("hold")})()
+    worker.slots, worker.refresh = [(torch.ones(2),)], [[]]
+    worker.kernel = lambda data: events.append("call") or data[0] * 2
+    real_send = worker.send
+    worker.send = lambda message: events.append("answer") or real_send(message)
+    for seq, op in enumerate(["noop", "call", "rehearse", "noop", "call"], start=1):
+        judge_end.send({"op": op, "slot": 0, "seq": seq})
+    judge_end.send({"op": "exit"})
+    worker.serve()
+    assert events == ["answer", "answer", "call", "answer", "hold", "call", "answer", "hold",
+                      "answer", "call", "answer", "hold"]
+    judge_end.close()

@@ -26,6 +26,7 @@ from harness.judging.protocol import Event, encode
 
 _TRACE_LIMIT = 12000
 _WARM_ELEMENTS = 1 << 17  # timing.warm torch: a 1 MiB tensor of int64
+_RUNS_SUBMISSION = frozenset({"call", "rehearse"})  # requests after which a held thread is placed
 _NEEDS_GPU_SIGNS = (
     "Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "active drivers",
     "cannot be accessed from Triton", "No CUDA GPUs are available", "CUDA driver",
@@ -181,6 +182,7 @@ class Worker:
             if op == "exit":
                 return
             handlers[op](message)
+            self._hold_next(op)
 
     def _wait_mail(self) -> bool:
         """Poll the mailbox and the pipe; True once a mailbox call was served.
@@ -294,11 +296,9 @@ class Worker:
     def call(self, message: dict[str, Any]) -> None:
         reply = self._run(self.kernel, message["slot"], int(message.get("ahead", 0)), check=True)
         self.send(reply | {"seq": message.get("seq")})
-        self._hold_next()
 
     def rehearse(self, message: dict[str, Any]) -> None:
         self.send(self._rehearse(message["slot"]) | {"seq": message.get("seq")})
-        self._hold_next()
 
     def outputs_at(self, message: dict[str, Any]) -> None:
         """New output buffers, laid out like the submission's own output (see the judge)."""
@@ -338,8 +338,7 @@ class Worker:
         else:
             self.send(reply)
             self.mailbox.answer(seq, Mailbox.SEE_PIPE)
-        if op in ("call", "rehearse"):
-            self._hold_next()
+        self._hold_next(op)
 
     def _inputs(self, slot: int, count: int) -> tuple[list[int], list[Any]]:
         """The slots of `count` calls from `slot` (around the ring) and their inputs."""
@@ -347,10 +346,11 @@ class Worker:
         picks = [(slot + j) % ring for j in range(count)]
         return picks, [self.slots[i] if self.slots else None for i in picks]
 
-    def _hold_next(self) -> None:
+    def _hold_next(self, op: str) -> None:
         """With `worker.hold_cpu`: after the reply to a request that ran the submission (a
-        sample or a rehearsal), hold this thread on its CPU for the next one, and place on
-        the other cores any thread that the calls started. After the reply, so that the
+        sample or a rehearsal, `_RUNS_SUBMISSION`), through the pipe or the mailbox, hold
+        this thread on its CPU for the next one, and place on the other cores any thread
+        that the calls started. After the reply, so that the
         placement (a listing of this process's threads; a move of each new one) falls in
         neither clock: the judge checks outputs and writes the next inputs meanwhile. Run
         before a sample, it stood in the judge's round trip of the submission's samples but
@@ -358,7 +358,7 @@ class Worker:
         after a no-op (the first come before the import, which keeps every CPU), so the
         first sample (a `load_inline` on first use starts its compilers there) is not held
         either."""
-        if self.hold is not None:
+        if self.hold is not None and op in _RUNS_SUBMISSION:
             self.hold.apply()
 
     def _rehearse(self, slot: int) -> dict[str, Any]:
