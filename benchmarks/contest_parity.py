@@ -130,7 +130,9 @@ def _where_time_went(doc: dict) -> dict:
                    "timing_s": (c.get("integrity") or {}).get("timing_seconds"),
                    "stopped": (c.get("integrity") or {}).get("stopped"),
                    "flags": c.get("flags", []), "parts_s": c.get("wall_parts", {}),
-                   "stats": c.get("stats"), "clocks": _clocks(c)}
+                   "stats": c.get("stats"), "clocks": _clocks(c),
+                   "samples": c.get("samples"),  # in order: event ns, worker's host ns
+                   "long_samples": (c.get("integrity") or {}).get("long_samples")}
                   for c in phase["cases"]],
     }
 

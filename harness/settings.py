@@ -43,6 +43,8 @@ class TimingSettings:
     warm: str
     rehearse: bool
     throttle_ratio: float
+    long_sample_factor: float
+    long_sample_note: float
 
     def __post_init__(self) -> None:
         if self.sync not in ("device", "event"):
@@ -67,6 +69,14 @@ class TimingSettings:
                              f"timing.spin_seconds), not {self.judge_spin_seconds!r}")
         if self.min_ahead_us < 0:
             raise ValueError(f"timing.min_ahead_us must be 0 or more, not {self.min_ahead_us!r}")
+        if isinstance(self.long_sample_factor, bool) or not (
+                isinstance(self.long_sample_factor, (int, float)) and self.long_sample_factor > 1):
+            raise ValueError("timing.long_sample_factor must be a number above 1 (a multiple of "
+                             f"the case's median), not {self.long_sample_factor!r}")
+        if isinstance(self.long_sample_note, bool) or not (
+                isinstance(self.long_sample_note, (int, float)) and self.long_sample_note >= 0):
+            raise ValueError("timing.long_sample_note must be 0 or more (a share of the mean), "
+                             f"not {self.long_sample_note!r}")
         if self.probe_every < 2:
             raise ValueError("timing.probe_every must be 2 or more (every probe is a sample "
                              f"whose launch is not hidden), not {self.probe_every!r}")

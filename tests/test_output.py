@@ -116,3 +116,29 @@ def test_live_progress_is_silent_off_a_terminal():
         progress.case_start(spec, 0, spec.cases[0])
         progress.call_done()
     assert progress.bar.tasks == [] and progress.console.file.getvalue() == ""
+
+
+H200 = {"kind": "cuda", "name": "NVIDIA H200", "chosen_by": "default", "capability": "90",
+        "sm_count": 132, "l2_bytes": 0, "memory_bytes": 0, "clocks": {}, "software": {}}
+
+
+def test_a_case_moved_by_a_few_long_samples_gets_a_note_under_the_table():
+    from harness.consts import Status
+    from harness.frontends.report import print_evaluation
+    from harness.judging.timing import long_samples
+    from harness.results.document import CaseResult, Evaluation, PhaseResult
+
+    ns = [6_600.0] * 97 + [48_600.0, 178_300.0, 367_900.0]  # vectoradd Triton's case 0, run 78
+    quiet, moved = (CaseResult(i, {"size": 1024}, Status.PASSED, score_ns=sum(v) / len(v),
+                               stats={"calls": len(v)}, samples={"ns": v, "host_ns": [0.0] * len(v)})
+                    for i, v in enumerate(([6_600.0] * 100, ns)))
+    moved.integrity["long_samples"] = long_samples(ns, 4, 0.05)
+    ev = Evaluation(task={"name": "vectoradd", "ranking_by": "geom"},
+                    submission={"name": "add_triton.py"}, device=H200,
+                    mode="benchmark", started="", phases=[PhaseResult("benchmark", "public",
+                                                                      [quiet, moved])])
+    out = io.StringIO()
+    print_evaluation(make_console(out, {}), ev)
+    text = out.getvalue()
+    assert "note (benchmark case 1): 3 of 100 samples took over 4x the median (6.60 µs" in text
+    assert "the longest 367.9 µs" in text and "case 0):" not in text

@@ -216,3 +216,63 @@ def test_long_samples_stop_before_the_deadline_not_past_it():
                      {"host_ns": 1.0}, result, Laps(judge.clock))
     assert judge.now <= 4.2 and result.score_ns == 1_000_000.0
     assert result.stats["calls"] == judge.samples - 1  # all but the warm-up's
+
+
+class StalledSamples(SlowSamples):
+    """SlowSamples whose worker reports sample `k` (from 0, warm-up included) as `ns[k]`,
+    its own clock as k."""
+
+    def __init__(self, ns: list[float], settings: Settings) -> None:
+        super().__init__(0.01, settings)
+        self.ns = ns
+
+    def _sample(self, box, case, plan, call, ahead, deadline, what, first=None, relayout=True):
+        reply = super()._sample(box, case, plan, call, ahead, deadline, what, first, relayout)
+        k = self.samples - 1
+        return reply | {"ns": self.ns[k], "rt": self.ns[k] + 50_000.0, "host_ns": float(k)}
+
+
+def _timed(ns: list[float], max_calls: int = 20):
+    from types import SimpleNamespace
+
+    from harness.consts import Status
+    from harness.judging.integrity import Calibration
+    from harness.judging.timing import Laps
+    from harness.results.document import CaseResult
+
+    settings = Settings.load().for_device("cpu")
+    settings.timing.warmup_seconds, settings.timing.warmup_min_calls = 0.0, 1
+    settings.timing.max_calls, settings.timing.target_rse = max_calls, 0.0
+    judge = StalledSamples(ns, settings)
+    result = CaseResult(0, {}, Status.PASSED)
+    judge._time_case(None, {}, None, SimpleNamespace(per=1), 1000.0,
+                     Calibration.from_gaps([50_000.0] * 10), {"host_ns": 1.0}, result,
+                     Laps(judge.clock))
+    return result
+
+
+def test_the_case_keeps_its_scored_samples_in_order_with_the_workers_clock():
+    ns = [9_000.0] + [6_000.0 + k for k in range(20)]  # a warm-up sample, then 20 scored
+    result = _timed(ns)
+    assert result.samples["ns"] == ns[1:]
+    assert result.samples["host_ns"] == [float(k) for k in range(1, 21)]
+    assert result.stats["calls"] == 20 and "long_samples" not in result.integrity
+
+
+def test_a_few_long_samples_are_counted_and_noted_where_they_move_the_mean():
+    ns = [6_000.0] * 21
+    ns[5], ns[12] = 360_000.0, 48_000.0  # two launches past the window, as vectoradd's case 0
+    result = _timed(ns)
+    long = result.integrity["long_samples"]
+    assert result.stats["calls"] == 20 and long["count"] == 2 and long["longest_ns"] == 360_000.0
+    assert long["adds_ns"] == pytest.approx(result.score_ns - 6_000.0)
+    assert "2 of 20 samples took over 4x the median (6.00 µs" in long["note"]
+
+
+def test_a_long_sample_that_barely_moves_the_mean_is_counted_not_noted():
+    ns = [600_000.0] * 101
+    ns[7] = 2_500_000.0  # 1 of 100 at 4.2x the median: adds 19 µs, 3% of the mean
+    result = _timed(ns, max_calls=100)
+    long = result.integrity["long_samples"]
+    assert result.stats["calls"] == 100 and long["count"] == 1 and long["adds_ns"] == pytest.approx(19_000.0)
+    assert Settings.load().timing.long_sample_note == 0.05 and "note" not in long

@@ -21,7 +21,10 @@ def test_cpu_section_replaces_gpu_values():
                                        ("host_launch", "some"), ("rehearse", "sometimes"),
                                        ("rehearse", 1), ("min_samples", 0),
                                        ("min_samples", 2.5), ("judge_spin_seconds", -1),
-                                       ("judge_spin_seconds", "yes")])
+                                       ("judge_spin_seconds", "yes"),
+                                       ("long_sample_factor", 1), ("long_sample_factor", "true"),
+                                       ("long_sample_factor", "four"),
+                                       ("long_sample_note", -0.1), ("long_sample_note", "false")])
 def test_unknown_choices_are_refused(tmp_path, key, value):
     extra = tmp_path / "bad.yaml"
     extra.write_text(f"timing:\n  {key}: {value}\n")

@@ -203,3 +203,14 @@ def test_the_judge_polls_as_the_worker_unless_told_otherwise():
     assert judge_spin_seconds(timing) == timing.spin_seconds
     assert judge_spin_seconds(replace(timing, judge_spin_seconds=0.0)) == 0.0
     assert judge_spin_seconds(replace(timing, spin_seconds=0.0, judge_spin_seconds=0.2)) == 0.2
+
+
+def test_long_samples_are_those_past_a_multiple_of_the_median():
+    from harness.judging.timing import long_samples
+
+    assert long_samples([], 4, 0.05) is None
+    assert long_samples([6.0, 6.5, 24.0, 7.0], 4, 0.05) is None  # 24.0 is 3.6x the median (6.75)
+    out = long_samples([6.0] * 9 + [60.0], 4, 0.05)
+    assert out["count"] == 1 and out["longest_ns"] == 60.0 and out["limit_ns"] == 24.0
+    assert out["adds_ns"] == pytest.approx(5.4) and "note" in out  # 11.4 against 6.0
+    assert "note" not in long_samples([6.0] * 9 + [60.0], 4, 0.5)  # 47% of the mean < 50%

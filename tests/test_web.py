@@ -1,11 +1,12 @@
 """The web leaderboard (`runner.py serve`): a real server on a database filled by real CPU
-submits (several users, a failure, a flagged and a hacked submission), driven through
-every page by a real browser (Playwright on Debian's chromium), with the rankings shown
-checked against `runner.py leaderboard --json`. With $WEB_SCREENSHOTS=docs/web the
-screenshots that docs/web.md shows are written anew (else to a temporary folder).
+submits (several users, a failure, a flagged one whose stalls earn a note, a hacked one),
+driven through every page by a real browser (Playwright on Debian's chromium), with the
+rankings shown checked against `runner.py leaderboard --json`. With
+$WEB_SCREENSHOTS=docs/web the screenshots that docs/web.md shows are written anew (else to
+a temporary folder).
 
-Without chromium or playwright the browser test is skipped, except in CI (CI=true),
-where it fails: CI must run it."""
+Without chromium or playwright the browser test is skipped, except in CI (CI=true), where
+it fails: CI must run it."""
 
 from __future__ import annotations
 
@@ -227,6 +228,7 @@ def test_every_page_in_a_browser(server, filled, tmp_path):
         page.goto(f"{server}/submissions/{ids['carol'][0]}")
         text = page.locator("main").inner_text()
         assert "reads-environment" in text and "suspicious" in text
+        assert "samples took over 4x the median" in page.locator("p.note").first.inner_text()
         assert "hello from the worker" in page.locator("section.output").inner_text()
         shot("submission-flagged")
         page.goto(f"{server}/submissions/{ids['mallory'][0]}")
@@ -247,6 +249,9 @@ def test_views_and_the_code_setting(filled):
     assert "custom_kernel" in shown.get(f"/api/submissions/{sid}").get_json()["code"]
     assert b"custom_kernel" in shown.get(f"/submissions/{sid}").data
     assert b"custom_kernel" not in hidden.get(f"/submissions/{sid}").data
+    # a case moved by long samples (carol's every 15th call stalls) gets a note; others none
+    assert b'class="note">note: ' in hidden.get(f"/submissions/{ids['carol'][0]}").data
+    assert b'class="note"' not in hidden.get(f"/submissions/{sid}").data
     for url in ("/tasks/no_such_task", "/submissions/9999", "/users/nobody"):
         assert hidden.get(url).status_code == 404
     assert hidden.get("/api/leaderboard/no_such_task").get_json()["error"].startswith("no task")

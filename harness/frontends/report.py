@@ -262,6 +262,9 @@ def _print_failures(console: Console, phase: PhaseResult) -> None:
                                 f"{c.status}", border_style="red", expand=False))
         for flag in c.flags:
             console.print(f"[yellow]flag[/] ({phase.name} case {c.index}): {escape(flag)}")
+        note = (c.integrity.get("long_samples") or {}).get("note")
+        if note:
+            console.print(f"[cyan]note[/] ({phase.name} case {c.index}): {escape(note)}")
 
 
 def _print_output(console: Console, output: dict[str, str]) -> None:

@@ -47,6 +47,7 @@ from harness.judging.timing import (
     ahead_cycles,
     hidden_window_us,
     host_launch_ns,
+    long_samples,
     summarize,
 )
 from harness.judging.verdicts import (
@@ -253,6 +254,10 @@ class Sampling:
         clocks, checked = confirmed_clocks(clock_samples(window, probes, timed), per,
                                            calibration, self.settings.integrity, more)
         result.stats = stats.to_dict()
+        # In the order taken: the score's samples (event time per call) and, beside each,
+        # the worker's own clock around its calls (its account: a diagnostic).
+        result.samples = {"ns": list(rule.samples),
+                          "host_ns": [_number(r.get("host_ns")) for r in timed]}
         result.checked_calls += call - per
         result.score_ns = stats.mean
         result.host_launch_ns = host_launch_ns(probes, replies)
@@ -270,6 +275,9 @@ class Sampling:
                 f"a thread running the submission's code was still alive after {lingering} of "
                 f"{len(replies)} timed samples had returned: work could go on outside the timed "
                 "region")
+        long = long_samples(rule.samples, timing.long_sample_factor, timing.long_sample_note)
+        if long:
+            result.integrity["long_samples"] = long
         unwarmed = sum(1 for r in replies if r.get("unwarmed"))
         if unwarmed:  # timing.warm torch found no 1 MiB free (the submission holds the memory)
             result.integrity["unwarmed_samples"] = unwarmed
