@@ -75,3 +75,7 @@ def test_benchmark_mode_uses_events_and_is_not_flagged(cli):
     for c in r.doc["phases"][0]["cases"]:
         assert c["flags"] == [] and c["stats"]["calls"] >= 10
         assert 0 < c["integrity"]["speed_of_light_fraction"] <= 1
+        # the scored samples in order, with the worker's clock; probes not among them
+        ns, host = c["samples"]["ns"], c["samples"]["host_ns"]
+        assert len(ns) == len(host) == c["stats"]["calls"]
+        assert sum(ns) / len(ns) == pytest.approx(c["score_ns"]) and min(host) > 0
