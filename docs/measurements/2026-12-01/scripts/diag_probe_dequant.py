@@ -9,8 +9,10 @@ and involuntary context switches (`getrusage(RUSAGE_THREAD)`) over the call. Wal
 CPU time is time off the CPU (a blocking wait, a preemption: the switches tell which);
 equal wall and CPU time that is higher under one evaluator is a slower CPU.
 
-Calls come in bursts (15 back to back: one sample, or one rehearsal, or one public
-repeat); a gap of over 1 ms or a new case starts the next. A burst's line is printed at the
+Calls come in bursts of 15 back to back (one sample, one rehearsal, one public repeat or
+warm-up pass); a new case, 15 calls, or a gap of over 100 µs starts the next (calls of a
+burst are microseconds apart; the public evaluator's repeats 0.3-0.7 ms). Under the
+harness, rehearsals (the same calls, untimed) are among the bursts. A burst's line is printed at the
 start of the next burst's first call (inside the public evaluator's and the harness's timed
 region alike, one write per burst).
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+from collections import Counter
 import sys
 import tempfile
 from pathlib import Path
@@ -63,7 +66,8 @@ def _switches():
 def custom_kernel(data):
     key = "x".join(str(abc[0].shape[0]) for abc in data[0])  # the groups' m: the case
     now = _pc()
-    if now - _probe["last"] > 1_000_000 or key != _probe["key"]:
+    if (now - _probe["last"] > 100_000 or key != _probe["key"]
+            or len(_probe["calls"]) == 15):
         if _probe["calls"]:
             print("PROBE %s %d@%d | %s" % (_probe["key"], _probe["gap"] // 1000, _getcpu(),
                                            " ".join("%d:%d:%d:%d" % c for c in _probe["calls"])),
@@ -104,7 +108,8 @@ def summary(label: str, bs: list[dict]) -> dict:
         calls = [c for b in full for c in b["calls"][1:]]  # the first call of a burst aside
         if not calls:
             continue
-        row = {"bursts": len(full), "wall_us": statistics.median(c[0] for c in calls),
+        lengths = Counter(len(b["calls"]) for b in bs if b["case"] == key)
+        row = {"bursts": len(full), "burst_lengths": dict(lengths), "wall_us": statistics.median(c[0] for c in calls),
                "cpu_us": statistics.median(c[1] for c in calls),
                "voluntary_per_call": statistics.fmean(c[2] for c in calls),
                "involuntary_per_call": statistics.fmean(c[3] for c in calls),
@@ -113,7 +118,7 @@ def summary(label: str, bs: list[dict]) -> dict:
         print(f"{label} case m={key}: {len(full)} bursts; per call wall {row['wall_us']:.0f} "
               f"cpu {row['cpu_us']:.0f} µs; switches per call voluntary "
               f"{row['voluntary_per_call']:.2f} involuntary {row['involuntary_per_call']:.3f}; "
-              f"cpus {row['cpus']}")
+              f"cpus {row['cpus']}; burst lengths {dict(lengths)}")
     return s
 
 

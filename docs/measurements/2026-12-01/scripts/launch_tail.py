@@ -10,7 +10,8 @@ This wraps the public folder's `solutions/correct/submission_triton.py` so that 
 times its own host launch (wall time around the original `custom_kernel`), and runs the
 public `eval.py` and `runner.py submit --mode benchmark` on it, alternating, `--rounds`
 times. The probe prints a case's launch times at the first call of the next case (the
-correctness call, untimed under both). The harness's result document adds, per timed
+correctness call, untimed under both); the public evaluator warms up on case 0 itself, so
+its timed launches are the last `benchmark.0.runs` of that size. The harness's result document adds, per timed
 sample, the event time and the worker's own clock (`samples`), and its count of long
 samples (`integrity.long_samples`).
 
@@ -104,7 +105,10 @@ def main() -> None:
         staged = Path(tempfile.mkdtemp(dir=tmp, prefix="public-"))
         stage_all(task, probe, staged, None)
         run = run_eval(staged, "benchmark", task.benchmarks, timeout=600)
-        pub = launches(run.output).get(size0, [])[1:]  # the correctness call aside
+        # the evaluator warms up on case 0 itself (up to 100 untimed repeats, then a
+        # correctness call): its timed repeats are the last `runs` calls of that size
+        runs = int(float(run.report.get("benchmark.0.runs", 0) or 0))
+        pub = launches(run.output).get(size0, [])[-runs:] if runs else []
         entry = {"public": {"case0_mean_ns": (run.case_means_ns() or [None])[0],
                             "launch": tail(pub), "launch_ns": pub}}
         print(f"round {r + 1} public   case 0 mean "
@@ -124,8 +128,10 @@ def main() -> None:
                            "long_samples": (case0.get("integrity") or {}).get("long_samples"),
                            "launch": tail(host), "samples": samples,
                            "longest": [{"index": i, "ns": ns[i], "host_ns": host[i]} for i in long],
-                           "probe_launch": tail(launches((doc.get("worker_output") or {})
-                                                         .get("stdout", "")).get(size0, [])[1:])}
+                           # every call of the case (first sample, warm-up, rehearsals,
+                           # probes): not comparable with the public's timed list
+                           "probe_launch_all_calls": tail(launches(
+                               (doc.get("worker_output") or {}).get("stdout", "")).get(size0, []))}
             e = entry[name]
             print(f"round {r + 1} {name:8s} case 0 mean {(e['case0_mean_ns'] or 0) / 1e3:.2f} "
                   f"median {(e['case0_median_ns'] or 0) / 1e3:.2f} µs; "

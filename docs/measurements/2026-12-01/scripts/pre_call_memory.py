@@ -23,6 +23,11 @@ in a shuffled order:
                      fill, synchronize, 1 ms sleep, start)
   worker_like        arena_child_fresh and child_flush together
 
+The helper's context exists through every variant (the public and torch ones too: run 81
+is the one-process baseline); the fresh rings are written once, where the judge rewrites
+its inputs from its own context before every sample; arenas are sized to the inputs (the
+judge's are 64 MiB or more).
+
     python docs/measurements/2026-12-01/scripts/pre_call_memory.py --rounds 150 --cases 0 2 4 --out DIR
 """
 
@@ -128,6 +133,7 @@ def main() -> int:
     mine, theirs = ctx.Pipe()
     child = ctx.Process(target=helper, args=(theirs,), daemon=True)
     child.start()
+    theirs.close()  # the helper's end: a helper that dies then fails a recv here, not hangs it
 
     sys.path[:0] = [str(TASK), str(TASK.parent)]  # task.py, then tasks/utils.py
     reference = _module("reference", TASK / "reference.py")
