@@ -143,3 +143,32 @@ def test_one_stall_in_ten_calibration_gaps_is_not_their_p90():
     assert calibration.median_ns == 25e6 and calibration.p90_ns == 25e6
     assert Calibration.from_gaps([1.0, 2.0]).p90_ns == 1.0
     assert Calibration.from_gaps(list(range(40))).p90_ns == 35
+
+
+NOISY = Calibration(median_ns=200_000, p90_ns=4_700_000, calls=10)  # two stalls of ten (CPU, loaded)
+
+
+def test_a_noisy_calibration_does_not_hide_work_outside_the_timed_region():
+    """Two stalls among ten no-ops put the calibration's p90 4.5 ms above its median, so
+    the median rule allows 13.5 ms; a 3 ms sleep outside the timed region on every sample
+    still shows on the least gap (the CPU machine under load: 5 of 6 phases passed)."""
+    settings = Settings.load().for_device("cpu").integrity
+    reported = [1_000.0] * 12  # the patched timer says 1 µs...
+    roundtrip = [1_000 + 200_000 + 3_000_000 + 40_000 * k for k in range(12)]  # ...3 ms more
+    check = check_clocks(reported, roundtrip, NOISY, settings)
+    assert check.flagged and "on every one of 12 samples" in check.message
+    assert check.allowed_excess_ns > 13e6  # the median rule alone would have let it pass
+
+
+def test_a_noisy_host_with_some_short_gaps_is_not_flagged():
+    settings = Settings.load().for_device("cpu").integrity
+    reported = [1_000_000.0] * 12
+    roundtrip = [r + 200_000 + (4_000_000 if k % 2 else 0) for k, r in enumerate(reported)]
+    assert not check_clocks(reported, roundtrip, NOISY, settings).flagged
+
+
+def test_the_least_gap_needs_enough_samples_to_speak():
+    settings = Settings.load().for_device("cpu").integrity
+    reported = [1_000.0] * (settings.confirm_probes - 1)
+    roundtrip = [1_000 + 200_000 + 3_000_000.0] * len(reported)
+    assert not check_clocks(reported, roundtrip, NOISY, settings).flagged  # confirmed on more
