@@ -64,6 +64,11 @@ def _switches():
 
 
 def custom_kernel(data):
+    if not _probe["last"]:  # once: torch's intra-op threads and this process's CPUs
+        import os as _os
+        print("PROBEINFO threads %d interop %d cpus %d" % (
+            torch.get_num_threads(), torch.get_num_interop_threads(),
+            len(_os.sched_getaffinity(0))), flush=True)
     key = "x".join(str(abc[0].shape[0]) for abc in data[0])  # the groups' m: the case
     now = _pc()
     if (now - _probe["last"] > 100_000 or key != _probe["key"]
@@ -97,6 +102,13 @@ def bursts(text: str) -> list[dict]:
         out.append({"case": key, "gap_us": int(gap), "cpu": int(cpu),
                     "calls": [tuple(int(x) for x in c.split(":")) for c in calls.split()]})
     return out
+
+
+def info(text: str) -> list[str]:
+    """The PROBEINFO lines (threads and CPUs of each process the probe ran in), printed."""
+    lines = [line[10:] for line in text.splitlines() if line.startswith("PROBEINFO ")]
+    print("  process: " + "; ".join(lines))
+    return lines
 
 
 def summary(label: str, bs: list[dict]) -> dict:
@@ -144,15 +156,18 @@ def main() -> None:
         run = run_eval(staged, "benchmark", task.benchmarks, timeout=300)
         pub = bursts(run.output)
         entry = {"public": {"means_ns": run.case_means_ns(), "wall_s": run.wall_seconds,
-                            "summary": summary(f"round {r + 1} public ", pub), "bursts": pub}}
+                            "summary": summary(f"round {r + 1} public ", pub), "bursts": pub,
+                            "info": info(run.output)}}
         for name, cfg in [("harness", None)] + [(c.stem, c) for c in args.harness_config]:
             extra = ["--config", str(cfg)] if cfg else []
             doc, _, wall = run_submit(probe, tmp / f"h{r}_{name}.json", "--task", str(TASK),
                                       "--mode", "benchmark", "--no-record", *extra)
             hb = bursts((doc.get("worker_output") or {}).get("stdout", ""))
             cases = doc["phases"][0]["cases"] if doc.get("phases") else []
+            stdout = (doc.get("worker_output") or {}).get("stdout", "")
             entry[name] = {"means_ns": [c.get("score_ns") for c in cases], "wall_s": wall,
-                           "summary": summary(f"round {r + 1} {name:8s}", hb), "bursts": hb}
+                           "summary": summary(f"round {r + 1} {name:8s}", hb), "bursts": hb,
+                           "info": info(stdout)}
         print(f"round {r + 1} case means µs: " + "; ".join(
             f"{k} " + " ".join(f"{(x or 0) / 1e3:.0f}" for x in v["means_ns"])
             for k, v in entry.items()))

@@ -19,4 +19,4 @@ timeout 120 python $S/pre_call_memory.py --rounds 150 --cases 0 2 4 --out "$OUT"
 echo "rc $?" >> "$OUT/pre_call_memory.log"; tail -n 32 "$OUT/pre_call_memory.log"
 timeout 270 python $S/diag_probe_dequant.py --reference-kernels .refk --rounds 2 --out "$OUT" \
   --harness-config $S/hold_off.yaml > "$OUT/probe_dequant.log" 2>&1
-echo "rc $?" >> "$OUT/probe_dequant.log"; grep -E "^round|^rc" "$OUT/probe_dequant.log" | cut -c1-300
+echo "rc $?" >> "$OUT/probe_dequant.log"; grep -E "^round|^rc|process:" "$OUT/probe_dequant.log" | cut -c1-300
