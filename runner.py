@@ -54,6 +54,9 @@ def cli() -> None:
               help="Record the run (default: only in leaderboard mode).")
 @click.option("--allow-partial-containment", is_flag=True,
               help="Record leaderboard runs even where the worker's sandbox is partial or off.")
+@click.option("--repeat", type=int, default=1, show_default=True, metavar="N",
+              help="Benchmark mode: run the evaluation N times, each in a fresh worker, and "
+              "show each case's mean per run, their median and spread.")
 def submit(file: Path, **kwargs) -> None:
     """Evaluate FILE: check it, time it, record it and show where it ranks."""
     from harness.frontends.submit import run_submit

@@ -29,6 +29,7 @@ class RunOptions:
     json_path: Path | None = None
     summary_md: Path | None = None
     allow_partial_containment: bool = False  # record leaderboard runs without full sandbox
+    repeat: int = 1  # benchmark mode: evaluations in a row, read together (frontends/repeats)
     secret: bytes | None = field(default=None, repr=False)  # the judge's only; never printed
 
     @property

@@ -1,7 +1,8 @@
 """Example submissions through runner.py on the CPU: test and benchmark modes, the JSON
 document, the directive, case strings, and the small commands."""
 
-from conftest import SHARED, cpu_only, needs_shared, run_cli
+import pytest
+from conftest import ROOT, SHARED, cpu_only, needs_shared, run_cli
 
 
 def test_test_mode_from_the_directive(cli):
@@ -126,3 +127,33 @@ def test_a_napping_judge_still_times_every_call(cli, tmp_path):
     assert r.rc == 0, r.out
     case = r.doc["phases"][0]["cases"][0]
     assert case["status"] == "passed" and case["stats"]["calls"] >= 3
+
+
+def test_repeat_runs_benchmark_mode_in_fresh_workers_and_reads_them_together(cli):
+    r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "benchmark", "--repeat", "2",
+            "--case", "size: 64; seed: 2", "--case", "size: 128; seed: 3")
+    assert r.rc == 0, r.out
+    assert "run 2 of 2" in r.out and "Benchmarks over 2 runs, each in a fresh worker" in r.out
+    rep = r.doc["repeat"]
+    assert rep["runs"] == 2 and rep["passed"] == [True, True] and len(rep["documents"]) == 1
+    first, last = rep["documents"][0], r.doc  # the document is the last run's, the first kept
+    assert first["started"] < last["started"]
+    for i, case in enumerate(rep["cases"]):
+        means = [first["phases"][0]["cases"][i]["score_ns"], last["phases"][0]["cases"][i]["score_ns"]]
+        assert case["means_ns"] == means and case["median_ns"] == pytest.approx(sum(means) / 2)
+        assert case["spread"] == pytest.approx(max(means) / min(means))
+    medians = [c["median_ns"] for c in rep["cases"]]
+    assert rep["score_ns"] == pytest.approx((medians[0] * medians[1]) ** 0.5)  # geom
+
+
+def test_repeat_is_for_benchmark_mode_and_a_failing_run_sets_the_exit_code(cli):
+    r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "test", "--repeat", "2",
+            want_json=False)
+    assert r.rc == 2 and "--repeat runs benchmark mode only" in r.out
+    r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "benchmark", "--repeat", "0",
+            want_json=False)
+    assert r.rc == 2 and "1 or more" in r.out
+    r = cli("submit", str(ROOT / "tests/submissions/leaderboard/wrong.py"), "--task", "vectoradd",
+            "--mode", "benchmark", "--repeat", "2", "--case", "size: 64; seed: 2")
+    assert r.rc == 1 and r.doc["repeat"]["passed"] == [False, False]
+    assert r.doc["repeat"]["score_ns"] is None and "failed" in r.out

@@ -36,7 +36,7 @@ def _run(opts: RunOptions, console: Console, settings: Settings, head: HeadStart
     from harness.judging.prepare import UsageError, prepare
     from harness.loading.cases import CaseError
     from harness.loading.task_folder import TaskError
-    from harness.results.document import write_json
+    from harness.results.document import severity, write_json
 
     try:
         prepared = prepare(opts)
@@ -61,26 +61,41 @@ def _run(opts: RunOptions, console: Console, settings: Settings, head: HeadStart
             console.print(f"[red]error:[/] cannot open the results database: {exc}")
             return ExitCode.USAGE
         opts.secret = recorder.secret
-    try:
-        with LiveProgress(console) as progress:
-            evaluation = evaluate(prepared, settings, progress, head)
-    except TaskError as exc:
-        console.print(f"[red]error:[/] the task is broken: {exc}")
-        return ExitCode.USAGE
-    except Exception as exc:  # noqa: BLE001 - our bug: say so, keep the details
-        import traceback
+    evaluations = []
+    for run in range(opts.repeat):
+        if run:
+            console.print(f"[bold]run {run + 1} of {opts.repeat}[/] (a fresh worker)")
+        try:
+            with LiveProgress(console) as progress:
+                # the head start's worker serves the first run; later runs start their own
+                evaluation = evaluate(prepared, settings, progress, head if not run else None)
+        except TaskError as exc:
+            console.print(f"[red]error:[/] the task is broken: {exc}")
+            return ExitCode.USAGE
+        except Exception as exc:  # noqa: BLE001 - our bug: say so, keep the details
+            import traceback
 
-        console.print(f"[red]internal harness error:[/] {exc!r}; please report it with:\n"
-                      + "".join(traceback.format_exc()))
-        return ExitCode.INTERNAL
-    if recorder is not None:
-        recorder.record(evaluation)
-    print_evaluation(console, evaluation)
-    if recorder is not None:
-        print_ranking(console, recorder, evaluation)
+            console.print(f"[red]internal harness error:[/] {exc!r}; please report it with:\n"
+                          + "".join(traceback.format_exc()))
+            return ExitCode.INTERNAL
+        if recorder is not None:
+            recorder.record(evaluation)
+        print_evaluation(console, evaluation)
+        if recorder is not None:
+            print_ranking(console, recorder, evaluation)
+        evaluations.append(evaluation)
+    document = evaluation.to_dict()
+    if opts.repeat > 1:
+        from harness.frontends.repeats import print_repeats, summarize_runs
+
+        repeats = summarize_runs(evaluations, prepared.task.ranking_by)
+        print_repeats(console, repeats)
+        document["repeat"] = repeats | {"documents": [ev.to_dict() for ev in evaluations[:-1]]}
     if opts.json_path:
-        write_json(opts.json_path, evaluation.to_dict())
+        write_json(opts.json_path, document)
     from harness.frontends.summary import write_summary
 
     write_summary(opts.summary_md, evaluation)
-    return evaluation.exit_code
+    # the worst run's code: a run that failed is not hidden by the others
+    return max(evaluations, key=lambda ev: severity(ev.status)).exit_code
+

@@ -54,6 +54,12 @@ def prepare(request: RunOptions) -> Prepared:
         raise UsageError(f"unknown mode {request.mode!r}: use one of {', '.join(MODES)}")
     if request.record and request.mode in UNRECORDED_MODES:
         raise UsageError(f"--mode {request.mode} records nothing: leave out --record")
+    if not isinstance(request.repeat, int) or request.repeat < 1:
+        raise UsageError(f"--repeat takes a whole number of runs, 1 or more, not {request.repeat!r}")
+    if request.repeat > 1 and request.mode != "benchmark":
+        raise UsageError(f"--repeat runs benchmark mode only, not {request.mode}: a leaderboard "
+                         "run is ranked on its own (the board takes the median of a program's "
+                         "evaluations), and test and profile runs time nothing to compare")
     for text in request.cases:
         parse_case(text)  # a malformed case string is a usage error, found before any work
     device = pick_device(request.device)

@@ -82,7 +82,7 @@ class Evaluation:
         statuses = [c.status for p in self.phases for c in p.cases]
         if not statuses:
             return Status.SKIPPED
-        return max(statuses, key=_severity)
+        return max(statuses, key=severity)
 
     @property
     def passed(self) -> bool:
@@ -112,7 +112,8 @@ class Evaluation:
         return doc
 
 
-def _severity(status: str) -> int:
+def severity(status: str) -> int:
+    """A status's place from best (0, passed) to worst."""
     return SEVERITY.index(status) if status in SEVERITY else len(SEVERITY)
 
 

@@ -1,0 +1,45 @@
+"""Several evaluations read together (harness/frontends/repeats.py): medians, spreads, and
+cases that failed in some runs."""
+
+import io
+
+import pytest
+
+from harness.consts import Status
+from harness.frontends.console import make_console
+from harness.frontends.repeats import print_repeats, summarize_runs
+from harness.results.document import CaseResult, Evaluation, PhaseResult
+
+
+def _run(*means):
+    """An evaluation whose benchmark cases have these means (None: the case failed)."""
+    cases = [CaseResult(i, {"size": 2 ** i}, Status.PASSED if m else Status.FAILED, score_ns=m)
+             for i, m in enumerate(means)]
+    phase = PhaseResult("benchmark", "public", cases,
+                        score_ns=None if None in means else 1.0)
+    return Evaluation(task={}, submission={}, device={}, mode="benchmark", started="",
+                      phases=[phase])
+
+
+def test_medians_and_spreads_over_the_runs():
+    out = summarize_runs([_run(100.0, 400.0), _run(120.0, 380.0), _run(110.0, 500.0)], "geom")
+    assert [c["median_ns"] for c in out["cases"]] == [110.0, 400.0]
+    assert out["cases"][1]["spread"] == pytest.approx(500 / 380)
+    assert out["score_ns"] == pytest.approx((110.0 * 400.0) ** 0.5)
+    assert out["runs"] == 3 and out["passed"] == [True, True, True]
+
+
+def test_a_case_failed_in_one_run_takes_its_median_from_the_others():
+    out = summarize_runs([_run(100.0, None), _run(120.0, 380.0), _run(110.0, 420.0)], "mean")
+    assert out["cases"][1]["means_ns"] == [None, 380.0, 420.0]
+    assert out["cases"][1]["median_ns"] == 400.0 and out["passed"][0] is False
+    assert out["score_ns"] == pytest.approx((110.0 + 400.0) / 2)
+
+
+def test_a_case_that_never_passed_leaves_no_score_and_prints_as_failed():
+    out = summarize_runs([_run(100.0, None), _run(120.0, None)], "geom")
+    assert out["cases"][1]["median_ns"] is None and out["score_ns"] is None
+    buffer = io.StringIO()
+    print_repeats(make_console(buffer, {}), out)
+    text = buffer.getvalue()
+    assert "Benchmarks over 2 runs" in text and text.count("failed") == 2
