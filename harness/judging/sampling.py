@@ -256,8 +256,9 @@ class Sampling:
         result.stats = stats.to_dict()
         # In the order taken: the score's samples (event time per call) and, beside each,
         # the worker's own clock around its calls (its account: a diagnostic).
-        result.samples = {"ns": list(rule.samples),
-                          "host_ns": [_number(r.get("host_ns")) for r in timed]}
+        # (to 0.1 ns: a leaderboard document holds a few thousand of them)
+        result.samples = {"ns": [round(x, 1) for x in rule.samples],
+                          "host_ns": [round(_number(r.get("host_ns")), 1) for r in timed]}
         result.checked_calls += call - per
         result.score_ns = stats.mean
         result.host_launch_ns = host_launch_ns(probes, replies)
