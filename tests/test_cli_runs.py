@@ -129,10 +129,14 @@ def test_a_napping_judge_still_times_every_call(cli, tmp_path):
     assert case["status"] == "passed" and case["stats"]["calls"] >= 3
 
 
-def test_repeat_runs_benchmark_mode_in_fresh_workers_and_reads_them_together(cli):
+def test_repeat_runs_benchmark_mode_in_fresh_workers_and_reads_them_together(cli, tmp_path):
+    summary = tmp_path / "summary.md"
     r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "benchmark", "--repeat", "2",
-            "--case", "size: 64; seed: 2", "--case", "size: 128; seed: 3")
+            "--case", "size: 64; seed: 2", "--case", "size: 128; seed: 3",
+            "--summary-md", str(summary))
     assert r.rc == 0, r.out
+    markdown = summary.read_text()
+    assert "#### Benchmarks over 2 runs" in markdown and "| run 1 | run 2 | median | spread |" in markdown
     assert "run 2 of 2" in r.out and "Benchmarks over 2 runs, each in a fresh worker" in r.out
     rep = r.doc["repeat"]
     assert rep["runs"] == 2 and rep["passed"] == [True, True] and len(rep["documents"]) == 1

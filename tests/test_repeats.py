@@ -7,7 +7,7 @@ import pytest
 
 from harness.consts import Status
 from harness.frontends.console import make_console
-from harness.frontends.repeats import print_repeats, summarize_runs
+from harness.frontends.repeats import print_repeats, repeat_markdown, summarize_runs
 from harness.results.document import CaseResult, Evaluation, PhaseResult
 
 
@@ -43,3 +43,10 @@ def test_a_case_that_never_passed_leaves_no_score_and_prints_as_failed():
     print_repeats(make_console(buffer, {}), out)
     text = buffer.getvalue()
     assert "Benchmarks over 2 runs" in text and text.count("failed") == 2
+
+
+def test_the_markdown_table_has_a_column_per_run():
+    lines = repeat_markdown(summarize_runs([_run(100.0, None), _run(120.0, 380.0)], "geom"))
+    assert lines[2] == "| # | case | run 1 | run 2 | median | spread |"
+    assert lines[3] == "|---|---|---|---|---|---|"
+    assert "| failed | 380 ns |" in lines[5] and "**score**" in lines[6]

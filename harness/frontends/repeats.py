@@ -78,3 +78,22 @@ def print_repeats(console: Any, summary: dict[str, Any]) -> None:
     table.caption = ("spread: the largest run's mean over the smallest's; where the host sets "
                      "a call's pace it moves between runs (README, What the score means)")
     console.print(table)
+
+
+def repeat_markdown(summary: dict[str, Any]) -> list[str]:
+    """The runs side by side as markdown lines (for `--summary-md`)."""
+    from harness.frontends.report import fmt_ns
+    from harness.loading.cases import format_case
+
+    n = summary["runs"]
+    runs = " | ".join(f"run {k + 1}" for k in range(n))
+    lines = [f"#### Benchmarks over {n} runs, each in a fresh worker", "",
+             f"| # | case | {runs} | median | spread |", "|---|---|" + "---|" * (n + 2)]
+    for c in summary["cases"]:
+        means = " | ".join(fmt_ns(m) if m is not None else "failed" for m in c["means_ns"])
+        spread = f"{c['spread']:.3f}x" if c["spread"] is not None else "-"
+        lines.append(f"| {c['index']} | `{format_case(c['case'])}` | {means} | "
+                     f"{fmt_ns(c['median_ns'])} | {spread} |")
+    scores = " | ".join(fmt_ns(x) if x is not None else "-" for x in summary["scores_ns"])
+    lines += [f"| | **score** | {scores} | **{fmt_ns(summary['score_ns'])}** | |", ""]
+    return lines

@@ -84,7 +84,7 @@ def _run(opts: RunOptions, console: Console, settings: Settings, head: HeadStart
         if recorder is not None:
             print_ranking(console, recorder, evaluation)
         evaluations.append(evaluation)
-    document = evaluation.to_dict()
+    document, repeats = evaluation.to_dict(), None
     if opts.repeat > 1:
         from harness.frontends.repeats import print_repeats, summarize_runs
 
@@ -95,7 +95,7 @@ def _run(opts: RunOptions, console: Console, settings: Settings, head: HeadStart
         write_json(opts.json_path, document)
     from harness.frontends.summary import write_summary
 
-    write_summary(opts.summary_md, evaluation)
+    write_summary(opts.summary_md, evaluation, repeats)
     # the worst run's code: a run that failed is not hidden by the others
     return max(evaluations, key=lambda ev: severity(ev.status)).exit_code
 

@@ -10,8 +10,9 @@ from harness.loading.cases import format_case
 from harness.results.document import Evaluation
 
 
-def render_markdown(ev: Evaluation) -> str:
-    """A short markdown report of one evaluation."""
+def render_markdown(ev: Evaluation, repeats: dict | None = None) -> str:
+    """A short markdown report of one evaluation (with `repeats`, the last of several,
+    followed by their table: `submit --repeat`)."""
     icon = "✅" if ev.passed else "❌"
     lines = [
         f"### {icon} `{ev.submission['name']}` on `{ev.task['name']}`: {ev.status}",
@@ -34,6 +35,10 @@ def render_markdown(ev: Evaluation) -> str:
             lines += ["", f"Score: **{fmt_ns(phase.score_ns)}**"]
         lines += _profile_lines(phase.cases)
         lines.append("")
+    if repeats:
+        from harness.frontends.repeats import repeat_markdown
+
+        lines += repeat_markdown(repeats)
     if ev.record.get("rank"):
         lines.append(f"Rank: **{ev.record['rank']}** of {ev.record.get('ranked', '?')}")
     return "\n".join(lines) + "\n"
@@ -54,14 +59,14 @@ def _profile_lines(cases: list) -> list[str]:
     return [""] + lines if lines else []
 
 
-def write_summary(path: Path | None, ev: Evaluation) -> None:
+def write_summary(path: Path | None, ev: Evaluation, repeats: dict | None = None) -> None:
     """Write to `path` and append to $GITHUB_STEP_SUMMARY when either is given."""
     text = None
     targets = [path] if path else []
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         targets.append(Path(os.environ["GITHUB_STEP_SUMMARY"]))
     for target in targets:
-        text = text or render_markdown(ev)
+        text = text or render_markdown(ev, repeats)
         mode = "a" if str(target) == os.environ.get("GITHUB_STEP_SUMMARY") else "w"
         with open(target, mode) as fh:
             fh.write(text)
