@@ -93,6 +93,13 @@ class IntegritySettings:
     confirm_probes: int
     refuse_ranking_on: list[str]
 
+    def __post_init__(self) -> None:
+        if isinstance(self.confirm_probes, bool) or not isinstance(self.confirm_probes, int) \
+                or self.confirm_probes < 3:
+            raise ValueError("integrity.confirm_probes must be 3 or more (fewer, and the "
+                             "two-clock check's low-gap rule would judge on a single sample "
+                             f"without the spread's allowance), not {self.confirm_probes!r}")
+
 
 @dataclass
 class WorkerSettings:

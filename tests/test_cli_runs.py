@@ -137,6 +137,7 @@ def test_repeat_runs_benchmark_mode_in_fresh_workers_and_reads_them_together(cli
     assert r.rc == 0, r.out
     markdown = summary.read_text()
     assert "#### Benchmarks over 2 runs" in markdown and "| run 1 | run 2 | median | spread |" in markdown
+    assert "passed (the worst of 2 runs; the last below)" in markdown
     assert "run 2 of 2" in r.out and "Benchmarks over 2 runs, each in a fresh worker" in r.out
     rep = r.doc["repeat"]
     assert rep["runs"] == 2 and rep["passed"] == [True, True] and len(rep["documents"]) == 1
@@ -160,4 +161,5 @@ def test_repeat_is_for_benchmark_mode_and_a_failing_run_sets_the_exit_code(cli):
     r = cli("submit", str(ROOT / "tests/submissions/leaderboard/wrong.py"), "--task", "vectoradd",
             "--mode", "benchmark", "--repeat", "2", "--case", "size: 64; seed: 2")
     assert r.rc == 1 and r.doc["repeat"]["passed"] == [False, False]
+    assert r.doc["repeat"]["worst_status"] == "failed" and r.doc["repeat"]["exit_code"] == 1
     assert r.doc["repeat"]["score_ns"] is None and "failed" in r.out

@@ -42,7 +42,23 @@ def test_a_case_that_never_passed_leaves_no_score_and_prints_as_failed():
     buffer = io.StringIO()
     print_repeats(make_console(buffer, {}), out)
     text = buffer.getvalue()
-    assert "Benchmarks over 2 runs" in text and text.count("failed") == 2
+    row = next(line for line in text.splitlines() if "size: 2" in line)
+    assert "Benchmarks over 2 runs" in text and row.count("failed") == 2
+    assert out["statuses"] == ["failed", "failed"] and out["worst_status"] == "failed"
+    assert out["exit_code"] == 1
+
+
+def test_the_worst_run_sets_the_status_a_lone_pass_has_no_spread_and_flags_show():
+    flagged = _run(100.0, 300.0)
+    flagged.phases[0].cases[0].flags.append("the judge's clock saw more")
+    out = summarize_runs([flagged, _run(120.0, None)], "geom")
+    assert out["worst_status"] == "failed" and out["exit_code"] == 1
+    assert out["statuses"] == ["passed", "failed"]
+    assert out["cases"][1]["spread"] is None and out["cases"][1]["median_ns"] == 300.0
+    assert out["cases"][0]["flagged"] == [True, False]
+    lines = repeat_markdown(out)
+    assert "100 ns (flagged) | 120 ns |" in lines[4] and "| 300 ns | failed |" in lines[5]
+    assert lines[7] == "| | result | passed | failed | failed | |"
 
 
 def test_the_markdown_table_has_a_column_per_run():

@@ -32,11 +32,16 @@ def test_unknown_choices_are_refused(tmp_path, key, value):
         Settings.load(extra)
 
 
-@pytest.mark.parametrize("value", ["1", "yes_please", "0.5"])
-def test_hold_cpu_is_true_false_or_null(tmp_path, value):
+@pytest.mark.parametrize("section,key,value", [
+    ("worker", "hold_cpu", "1"), ("worker", "hold_cpu", "yes_please"), ("worker", "hold_cpu", "0.5"),
+    # true, false or null; a whole number of 3 or more
+    ("integrity", "confirm_probes", "2"), ("integrity", "confirm_probes", "true"),
+    ("integrity", "confirm_probes", "3.5"),
+])
+def test_refused_values_of_other_sections(tmp_path, section, key, value):
     extra = tmp_path / "bad.yaml"
-    extra.write_text(f"worker:\n  hold_cpu: {value}\n")
-    with pytest.raises(ValueError, match="worker.hold_cpu"):
+    extra.write_text(f"{section}:\n  {key}: {value}\n")
+    with pytest.raises(ValueError, match=f"{section}.{key}"):
         Settings.load(extra)
 
 

@@ -36,7 +36,7 @@ def _run(opts: RunOptions, console: Console, settings: Settings, head: HeadStart
     from harness.judging.prepare import UsageError, prepare
     from harness.loading.cases import CaseError
     from harness.loading.task_folder import TaskError
-    from harness.results.document import severity, write_json
+    from harness.results.document import status_severity, write_json
 
     try:
         prepared = prepare(opts)
@@ -61,7 +61,7 @@ def _run(opts: RunOptions, console: Console, settings: Settings, head: HeadStart
             console.print(f"[red]error:[/] cannot open the results database: {exc}")
             return ExitCode.USAGE
         opts.secret = recorder.secret
-    evaluations = []
+    evaluations, failure = [], None
     for run in range(opts.repeat):
         if run:
             console.print(f"[bold]run {run + 1} of {opts.repeat}[/] (a fresh worker)")
@@ -71,20 +71,28 @@ def _run(opts: RunOptions, console: Console, settings: Settings, head: HeadStart
                 evaluation = evaluate(prepared, settings, progress, head if not run else None)
         except TaskError as exc:
             console.print(f"[red]error:[/] the task is broken: {exc}")
-            return ExitCode.USAGE
+            failure = ExitCode.USAGE
+            break
         except Exception as exc:  # noqa: BLE001 - our bug: say so, keep the details
             import traceback
 
             console.print(f"[red]internal harness error:[/] {exc!r}; please report it with:\n"
                           + "".join(traceback.format_exc()))
-            return ExitCode.INTERNAL
+            failure = ExitCode.INTERNAL
+            break
         if recorder is not None:
             recorder.record(evaluation)
         print_evaluation(console, evaluation)
         if recorder is not None:
             print_ranking(console, recorder, evaluation)
         evaluations.append(evaluation)
-    document, repeats = evaluation.to_dict(), None
+        if evaluation.load_error is not None:
+            break  # a submission that does not load fails the same way every run
+    if not evaluations:
+        return failure
+    # the runs that ended are kept (in the JSON and the table) even where a later one broke
+    last = evaluations[-1]
+    document, repeats = last.to_dict(), None
     if opts.repeat > 1:
         from harness.frontends.repeats import print_repeats, summarize_runs
 
@@ -95,7 +103,6 @@ def _run(opts: RunOptions, console: Console, settings: Settings, head: HeadStart
         write_json(opts.json_path, document)
     from harness.frontends.summary import write_summary
 
-    write_summary(opts.summary_md, evaluation, repeats)
+    write_summary(opts.summary_md, last, repeats)
     # the worst run's code: a run that failed is not hidden by the others
-    return max(evaluations, key=lambda ev: severity(ev.status)).exit_code
-
+    return failure or max(evaluations, key=lambda ev: status_severity(ev.status)).exit_code

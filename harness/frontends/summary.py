@@ -13,9 +13,11 @@ from harness.results.document import Evaluation
 def render_markdown(ev: Evaluation, repeats: dict | None = None) -> str:
     """A short markdown report of one evaluation (with `repeats`, the last of several,
     followed by their table: `submit --repeat`)."""
-    icon = "✅" if ev.passed else "❌"
+    status = repeats["worst_status"] if repeats else ev.status  # several runs: the worst
+    icon = "✅" if status == "passed" else "❌"
+    runs = f" (the worst of {repeats['runs']} runs; the last below)" if repeats else ""
     lines = [
-        f"### {icon} `{ev.submission['name']}` on `{ev.task['name']}`: {ev.status}",
+        f"### {icon} `{ev.submission['name']}` on `{ev.task['name']}`: {status}{runs}",
         "",
         f"Device: {ev.device['name']} · mode: {ev.mode} · {ev.wall_seconds:.1f} s",
         "",

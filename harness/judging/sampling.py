@@ -10,6 +10,7 @@ flusher, the reference, the settings, the clock) and adds none of its own.
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from collections import deque
@@ -276,8 +277,11 @@ class Sampling:
                 f"a thread running the submission's code was still alive after {lingering} of "
                 f"{len(replies)} timed samples had returned: work could go on outside the timed "
                 "region")
-        long = long_samples(rule.samples, timing.long_sample_factor, timing.long_sample_note)
+        long = long_samples(rule.samples, timing.long_sample_factor, timing.long_sample_note,
+                            window)
         if long:
+            if clocks is not None and clocks.flagged:
+                long.pop("note", None)  # the score is the judge's clock there, not the mean
             result.integrity["long_samples"] = long
         unwarmed = sum(1 for r in replies if r.get("unwarmed"))
         if unwarmed:  # timing.warm torch found no 1 MiB free (the submission holds the memory)
@@ -337,7 +341,9 @@ class Sampling:
 
 def _number(value: Any) -> float:
     """A number the worker reported, 0 where it sent none or something else."""
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return 0.0
+    return float(value)
 
 
 def _medians(replies: list[dict]) -> dict[str, float]:

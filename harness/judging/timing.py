@@ -53,9 +53,11 @@ def summarize(samples: list[float]) -> Stats:
     )
 
 
-def long_samples(samples: list[float], factor: float, note_share: float) -> dict[str, Any] | None:
+def long_samples(samples: list[float], factor: float, note_share: float,
+                 window_us: float = 0.0) -> dict[str, Any] | None:
     """The samples above `factor` times the median, and what they add to the mean; with a
-    `note` for the report where they add `note_share` of the mean or more.
+    `note` for the report where they add `note_share` of the mean or more (`window_us`: the
+    hidden window, named in the note where there is one).
 
     The score is the mean, as in the contests, so on a call of a few microseconds one
     sample whose launch outlasted the hidden window (or whose host stalled) moves it far:
@@ -74,11 +76,13 @@ def long_samples(samples: list[float], factor: float, note_share: float) -> dict
     out: dict[str, Any] = {"count": count, "longest_ns": max(samples),
                            "limit_ns": median * factor, "adds_ns": adds}
     if mean > 0 and adds >= note_share * mean:
+        causes = (f"a launch that outlasted the {window_us:g} µs hidden window, a stall of "
+                  "the host or of the submission" if window_us > 0 else
+                  "a stall of the host or of the submission")
         out["note"] = (f"{count} of {len(samples)} samples took over {factor:g}x the median "
                        f"({median / 1e3:.2f} µs; the longest {max(samples) / 1e3:.1f} µs) and "
                        f"add {adds / 1e3:.2f} µs ({adds / mean:.0%}) to the mean, which is the "
-                       "score, as in the contests (a launch that outlasted the hidden window, a "
-                       "stall of the host or of the submission reads so): run it again to see "
+                       f"score, as in the contests ({causes} reads so): run it again to see "
                        "if it recurs")
     return out
 

@@ -82,7 +82,7 @@ class Evaluation:
         statuses = [c.status for p in self.phases for c in p.cases]
         if not statuses:
             return Status.SKIPPED
-        return max(statuses, key=severity)
+        return max(statuses, key=status_severity)
 
     @property
     def passed(self) -> bool:
@@ -112,7 +112,7 @@ class Evaluation:
         return doc
 
 
-def severity(status: str) -> int:
+def status_severity(status: str) -> int:
     """A status's place from best (0, passed) to worst."""
     return SEVERITY.index(status) if status in SEVERITY else len(SEVERITY)
 
@@ -139,8 +139,14 @@ def document_to_evaluation(doc: dict[str, Any]) -> Evaluation:
                          f"expected {SCHEMA!r} version {SCHEMA_VERSION}")
     fields = {k: doc[k] for k in Evaluation.__dataclass_fields__ if k in doc}
     fields["phases"] = [
-        PhaseResult(p["name"], p["seeds"], [CaseResult(**c) for c in p["cases"]], p["score_ns"],
+        PhaseResult(p["name"], p["seeds"], [_case(c) for c in p["cases"]], p["score_ns"],
                     p.get("wall_seconds", 0.0))
         for p in doc["phases"]
     ]
     return Evaluation(**fields)
+
+
+def _case(data: dict[str, Any]) -> CaseResult:
+    """A case of a document; keys a later harness added are left out (as at the top level),
+    so that a document written by a newer harness can still be recorded by this one."""
+    return CaseResult(**{k: v for k, v in data.items() if k in CaseResult.__dataclass_fields__})
