@@ -13,7 +13,7 @@ import statistics
 from typing import Any
 
 from harness.judging.timing import combine
-from harness.results.document import Evaluation, status_severity
+from harness.results.document import CaseResult, Evaluation, PhaseResult, status_severity
 
 
 def summarize_runs(evaluations: list[Evaluation], ranking_by: str) -> dict[str, Any]:
@@ -26,12 +26,13 @@ def summarize_runs(evaluations: list[Evaluation], ranking_by: str) -> dict[str, 
     count = max((len(p.cases) for p in runs if p is not None), default=0)
     cases = []
     for i in range(count):
-        means = [_case_mean(p, i) for p in runs]
+        mine = [_case(p, i) for p in runs]  # None where a run has no such case
+        means = [c.score_ns if c is not None and c.passed else None for c in mine]
         seen = [m for m in means if m is not None]
-        label = next((p.cases[i].case for p in runs if p is not None and i < len(p.cases)), {})
-        cases.append({"index": i, "case": label, "means_ns": means,
-                      "statuses": [_case_field(p, i, "status", "missing") for p in runs],
-                      "flagged": [bool(_case_field(p, i, "flags", [])) for p in runs],
+        cases.append({"index": i, "case": next(c.case for c in mine if c is not None),
+                      "means_ns": means,
+                      "statuses": [c.status if c is not None else "missing" for c in mine],
+                      "flagged": [c is not None and bool(c.flags) for c in mine],
                       "median_ns": statistics.median(seen) if seen else None,
                       "spread": max(seen) / min(seen) if len(seen) > 1 and min(seen) > 0 else None})
     medians = [c["median_ns"] for c in cases]
@@ -44,21 +45,12 @@ def summarize_runs(evaluations: list[Evaluation], ranking_by: str) -> dict[str, 
             "worst_status": worst.status, "exit_code": int(worst.exit_code)}
 
 
-def _timed_phase(ev: Evaluation) -> Any:
+def _timed_phase(ev: Evaluation) -> PhaseResult | None:
     return next((p for p in ev.phases if p.name == "benchmark"), None)
 
 
-def _case_field(phase: Any, index: int, name: str, missing: Any) -> Any:
-    if phase is None or index >= len(phase.cases):
-        return missing
-    return getattr(phase.cases[index], name)
-
-
-def _case_mean(phase: Any, index: int) -> float | None:
-    if phase is None or index >= len(phase.cases):
-        return None
-    case = phase.cases[index]
-    return case.score_ns if case.passed else None
+def _case(phase: PhaseResult | None, index: int) -> CaseResult | None:
+    return phase.cases[index] if phase is not None and index < len(phase.cases) else None
 
 
 def print_repeats(console: Any, summary: dict[str, Any]) -> None:
@@ -67,25 +59,15 @@ def print_repeats(console: Any, summary: dict[str, Any]) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from harness.frontends.report import fmt_ns
-    from harness.loading.cases import format_case
-
-    n = summary["runs"]
-    table = Table(title=f"Benchmarks over {n} runs, each in a fresh worker", title_justify="left")
-    table.add_column("#", justify="right")
-    table.add_column("case")
-    for k in range(n):
-        table.add_column(f"run {k + 1}", justify="right")
-    table.add_column("median", justify="right")
-    table.add_column("spread", justify="right")
-    for c in summary["cases"]:
-        table.add_row(str(c["index"]), escape(format_case(c["case"])), *_cells(c),
-                      fmt_ns(c["median_ns"]),
-                      f"{c['spread']:.3f}x" if c["spread"] is not None else "-")
-    table.add_row("", "[bold]score[/]",
-                  *(fmt_ns(s) if s is not None else "-" for s in summary["scores_ns"]),
-                  f"[bold]{fmt_ns(summary['score_ns'])}[/]", "")
-    table.add_row("", "result", *summary["statuses"], summary["worst_status"], "")
+    head, rows, totals = _table(summary)
+    table = Table(title=_title(summary), title_justify="left")
+    for k, name in enumerate(head):
+        table.add_column(name, justify="left" if k == 1 else "right")
+    for row in rows:
+        table.add_row(*(escape(cell) for cell in row))
+    score, result = totals
+    table.add_row("", "[bold]score[/]", *score[2:-2], f"[bold]{score[-2]}[/]", "")
+    table.add_row(*result)
     table.caption = ("spread: the largest run's mean over the smallest's (of runs that passed); "
                      "where the host sets a call's pace it moves between runs (README, What the "
                      "score means). A flagged case's score is the judge's clock")
@@ -94,23 +76,36 @@ def print_repeats(console: Any, summary: dict[str, Any]) -> None:
 
 def repeat_markdown(summary: dict[str, Any]) -> list[str]:
     """The runs side by side as markdown lines (for `--summary-md`)."""
+    head, rows, totals = _table(summary)
+    score, result = totals
+    lines = [f"#### {_title(summary)}", "", _md(head), "|" + "---|" * len(head)]
+    lines += [_md([row[0], f"`{row[1]}`", *row[2:]]) for row in rows]
+    lines += [_md(["", "**score**", *score[2:-2], f"**{score[-2]}**", ""]), _md(result), ""]
+    return lines
+
+
+def _title(summary: dict[str, Any]) -> str:
+    return f"Benchmarks over {summary['runs']} runs, each in a fresh worker"
+
+
+def _md(cells: list[str]) -> str:
+    return "|" + "|".join(f" {cell} " if cell else " " for cell in cells) + "|"
+
+
+def _table(summary: dict[str, Any]) -> tuple[list[str], list[list[str]], list[list[str]]]:
+    """Plain cells, the same for the terminal and markdown: the header, a row per case,
+    and the score and result rows."""
     from harness.frontends.report import fmt_ns
     from harness.loading.cases import format_case
 
-    n = summary["runs"]
-    runs = " | ".join(f"run {k + 1}" for k in range(n))
-    lines = [f"#### Benchmarks over {n} runs, each in a fresh worker", "",
-             f"| # | case | {runs} | median | spread |", "|---|---|" + "---|" * (n + 2)]
-    for c in summary["cases"]:
-        means = " | ".join(_cells(c))
-        spread = f"{c['spread']:.3f}x" if c["spread"] is not None else "-"
-        lines.append(f"| {c['index']} | `{format_case(c['case'])}` | {means} | "
-                     f"{fmt_ns(c['median_ns'])} | {spread} |")
-    scores = " | ".join(fmt_ns(x) if x is not None else "-" for x in summary["scores_ns"])
-    statuses = " | ".join(summary["statuses"])
-    lines += [f"| | **score** | {scores} | **{fmt_ns(summary['score_ns'])}** | |",
-              f"| | result | {statuses} | {summary['worst_status']} | |", ""]
-    return lines
+    head = ["#", "case", *(f"run {k + 1}" for k in range(summary["runs"])), "median", "spread"]
+    rows = [[str(c["index"]), format_case(c["case"]), *_cells(c), fmt_ns(c["median_ns"]),
+             f"{c['spread']:.3f}x" if c["spread"] is not None else "-"]
+            for c in summary["cases"]]
+    score = ["", "score", *(fmt_ns(x) if x is not None else "-" for x in summary["scores_ns"]),
+             fmt_ns(summary["score_ns"]), ""]
+    result = ["", "result", *summary["statuses"], summary["worst_status"], ""]
+    return head, rows, [score, result]
 
 
 def _cells(case: dict[str, Any]) -> list[str]:
