@@ -62,19 +62,15 @@ class TimingSettings:
         if not isinstance(self.min_samples, int) or self.min_samples < 1:
             raise ValueError(f"timing.min_samples must be 1 or more, not {self.min_samples!r}")
         if self.judge_spin_seconds is not None and (
-                isinstance(self.judge_spin_seconds, bool)
-                or not isinstance(self.judge_spin_seconds, (int, float))
-                or self.judge_spin_seconds < 0):
+                not _number(self.judge_spin_seconds) or self.judge_spin_seconds < 0):
             raise ValueError("timing.judge_spin_seconds must be 0 or more, or null (as "
                              f"timing.spin_seconds), not {self.judge_spin_seconds!r}")
         if self.min_ahead_us < 0:
             raise ValueError(f"timing.min_ahead_us must be 0 or more, not {self.min_ahead_us!r}")
-        if isinstance(self.long_sample_factor, bool) or not (
-                isinstance(self.long_sample_factor, (int, float)) and self.long_sample_factor > 1):
+        if not (_number(self.long_sample_factor) and self.long_sample_factor > 1):
             raise ValueError("timing.long_sample_factor must be a number above 1 (a multiple of "
                              f"the case's median), not {self.long_sample_factor!r}")
-        if isinstance(self.long_sample_note, bool) or not (
-                isinstance(self.long_sample_note, (int, float)) and self.long_sample_note >= 0):
+        if not (_number(self.long_sample_note) and self.long_sample_note >= 0):
             raise ValueError("timing.long_sample_note must be 0 or more (a share of the mean), "
                              f"not {self.long_sample_note!r}")
         if self.probe_every < 2:
@@ -94,8 +90,7 @@ class IntegritySettings:
     refuse_ranking_on: list[str]
 
     def __post_init__(self) -> None:
-        if isinstance(self.confirm_probes, bool) or not isinstance(self.confirm_probes, int) \
-                or self.confirm_probes < 3:
+        if not _whole(self.confirm_probes) or self.confirm_probes < 3:
             raise ValueError("integrity.confirm_probes must be 3 or more (fewer, and the "
                              "two-clock check's low-gap rule would judge on a single sample "
                              f"without the spread's allowance), not {self.confirm_probes!r}")
@@ -144,7 +139,7 @@ class WorkerSettings:
         for key in ("compile_cache_keep", "compile_cache_max_mb", "compile_cache_max_files",
                     "compile_cache_total_mb"):
             value = getattr(self, key)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            if not _whole(value) or value < 1:
                 raise ValueError(f"worker.{key} must be a whole number of 1 or more, "
                                  f"not {value!r}")
         if self.sandbox is False:  # YAML reads a bare `off` as false
@@ -163,6 +158,16 @@ class WorkerSettings:
 # (`A*` would pass nearly the whole environment, tokens included).
 _ENV_PREFIX_MIN = 3
 _ENV_ENTRY = re.compile(rf"[A-Za-z_][A-Za-z0-9_]*|[A-Za-z_][A-Za-z0-9_]{{{_ENV_PREFIX_MIN - 1},}}\*")
+
+
+def _number(value: Any) -> bool:
+    """An int or a float from YAML (not a bool, which Python counts as an int)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _whole(value: Any) -> bool:
+    """An int from YAML (not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _strings(key: str, value: Any) -> list[str]:
