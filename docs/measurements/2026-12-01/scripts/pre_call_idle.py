@@ -48,6 +48,34 @@ def _module(name: str, path: Path):
     return module
 
 
+def timed_call(pre, kernel, data, start, end) -> float:
+    """`pre()` (the pre-call work), then one call between the two events: its µs."""
+    torch.cuda.synchronize()
+    pre()
+    start.record()
+    output = kernel(data)
+    end.record()
+    torch.cuda.synchronize()
+    del output
+    return start.elapsed_time(end) * 1e3
+
+
+def variant_rows(title: str, times: dict[str, list[float]], width: int) -> dict[str, dict]:
+    """Per variant: count, mean, median, p10, p90 (µs), printed under `title`."""
+    rows = {}
+    for name, values in times.items():
+        values.sort()
+        rows[name] = {"n": len(values), "mean_us": statistics.fmean(values),
+                      "median_us": statistics.median(values),
+                      "p10_us": values[len(values) // 10],
+                      "p90_us": values[(9 * len(values)) // 10]}
+    print(title)
+    for name, row in rows.items():
+        print(f"  {name:{width}s} mean {row['mean_us']:8.2f} median {row['median_us']:8.2f} "
+              f"p10 {row['p10_us']:8.2f} p90 {row['p90_us']:8.2f} µs (n={row['n']})")
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=150)
@@ -116,26 +144,10 @@ def main() -> int:
             order = list(variants)
             rng.shuffle(order)
             for name in order:
-                torch.cuda.synchronize()
-                variants[name]()
-                start.record()
-                output = submission.custom_kernel(data)
-                end.record()
-                torch.cuda.synchronize()
-                del output
-                times[name].append(start.elapsed_time(end) * 1e3)
-        rows = {}
-        for name, values in times.items():
-            values.sort()
-            rows[name] = {"n": len(values), "mean_us": statistics.fmean(values),
-                          "median_us": statistics.median(values),
-                          "p10_us": values[len(values) // 10],
-                          "p90_us": values[(9 * len(values)) // 10]}
+                times[name].append(timed_call(variants[name], submission.custom_kernel, data,
+                                              start, end))
+        rows = variant_rows(f"case {index} {cases[index]}", times, 14)
         report["cases"][str(index)] = {"args": cases[index], "variants": rows}
-        print(f"case {index} {cases[index]}")
-        for name, row in rows.items():
-            print(f"  {name:14s} mean {row['mean_us']:8.2f} median {row['median_us']:8.2f} "
-                  f"p10 {row['p10_us']:8.2f} p90 {row['p90_us']:8.2f} µs (n={row['n']})")
     print(f"sleep cycles per µs {per_us:.1f}; busy fill {report['busy_fill_us']:.1f} µs")
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)

@@ -34,11 +34,9 @@ judge's are 64 MiB or more).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import multiprocessing as mp
 import random
-import statistics
 import sys
 from multiprocessing.reduction import recv_handle, send_handle
 from pathlib import Path
@@ -54,13 +52,8 @@ RING = 4
 
 from harness.judging.sharing import _ALIGN as ALIGN  # noqa: E402  (the judge's alignment)
 
-
-def _module(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from pre_call_idle import _module, timed_call, variant_rows  # noqa: E402  (run 81's script)
 
 
 def helper(conn) -> None:
@@ -206,27 +199,10 @@ def main() -> int:
             for name in order:
                 pre, which = variants[name]
                 ring = inputs[which]
-                d = ring[r % len(ring)]
-                torch.cuda.synchronize()
-                pre()
-                start.record()
-                output = submission.custom_kernel(d)
-                end.record()
-                torch.cuda.synchronize()
-                del output
-                times[name].append(start.elapsed_time(end) * 1e3)
-        rows = {}
-        for name, values in times.items():
-            values.sort()
-            rows[name] = {"n": len(values), "mean_us": statistics.fmean(values),
-                          "median_us": statistics.median(values),
-                          "p10_us": values[len(values) // 10],
-                          "p90_us": values[(9 * len(values)) // 10]}
+                times[name].append(timed_call(pre, submission.custom_kernel,
+                                              ring[r % len(ring)], start, end))
+        rows = variant_rows(f"case {index} {cases[index]}", times, 18)
         report["cases"][str(index)] = {"args": cases[index], "variants": rows}
-        print(f"case {index} {cases[index]}")
-        for name, row in rows.items():
-            print(f"  {name:18s} mean {row['mean_us']:8.2f} median {row['median_us']:8.2f} "
-                  f"p10 {row['p10_us']:8.2f} p90 {row['p90_us']:8.2f} µs (n={row['n']})")
         del inputs
     mine.send(("exit", None))
     child.join(timeout=30)
