@@ -22,6 +22,9 @@ in a shuffled order:
                      context, as the judge flushes (the worker then: sleep 1 cycle, 1 MiB
                      fill, synchronize, 1 ms sleep, start)
   worker_like        arena_child_fresh and child_flush together
+  child_own_flush    child_flush, then the worker's own L2-sized fill in place of the 1 MiB
+                     one (run 83's candidate, `timing.warm: flush`: the helper's flush stays)
+  worker_fixed       worker_like with the same own fill
 
 The helper's context exists through every variant (the public and torch ones too: run 81
 is the one-process baseline); the fresh rings are written once, where the judge rewrites
@@ -151,14 +154,14 @@ def main() -> int:
         dummy = torch.randn((16000, 1024, 1024), device=dev)
         del dummy
 
-    def worker_order(flush_here: bool) -> None:
+    def worker_order(flush_here: bool, own_fill: bool = False) -> None:
         if flush_here:
             flush.zero_()
         else:
             mine.send(("flush", None))
             mine.recv()
         torch.cuda._sleep(1)
-        mini.fill_(1.0)
+        (flush if own_fill else mini).fill_(1.0)
         torch.cuda.synchronize()
         torch.cuda._sleep(int(1000 * per_us))
 
@@ -186,6 +189,8 @@ def main() -> int:
             "arena_child_fresh": (lambda: worker_order(True), "arena_child_fresh"),
             "child_flush": (lambda: worker_order(False), "torch"),
             "worker_like": (lambda: worker_order(False), "arena_child_fresh"),
+            "child_own_flush": (lambda: worker_order(False, True), "torch"),
+            "worker_fixed": (lambda: worker_order(False, True), "arena_child_fresh"),
         }
         expected = submission.custom_kernel(data)
         for which, ring in inputs.items():  # every copy computes what the original does
