@@ -49,8 +49,8 @@ class TimingSettings:
     def __post_init__(self) -> None:
         if self.sync not in ("device", "event"):
             raise ValueError(f"timing.sync must be device or event, not {self.sync!r}")
-        if self.warm not in ("flush", "torch", "kernel", "event"):
-            raise ValueError(f"timing.warm must be flush, torch, kernel or event, not {self.warm!r}")
+        if self.warm not in ("kernel", "torch", "event"):
+            raise ValueError(f"timing.warm must be kernel, torch or event, not {self.warm!r}")
         if not isinstance(self.rehearse, bool):
             raise ValueError(f"timing.rehearse must be true or false, not {self.rehearse!r}")
         if self.host_launch not in ("hidden", "counted"):

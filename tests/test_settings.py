@@ -7,7 +7,7 @@ from harness.settings import Settings
 
 def test_defaults_follow_the_evaluation_protocol():
     timing = Settings.load().timing
-    assert timing.sync == "device" and timing.warm == "flush" and timing.host_launch == "hidden"
+    assert timing.sync == "device" and timing.warm == "torch" and timing.host_launch == "hidden"
     assert timing.rehearse is True
 
 

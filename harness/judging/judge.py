@@ -163,7 +163,6 @@ class Judge(Sampling):
             "mailbox": self._open_channel(w),
             "sync": self.settings.timing.sync,
             "warm": self.settings.timing.warm,
-            "flush_bytes": self.flusher.nbytes,
             "gc_freeze": self.settings.worker.gc_freeze,
             "hold_cpu": self.held,
             "hold_others": sorted(self._hold_others),

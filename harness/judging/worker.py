@@ -26,7 +26,6 @@ from harness.judging.protocol import Event, encode
 
 _TRACE_LIMIT = 12000
 _WARM_ELEMENTS = 1 << 17  # timing.warm torch: a 1 MiB tensor of int64
-_WARM_MODES_FILLING = frozenset({"torch", "flush"})  # timing.warm modes that run warm_torch
 _RUNS_SUBMISSION = frozenset({"call", "rehearse"})  # requests after which a held thread is placed
 _NEEDS_GPU_SIGNS = (
     "Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "active drivers",
@@ -80,22 +79,19 @@ class TorchCalls:
                    torch.int64, torch.cuda.synchronize, warm.record, warm.synchronize,
                    start.record, end.record, end.synchronize, start.elapsed_time, oom)
 
-    def warm_torch(self, elements: int = _WARM_ELEMENTS) -> bool:
+    def warm_torch(self) -> bool:
         """A miniature of the public evaluators' flush before every call (pmpp_v2's is
         `torch.empty` + `fill_` of 256 MiB, the nvfp4 and mxfp4 contests' a `torch.randn`
-        of GBs): a new tensor of `elements` int64 from torch's allocator, written by one of
-        torch's kernels, so the call's own operators start on warm code paths. The harness's
+        of GBs): a new 1 MiB tensor from torch's allocator, written by one of torch's
+        kernels, so the call's own operators start on warm code paths. The harness's
         protocol between samples leaves them cold (run 46: `A + B` took 14-21 µs as a
-        sample's first operator, 7-10 µs right after another). With `timing.warm: flush`
-        the tensor is the L2 flush's size, so the last cache-evicting write before the call
-        is this process's own, as in the public evaluators (run 83: after a flush in the
-        judge's context alone, mxfp4's calls read about 1 µs longer).
+        sample's first operator, 7-10 µs right after another).
 
-        False where torch's allocator has no room left (a submission that keeps the GPU's
+        False where torch's allocator has no 1 MiB left (a submission that keeps the GPU's
         memory full between calls): the sample then goes on without it, as `warm: kernel`,
         rather than failing on the harness's own allocation."""
         try:
-            scratch = self.empty(elements, dtype=self.int64, device="cuda")
+            scratch = self.empty(_WARM_ELEMENTS, dtype=self.int64, device="cuda")
         except self.out_of_memory:
             return False
         self.fill(scratch, 42)
@@ -129,9 +125,6 @@ class Worker:
         self.spin_seconds = float(init.get("spin_seconds", 0.0))
         self.sync_device = init.get("sync", "device") != "event"
         self.warm = init.get("warm", "torch")
-        # timing.warm flush: the judge's L2 flush size, in int64 elements (at least 1 MiB)
-        self.warm_elements = max(int(init.get("flush_bytes") or 0) // 8, _WARM_ELEMENTS) \
-            if self.warm == "flush" else _WARM_ELEMENTS
         self.gc_freeze = bool(init.get("gc_freeze", False))
         self.hold = None  # worker.hold_cpu: this thread's own CPU through the calls
         if init.get("hold_cpu") is not None and self.cuda:
@@ -415,8 +408,8 @@ class Worker:
                 # so a probe (no sleep) starts its clock on an idle GPU.
                 if self.warm != "event":
                     calls.sleep(1)
-                if self.warm in _WARM_MODES_FILLING:
-                    unwarmed = not calls.warm_torch(self.warm_elements)
+                if self.warm == "torch":
+                    unwarmed = not calls.warm_torch()
                 calls.warm_record()
                 calls.warm_synchronize()
                 if ahead:

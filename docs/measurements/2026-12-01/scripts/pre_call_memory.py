@@ -24,7 +24,13 @@ in a shuffled order:
   worker_like        arena_child_fresh and child_flush together
   child_own_flush    child_flush, then the worker's own L2-sized fill in place of the 1 MiB
                      one (run 83's candidate, `timing.warm: flush`: the helper's flush stays)
-  worker_fixed       worker_like with the same own fill
+  worker_fixed       worker_like with the same own fill (run 84: neither restores the
+                     public level)
+  child_rehearse     child_flush, then the submission's call once on another copy of the
+                     inputs (in this process's context), then the own L2-sized fill: does
+                     the call's own state (code, translations) cold after the switch to
+                     the helper's context and back make the 1 µs? (run 85)
+  child_rehearse_1m  the same with the 1 MiB fill (the rehearsal's inputs stay in the L2)
 
 The helper's context exists through every variant (the public and torch ones too: run 81
 is the one-process baseline); the fresh rings are written once, where the judge rewrites
@@ -121,6 +127,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=150)
     parser.add_argument("--cases", type=int, nargs="+", default=[0, 2, 4])
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--variants", nargs="+", default=None, help="these only (default all)")
     args = parser.parse_args()
 
     from harness.judging.cuda_vmm import Arena
@@ -154,12 +161,14 @@ def main() -> int:
         dummy = torch.randn((16000, 1024, 1024), device=dev)
         del dummy
 
-    def worker_order(flush_here: bool, own_fill: bool = False) -> None:
+    def worker_order(flush_here: bool, own_fill: bool = False, rehearse=None) -> None:
         if flush_here:
             flush.zero_()
         else:
             mine.send(("flush", None))
             mine.recv()
+        if rehearse is not None:
+            submission.custom_kernel(rehearse)
         torch.cuda._sleep(1)
         (flush if own_fill else mini).fill_(1.0)
         torch.cuda.synchronize()
@@ -172,6 +181,7 @@ def main() -> int:
         data = reference.generate_input(**cases[index])
         submission.custom_kernel(data)  # compile and warm
         size = extent(data)
+        other = tuple(x.clone() if isinstance(x, torch.Tensor) else x for x in data)
         local = Arena.create(0, size)
         inputs = {
             "torch": [data],
@@ -191,7 +201,11 @@ def main() -> int:
             "worker_like": (lambda: worker_order(False), "arena_child_fresh"),
             "child_own_flush": (lambda: worker_order(False, True), "torch"),
             "worker_fixed": (lambda: worker_order(False, True), "arena_child_fresh"),
+            "child_rehearse": (lambda: worker_order(False, True, other), "torch"),
+            "child_rehearse_1m": (lambda: worker_order(False, False, other), "torch"),
         }
+        if args.variants:
+            variants = {k: v for k, v in variants.items() if k in args.variants}
         expected = submission.custom_kernel(data)
         for which, ring in inputs.items():  # every copy computes what the original does
             if not all(torch.equal(submission.custom_kernel(d), expected) for d in ring):
