@@ -15,7 +15,9 @@ in a shuffled order:
              kernel, then end: the time the event pair reads. Where D is inside the
              window it reads the kernel alone; past it, D minus the window more. The
              effective window is D minus the excess, over the D where the excess is
-             clear (over 3 µs), the median.
+             clear (over 3 µs), the median;
+  harness_fill  (in `window` only) the worker's order with the pmpp_v2 fill itself in place
+             of the sleep: the contest's pre-call work reproduced in the worker's process.
 
     python docs/measurements/2026-12-01/scripts/window_probe.py --reps 30 --out DIR
 """
@@ -71,6 +73,14 @@ def main() -> int:
         torch.cuda.synchronize()
         torch.cuda._sleep(cycles)
 
+    def harness_fill() -> None:  # the same with the contest's fill in place of the sleep
+        torch.cuda._sleep(1)
+        mini.fill_(42)
+        torch.cuda.synchronize()
+        fill()
+
+    pres = {"public": fill, "harness": harness_pre, "harness_fill": harness_fill}
+
     def alone(pre) -> float:
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         torch.cuda.synchronize()
@@ -95,17 +105,16 @@ def main() -> int:
         fill(); harness_pre(); window(fill, 0); window(harness_pre, 0)
     torch.cuda.synchronize()
     jobs = [("fill", None), ("sleep", None)] * args.reps
-    jobs += [(v, d) for v in ("public", "harness") for d in STEPS for _ in range(args.reps)]
+    jobs += [(v, d) for v in pres for d in STEPS for _ in range(args.reps)]
     random.Random(3).shuffle(jobs)
-    got: dict = {"fill": [], "sleep": [], "public": {d: [] for d in STEPS},
-                 "harness": {d: [] for d in STEPS}}
+    got: dict = {"fill": [], "sleep": []} | {v: {d: [] for d in STEPS} for v in pres}
     for name, d in jobs:
         if name == "fill":
             got["fill"].append(alone(fill))
         elif name == "sleep":
             got["sleep"].append(alone(lambda: torch.cuda._sleep(cycles)))
         else:
-            got[name][d].append(window(fill if name == "public" else harness_pre, d))
+            got[name][d].append(window(pres[name], d))
 
     report: dict = {"device": torch.cuda.get_device_name(0), "clocks": clocks,
                     "sleep_cycles": cycles, "window_us_setting": args.window_us}
@@ -117,7 +126,7 @@ def main() -> int:
     report["sleep"]["mhz_implied"] = cycles / report["sleep"]["median"]
     print(f"sleep's implied SM clock {report['sleep']['mhz_implied']:.0f} MHz "
           f"(converted at {mhz:.0f})")
-    for name in ("public", "harness"):
+    for name in pres:
         med = {d: statistics.median(got[name][d]) for d in STEPS}
         base = med[0]
         clear = [d - (med[d] - base) for d in STEPS if med[d] - base > 3.0]
