@@ -92,7 +92,7 @@ def three_per_sample(tmp_path):
     (folder / "utils.py").write_text((ROOT / "tasks" / "utils.py").read_text())
     yml = folder / "task.yml"
     yml.write_text(yml.read_text().replace("source: ../utils.py", "source: utils.py")
-                   .replace("  hidden_window_us: 60\n", "  hidden_window_us: 60\n  calls_per_sample: 3\n"))
+                   .replace("  hidden_window_us: 100\n", "  hidden_window_us: 100\n  calls_per_sample: 3\n"))
     return folder
 
 
