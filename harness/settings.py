@@ -42,6 +42,7 @@ class TimingSettings:
     sync: str
     warm: str
     rehearse: bool
+    rehearse_late: bool
     throttle_ratio: float
     long_sample_factor: float
     long_sample_note: float
@@ -53,6 +54,8 @@ class TimingSettings:
             raise ValueError(f"timing.warm must be kernel, torch or event, not {self.warm!r}")
         if not isinstance(self.rehearse, bool):
             raise ValueError(f"timing.rehearse must be true or false, not {self.rehearse!r}")
+        if not isinstance(self.rehearse_late, bool):
+            raise ValueError(f"timing.rehearse_late must be true or false, not {self.rehearse_late!r}")
         if self.host_launch not in ("hidden", "counted"):
             raise ValueError(f"timing.host_launch must be hidden or counted, not {self.host_launch!r}")
         if not 1 <= self.calibration_min_calls <= self.calibration_calls:

@@ -79,3 +79,31 @@ def test_benchmark_mode_uses_events_and_is_not_flagged(cli):
         ns, host = c["samples"]["ns"], c["samples"]["host_ns"]
         assert len(ns) == len(host) == c["stats"]["calls"]
         assert sum(ns) / len(ns) == pytest.approx(c["score_ns"], rel=1e-4) and min(host) > 0
+
+
+@pytest.fixture
+def late(tmp_path):
+    """Settings with timing.rehearse_late (the candidate: masked fresh inputs, the rehearsal
+    after the judge's flush)."""
+    path = tmp_path / "late.yaml"
+    path.write_text("timing:\n  rehearse_late: true\n")
+    return path
+
+
+def test_the_late_rehearsal_times_honest_code_unflagged(cli, late):
+    r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "benchmark",
+            "--config", str(late))
+    assert r.rc == 0, r.out
+    for c in r.doc["phases"][0]["cases"]:
+        assert c["status"] == "passed" and c["flags"] == [], c
+
+
+def test_the_late_rehearsal_cannot_answer_a_timed_call(cli, late):
+    """Under timing.rehearse_late the rehearsal runs while the next sample's inputs are in
+    their slots, masked: what it precomputes from them is garbage, and the case fails."""
+    from test_adversarial import CASE, CORPUS
+
+    r = cli("submit", str(CORPUS / "rehearsal_precompute.py"), "--task", "vectoradd",
+            "--mode", "benchmark", "--config", str(late), *CASE)
+    assert r.rc == 1, r.out
+    assert {c["status"] for p in r.doc["phases"] for c in p["cases"]} == {"failed"}

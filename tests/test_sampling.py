@@ -20,7 +20,7 @@ class FakeJudge(Sampling):
     def clock(self) -> float:
         return self.now
 
-    def _noop_gap(self, timeout: float) -> float:
+    def _noop_gap(self, timeout: float, box=None) -> float:
         self.noops += 1
         self.now += self.noop_seconds
         return 50_000.0 + self.noops  # ns
@@ -65,18 +65,21 @@ class OrderJudge(Sampling):
     """Just what `_sample` uses, each step written to a log: inputs made, the worker's
     rehearsal and call, slots filled, outputs checked."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, device: str = "cpu") -> None:
         from types import SimpleNamespace
 
         from harness.judging.protocol import Event
 
         self.settings, self.log, self.now = settings, [], 0.0
         self.task = SimpleNamespace(name="t")
-        log = self.log
+        self.device = SimpleNamespace(kind=device)
+        self.keys: list[int] = []
+        log, keys = self.log, self.keys
 
         class Channel:
             def roundtrip(self, message: dict, timeout: float):
-                log.append(f"{message['op']} {message['slot']}")
+                log.append(f"{message['op']} {message['slot']}" + (" key" if message.get("key") else ""))
+                keys.append(message.get("key", 0))
                 return {"event": Event.DONE, "ns": 1.0}, 2.0
 
         self.channel = Channel()
@@ -139,6 +142,72 @@ def test_no_rehearsal_for_a_cases_first_sample_or_when_off(monkeypatch, rehearse
     log = _sample_log(monkeypatch, rehearse, call)
     assert not any(step.startswith("rehearse") for step in log)
     assert log[-3:-2] == [f"call {call % 4}"]
+
+
+def _late_log(monkeypatch, device: str, call: int = 2):
+    """_sample with timing.rehearse_late, inputs of real tensors: the log, what reached the
+    slots, what the checks read and the keys sent."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from harness.judging import sampling
+
+    settings = Settings.load()
+    settings.timing.rehearse_late = True
+    judge = OrderJudge(settings, device)
+    made, filled, checked = {}, {}, {}
+
+    def generate(case, plan, i):
+        judge.log.append(f"make {i}")
+        made[i] = (torch.arange(64, dtype=torch.float32) + i, torch.full((3, 5), i, dtype=torch.int64)[:, 1:4])
+        return made[i]
+
+    def fill(slot, data):
+        judge.log.append(f"fill {slot}")
+        filled[slot] = tuple(t.clone() for t in data)
+
+    def check(data, output, finite, what):
+        judge.log.append("check")
+        checked[len(checked)] = data
+
+    judge._generate, judge._check_output = generate, check
+    monkeypatch.setattr(sampling, "fill_slot", fill)
+    monkeypatch.setattr(sampling, "poison", lambda output: None)
+    box = SimpleNamespace(per=2, slots=list(range(4)), outputs=[None] * 4, finite=True)
+    judge._sample(box, {}, None, call, 0, 100.0, "timed call")
+    return judge, made, filled, checked
+
+
+def test_the_late_rehearsal_runs_after_masked_inputs_and_the_judges_flush(monkeypatch):
+    """timing.rehearse_late on a GPU: the fresh inputs reach their slots masked, the judge
+    flushes, then the rehearsal; the call brings the key and no flush of the judge's
+    comes after the rehearsal. XORed with the key (as the worker does), the slots hold the
+    inputs; the checks read the inputs themselves, never masked."""
+    import torch
+
+    from harness.judging.masking import xor_mask
+
+    judge, made, filled, checked = _late_log(monkeypatch, "cuda")
+    assert judge.log == ["make 2", "make 3", "fill 2", "fill 3", "flush", "rehearse 0",
+                         "call 2 key", "check", "check"]
+    key = judge.keys[-1]
+    assert key > 0 and judge.keys[0] == 0  # the rehearsal request carries no key
+    for i, slot in ((2, 2), (3, 3)):
+        assert not torch.equal(filled[slot][0], made[i][0])  # masked in the slot
+    sample = [t for slot in (2, 3) for t in filled[slot]]  # the worker unmasks in slot order
+    xor_mask(sample, key)
+    for i, slot in ((2, 2), (3, 3)):
+        assert all(torch.equal(a, b) for a, b in zip(filled[slot], made[i]))
+    assert all(torch.equal(a, b) for a, b in zip(checked[0], made[2]))
+
+
+def test_the_late_rehearsal_keeps_todays_order_on_the_cpu(monkeypatch):
+    """On the CPU there is no other CUDA context to keep away: no mask, no key."""
+    judge, made, filled, checked = _late_log(monkeypatch, "cpu")
+    assert judge.log == ["make 2", "make 3", "rehearse 0", "fill 2", "fill 3", "flush",
+                         "call 2", "check", "check"]
+    assert all(a is not None for a in filled[2]) and judge.keys == [0, 0]
 
 
 def test_a_rehearsal_that_times_out_says_so():

@@ -156,6 +156,42 @@ def test_the_sequence_before_the_start_event(tmp_path, warm, before, ahead):
     judge_end.close()
 
 
+def test_a_keyed_call_unmasks_its_inputs_and_flushes_before_anything_else(tmp_path):
+    """timing.rehearse_late: a call (or no-op) that brings a key XORs the judge's mask off
+    its slots' shared tensors, then writes the flush buffer (made once, the judge's flush
+    size), before the warm-up work and the start event; a call without a key does
+    neither."""
+    import torch
+
+    from harness.judging.masking import xor_mask
+
+    log: list = []
+    judge_end, worker_end = multiprocessing.Pipe()
+    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
+                                 "submission": "submission.py", "warm": "kernel",
+                                 "flush_bytes": 4096})
+    events = [_FakeEvent(name, log) for name in ("warm", "start", "end")]
+    worker.cuda, worker.end_event = True, events[2]
+    worker.calls = TorchCalls.of(_fake_torch(log), *events)
+    inputs = [(torch.arange(8.0), torch.arange(6).reshape(2, 3).t()) for _ in range(2)]
+    plain = [tuple(t.clone() for t in slot) for slot in inputs]
+    xor_mask([t for slot in inputs for t in slot], 77)  # as the judge masked the sample
+    worker.slots, worker.refresh = inputs, [[], []]
+    worker.shared = [list(slot) for slot in inputs]
+    worker.calls_per_sample = 2
+    seen = []
+    reply = worker._run(lambda data: seen.append(data[0].clone()), 0, 0, check=False, key=77)
+    assert reply["event"] == Event.DONE, reply
+    assert log[:3] == ["empty(512, int64, cuda)", "fill_(42)", "sleep(1)"]
+    assert all(torch.equal(a, b) for got, want in zip(inputs, plain) for a, b in zip(got, want))
+    assert torch.equal(seen[0], plain[0][0]) and torch.equal(seen[1], plain[1][0])
+    log.clear()
+    worker._run(lambda data: None, 0, 0, check=False, key=0)
+    assert log[0] == "sleep(1)"  # no key: no unmasking, no flush of the worker's
+    assert all(torch.equal(a, b) for got, want in zip(inputs, plain) for a, b in zip(got, want))
+    judge_end.close()
+
+
 def test_a_full_gpu_memory_skips_the_warm_up_not_the_sample(tmp_path):
     """warm torch's 1 MiB cannot be had (a submission keeps the memory full between calls):
     the sample goes on as warm kernel would, says so, and is not the submission's error."""
@@ -261,7 +297,7 @@ def test_the_mailbox_carries_the_rehearsal_and_nothing_unknown_runs(tmp_path, op
     else:
         box.request(7, op, 1)
     pending = worker.mailbox.pending(0)
-    assert pending == (7, op, 1, 0)
+    assert pending == (7, op, 1, 0, 0)
     worker._mail(*pending)
     assert box.reply_seq() == 7
     if op == "rehearse":

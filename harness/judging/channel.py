@@ -69,7 +69,8 @@ class Channel:
         box.wake(seq)  # the worker may be asleep after a long gap: wake it off the clock
         self._wait(lambda: box.awake(seq), deadline, None, "the worker did not answer", timeout)
         t0 = time.perf_counter_ns()
-        box.request(seq, message["op"], message["slot"], int(message.get("ahead", 0)))
+        box.request(seq, message["op"], message["slot"], int(message.get("ahead", 0)),
+                    int(message.get("key", 0)))
         self._wait(lambda: box.reply_seq() == seq, deadline, spin_until, "no answer", timeout)
         t1 = time.perf_counter_ns()
         reply = box.reply()

@@ -192,6 +192,11 @@ class Flusher:
             self.buffer = torch.empty(cpu_bytes // 4, dtype=torch.int32)
         self.cuda = device.kind == "cuda"
 
+    @property
+    def nbytes(self) -> int:
+        """The bytes each flush writes."""
+        return self.buffer.numel() * self.buffer.element_size()
+
     def flush(self) -> None:
         """Write the buffer and wait until the device is idle."""
         self.buffer.zero_()

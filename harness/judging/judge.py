@@ -163,6 +163,8 @@ class Judge(Sampling):
             "mailbox": self._open_channel(w),
             "sync": self.settings.timing.sync,
             "warm": self.settings.timing.warm,
+            "flush_bytes": self.flusher.nbytes if self.settings.timing.rehearse_late
+            and self.device.kind == "cuda" else 0,
             "gc_freeze": self.settings.worker.gc_freeze,
             "hold_cpu": self.held,
             "hold_others": sorted(self._hold_others),
@@ -329,7 +331,7 @@ class Judge(Sampling):
         laps.lap("sharing")
         result = CaseResult(index, case, Status.PASSED, wall_parts=laps.parts)
         try:
-            calibration = self._calibrate(deadline) if spec.timed else None
+            calibration = self._calibrate(deadline, box) if spec.timed else None
             laps.lap("calibration")
             first = self._first_call(box, case, plan, data, deadline)
             laps.lap("first_call")

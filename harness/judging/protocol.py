@@ -80,9 +80,10 @@ class Mailbox:
     judge still trusts nothing the worker writes. Errors travel on the pipe.
     """
 
-    SIZE = 104
+    SIZE = 112
     _REQ_SEQ, _REQ_OP, _REQ_SLOT, _REP_SEQ, _REP_STATUS, _REP_NS = 0, 8, 12, 16, 24, 32
     _REQ_AHEAD = 88  # GPU sleep (cycles) before the start event: the hidden launch window
+    _REQ_KEY = 104  # timing.rehearse_late: the key the call's fresh inputs are masked with
     # The worker's own breakdown of a call (diagnostics, never trusted).
     BREAKDOWN = {"busy_ns": 40, "host_ns": 48, "sync_ns": 56, "copy_ns": 64, "threads": 96}
     # Before starting its clock the judge makes sure the worker is polling, not asleep.
@@ -126,10 +127,11 @@ class Mailbox:
         self._field(fmt, offset).value = value
 
     # judge side
-    def request(self, seq: int, op: str, slot: int, ahead: int = 0) -> None:
+    def request(self, seq: int, op: str, slot: int, ahead: int = 0, key: int = 0) -> None:
         self._put("<i", self._REQ_OP, self.OPS[op])
         self._put("<i", self._REQ_SLOT, slot)
         self._put("<Q", self._REQ_AHEAD, ahead)
+        self._put("<Q", self._REQ_KEY, key)
         self._put("<Q", self._REQ_SEQ, seq)
 
     def wake(self, n: int) -> None:
@@ -158,13 +160,14 @@ class Mailbox:
         self._put("<Q", self._WAKE_ACK, req)
         return True
 
-    def pending(self, last: int) -> tuple[int, str, int, int] | None:
-        """A new request: (sequence number, op, first slot, GPU sleep cycles)."""
+    def pending(self, last: int) -> tuple[int, str, int, int, int] | None:
+        """A new request: (sequence number, op, first slot, GPU sleep cycles, mask key)."""
         seq = self._get("<Q", self._REQ_SEQ)
         if seq == last:
             return None
         op = {v: k for k, v in self.OPS.items()}.get(self._get("<i", self._REQ_OP), "unknown")
-        return seq, op, self._get("<i", self._REQ_SLOT), self._get("<Q", self._REQ_AHEAD)
+        return (seq, op, self._get("<i", self._REQ_SLOT), self._get("<Q", self._REQ_AHEAD),
+                self._get("<Q", self._REQ_KEY))
 
     def answer(self, seq: int, status: int, reply: dict | None = None) -> None:
         reply = reply or {}

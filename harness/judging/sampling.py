@@ -11,8 +11,10 @@ flusher, the reference, the settings, the clock) and adds none of its own.
 from __future__ import annotations
 
 import math
+import secrets
 import statistics
 import time
+from collections.abc import Iterator
 from collections import deque
 from typing import Any
 
@@ -29,6 +31,7 @@ from harness.judging.integrity import (
     confirmed_clocks,
     physics_floor,
 )
+from harness.judging.masking import xor_mask
 from harness.judging.phases import PhaseSpec
 from harness.judging.protocol import Event, ProtocolError
 from harness.judging.sandbox import WorkerDied, WorkerTimeout
@@ -37,6 +40,7 @@ from harness.judging.structure import (
     InputLayoutError,
     copy_into,
     fill_slot,
+    map_tensors,
     nbytes,
     poison,
     tensors,
@@ -71,20 +75,40 @@ class Sampling:
         return ahead_cycles(window_us, host_ns, calls, self.device.clocks.get("sm_max_mhz") or 2000.0,
                             self.settings.timing.min_ahead_us)
 
-    def _roundtrip(self, message: dict, timeout: float) -> tuple[dict, float]:
-        """Flush, send, wait: the worker's reply and the judge's round-trip time (ns)."""
-        self.flusher.flush()
+    def _roundtrip(self, message: dict, timeout: float, flush: bool = True) -> tuple[dict, float]:
+        """Flush (unless the caller has), send, wait: the worker's reply and the judge's
+        round-trip time (ns)."""
+        if flush:
+            self.flusher.flush()
         return self.channel.roundtrip(message, timeout)
 
-    def _noop_gap(self, timeout: float) -> float:
-        """One no-op call: the judge's round trip minus the reported time."""
-        reply, rt = self._roundtrip({"op": "noop", "slot": 0}, timeout)
+    def _mask_key(self) -> int:
+        """A fresh key for `timing.rehearse_late`'s masked inputs; 0 (no mask) without it
+        or on the CPU (one process's work there: no other context to keep away)."""
+        if not (self.settings.timing.rehearse_late and self.device.kind == "cuda"):
+            return 0
+        return secrets.randbits(63) or 1
+
+    def _noop_gap(self, timeout: float, box: CaseBuffers | None = None) -> float:
+        """One no-op call: the judge's round trip minus the reported time. With
+        `timing.rehearse_late` its inputs (`box`'s first sample of slots, where a case has
+        them) are masked as a sample's are, so the worker's unmasking and its own flush are
+        in the calibration too."""
+        key = self._mask_key()
+        if key and box is not None:
+            xor_mask(self._slot_tensors(box, range(box.per)), key)
+        reply, rt = self._roundtrip({"op": "noop", "slot": 0, "key": key}, timeout)
         if reply.get("event") != Event.DONE:
             raise CaseFailure(Status.REJECTED, "the harness's no-op call failed after the "
                               f"submission was imported: {reply.get('message', '')}")
         return rt - float(reply["ns"])
 
-    def _calibrate(self, deadline: float) -> Calibration:
+    @staticmethod
+    def _slot_tensors(box: CaseBuffers, picks: Any) -> Iterator[Any]:
+        """The input tensors of the slots `picks`, in the order the worker unmasks them."""
+        return (t for k in picks for t in tensors(box.slots[k]))
+
+    def _calibrate(self, deadline: float, box: CaseBuffers | None = None) -> Calibration:
         """The case's no-op gaps: `calibration_calls` of them, or, once
         `calibration_seconds` have passed, no more than `calibration_min_calls`."""
         timing = self.settings.timing
@@ -94,7 +118,7 @@ class Sampling:
         while len(gaps) < timing.calibration_calls and (
                 len(gaps) < timing.calibration_min_calls
                 or self.clock() - started < timing.calibration_seconds):
-            gaps.append(self._noop_gap(timeout))
+            gaps.append(self._noop_gap(timeout, box))
         return Calibration.from_gaps(gaps)
 
     def _sample(self, box: CaseBuffers, case: dict, plan: SeedPlan, call: int, ahead: int,
@@ -104,7 +128,11 @@ class Sampling:
 
         With `timing.rehearse`, the worker first runs the previous sample's calls again
         (`_rehearse`), before the fresh inputs are written: it never runs while they
-        are in place, except in the timed calls."""
+        are in place, except in the timed calls. With `timing.rehearse_late` the judge
+        writes them first, masked (`harness.judging.masking`), and flushes; then the
+        rehearsal; the call brings the key, and the worker unmasks and flushes itself, so
+        that no work of the judge's CUDA context comes between the rehearsal and the
+        timed calls, and the submission still never runs while they are readable."""
         began = self.clock()
         per, ring = box.per, len(box.slots)
         start = call % ring
@@ -114,22 +142,33 @@ class Sampling:
         left = deadline - self.clock()
         if left <= 0:
             raise WorkerTimeout("the phase's time limit ran out")
-        if self.settings.timing.rehearse and call >= per:
-            if ring < 2 * per:  # the judge shares two samples' worth of slots (judge.py)
-                raise RuntimeError(f"harness bug: {ring} input slots cannot hold a rehearsal "
-                                   f"of {per} calls beside {per} fresh inputs")
+        rehearse = self.settings.timing.rehearse and call >= per
+        if rehearse and ring < 2 * per:  # the judge shares two samples' worth of slots (judge.py)
+            raise RuntimeError(f"harness bug: {ring} input slots cannot hold a rehearsal "
+                               f"of {per} calls beside {per} fresh inputs")
+        key = self._mask_key()
+        if rehearse and not key:
             self._rehearse((call - per) % ring, left)
+        masked = 0  # tensors masked so far: the worker unmasks the sample's in one sequence
         for k, data in zip(fresh, inputs):
+            if key:  # masked copies (never the inputs themselves: they may share storage)
+                data = map_tensors(data, torch.Tensor.clone)
+                masked += xor_mask(tensors(data), key, start=masked)
             try:
                 fill_slot(box.slots[k], data)
             except InputLayoutError as exc:
                 raise TaskError(f"{self.task.name}: {exc}; the harness shares input buffers "
                                 "once per case") from exc
             poison(box.outputs[k])
+        if key:
+            self.flusher.flush()
+            if rehearse:
+                self._rehearse((call - per) % ring, max(deadline - self.clock(), 1e-3))
         left = deadline - self.clock()
         if left <= 0:
             raise WorkerTimeout("the phase's time limit ran out")
-        reply, rt = self._roundtrip({"op": "call", "slot": start, "ahead": ahead}, left)
+        reply, rt = self._roundtrip({"op": "call", "slot": start, "ahead": ahead, "key": key},
+                                    left, flush=not key)
         self.progress.call_done()  # after the round trip: outside every clock
         if reply.get("event") == Event.ERROR:
             self._call_failure(reply, relayout=relayout and first is not None)
@@ -302,9 +341,16 @@ class Sampling:
     def _outside_ns(self, box: CaseBuffers) -> float:
         """The judge's own time for what a worker does outside the timed region of one
         sample: copy `per` outputs and, on a GPU run, refresh the CPU tensors of `per`
-        input slots (see Worker._private_host). The per-case no-op does the same."""
+        input slots (see Worker._private_host) and, with `timing.rehearse_late`, unmask
+        them. The per-case no-op does the same."""
         copies = nbytes(box.template) > 0
+        key = self._mask_key()
+        if key:  # masked off the clock, unmasked on it: the slots (checked) end as they were
+            xor_mask(self._slot_tensors(box, range(box.per)), key)
+            torch.cuda.synchronize()
         t0 = time.perf_counter_ns()
+        if key:
+            xor_mask(self._slot_tensors(box, range(box.per)), key)
         for k in range(box.per):
             slot = k % len(box.slots)
             if copies:

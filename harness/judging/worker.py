@@ -72,7 +72,7 @@ class TorchCalls:
         from harness.judging.structure import tensor_copy
 
         if warm is None:
-            return cls(tensor_copy)
+            return cls(tensor_copy, empty=torch.empty, fill=torch.Tensor.fill_, int64=torch.int64)
         oom = getattr(torch, "OutOfMemoryError", None) or getattr(torch.cuda, "OutOfMemoryError",
                                                                   MemoryError)
         return cls(tensor_copy, torch.cuda._sleep, torch.empty, torch.Tensor.fill_,
@@ -125,6 +125,10 @@ class Worker:
         self.spin_seconds = float(init.get("spin_seconds", 0.0))
         self.sync_device = init.get("sync", "device") != "event"
         self.warm = init.get("warm", "torch")
+        # timing.rehearse_late: the bytes of the worker's own cache flush after unmasking
+        self.flush_bytes = int(init.get("flush_bytes") or 0)
+        self.flush_buffer: Any = None
+        self.shared: list[list[Any]] = []  # per slot: its shared tensors, as the judge masks them
         self.gc_freeze = bool(init.get("gc_freeze", False))
         self.hold = None  # worker.hold_cpu: this thread's own CPU through the calls
         if init.get("hold_cpu") is not None and self.cuda:
@@ -255,7 +259,10 @@ class Worker:
 
     # -- cases and calls -------------------------------------------------------------
     def set_case(self, message: dict[str, Any]) -> None:
+        from harness.judging.structure import tensors
+
         self.slots = [self.arenas.from_wire(s) for s in message["slots"]]
+        self.shared = [list(tensors(s)) for s in self.slots]
         self.refresh = [[] for _ in self.slots]
         if self.cuda:
             self.slots = [self._private_host(s, k) for k, s in enumerate(self.slots)]
@@ -283,6 +290,7 @@ class Worker:
 
     def release(self, message: dict[str, Any]) -> None:
         self.slots, self.outputs, self.noop_output, self.refresh = [], [], None, []
+        self.shared = []
         self.arenas.clear()
         if self.gc_freeze:
             gc.collect()  # cheap: the frozen heap is not scanned
@@ -291,10 +299,12 @@ class Worker:
         self.send({"event": Event.ACK})
 
     def noop(self, message: dict[str, Any]) -> None:
-        self.send(self._noop(message["slot"]) | {"seq": message.get("seq")})
+        reply = self._noop(message["slot"], int(message.get("key", 0)))
+        self.send(reply | {"seq": message.get("seq")})
 
     def call(self, message: dict[str, Any]) -> None:
-        reply = self._run(self.kernel, message["slot"], int(message.get("ahead", 0)), check=True)
+        reply = self._run(self.kernel, message["slot"], int(message.get("ahead", 0)), check=True,
+                          key=int(message.get("key", 0)))
         self.send(reply | {"seq": message.get("seq")})
 
     def rehearse(self, message: dict[str, Any]) -> None:
@@ -314,22 +324,23 @@ class Worker:
         self.expected = message["expected"]
         self.noop_output = clone(self.outputs[0])
 
-    def _noop(self, slot: int) -> dict[str, Any]:
-        """The same protocol as one sample (its slots' inputs refreshed, every output
-        copied: the work outside the timed region), around a function that returns at once."""
+    def _noop(self, slot: int, key: int = 0) -> dict[str, Any]:
+        """The same protocol as one sample (its slots' inputs unmasked and refreshed, every
+        output copied: the work outside the timed region), around a function that returns
+        at once."""
         output = self.noop_output
-        return self._run(lambda data: output, slot, 0, check=output is not None)
+        return self._run(lambda data: output, slot, 0, check=output is not None, key=key)
 
-    def _mail(self, seq: int, op: str, slot: int, ahead: int) -> None:
+    def _mail(self, seq: int, op: str, slot: int, ahead: int, key: int = 0) -> None:
         """A call requested through the mailbox: answer there, errors on the pipe."""
         from harness.judging.protocol import Mailbox
 
         if op == "noop":
-            reply = self._noop(slot)
+            reply = self._noop(slot, key)
         elif op == "rehearse":
             reply = self._rehearse(slot)
         elif op == "call":
-            reply = self._run(self.kernel, slot, ahead, check=True)
+            reply = self._run(self.kernel, slot, ahead, check=True, key=key)
         else:  # never run a call the judge did not ask for
             reply = {"event": Event.ERROR, "kind": "protocol",
                      "message": f"the mailbox held an unknown request ({op})"}
@@ -380,19 +391,23 @@ class Worker:
         return {"event": Event.DONE, "ns": 0.0}
 
     def _run(self, fn: Callable[[Any], Any], slot: int, ahead: int, check: bool,
-             count: int | None = None) -> dict[str, Any]:
+             count: int | None = None, key: int = 0) -> dict[str, Any]:
         """One timed sample: `count` calls on consecutive slots from `slot`, back to back.
 
         On the GPU, `ahead` cycles of GPU sleep go before the start event: the host enqueues
         the calls while the GPU is still busy, so their launch time is hidden up to that
         length, as the public contests' asynchronous L2 flush hides it. The reported time is
         the mean per call; `host_ns` is this process's CPU clock around the calls, per call.
+        With a `key` (timing.rehearse_late) the slots' inputs are first unmasked and the
+        caches flushed, by this process (`_unmask`).
         """
         from harness.judging.structure import copy_into, structure_error
 
         count = count or self.calls_per_sample
         picks, data = self._inputs(slot, count)
         calls = self.calls
+        if key:
+            self._unmask(picks, key)
         for i in picks if self.slots else ():
             for shared, mine in self.refresh[i]:
                 calls.copy(mine, shared)
@@ -458,6 +473,22 @@ class Worker:
         if unwarmed:  # no memory for warm "torch"'s 1 MiB: this sample ran as warm "kernel"
             reply["unwarmed"] = True
         return reply
+
+    def _unmask(self, picks: list[int], key: int) -> None:
+        """timing.rehearse_late: XOR the judge's mask off the inputs of `picks` (the judge
+        wrote them masked and sends the key only with the request), then write the flush
+        buffer, so that the inputs, just rewritten, are not left in the caches. On the GPU
+        the work is enqueued here; the wait before the start event covers it."""
+        from harness.judging.masking import xor_mask
+
+        xor_mask((t for i in picks if self.shared for t in self.shared[i]), key)
+        if self.flush_bytes <= 0:
+            return
+        calls = self.calls
+        if self.flush_buffer is None:
+            self.flush_buffer = calls.empty(max(self.flush_bytes // 8, 1), dtype=calls.int64,
+                                            device="cuda" if self.cuda else "cpu")
+        calls.fill(self.flush_buffer, 42)
 
     def _threads_left(self) -> int:
         """Python threads other than this one that are running code of the staged folder

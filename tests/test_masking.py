@@ -1,0 +1,81 @@
+"""harness.judging.masking: the XOR mask of timing.rehearse_late's fresh inputs."""
+
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from harness.judging.masking import tensor_seed, xor_mask
+
+
+def _bytes(t: torch.Tensor) -> bytes:
+    return t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
+
+
+def _inputs() -> list[torch.Tensor]:
+    g = torch.Generator().manual_seed(0)
+    return [
+        torch.randn(64, 33, generator=g),
+        torch.randint(-9, 9, (1000,), generator=g, dtype=torch.int64),
+        torch.randn(40, 24, generator=g).to(torch.float16).t(),       # strided
+        torch.randn(30, generator=g)[::3],                             # a step
+        torch.ones(2000, dtype=torch.bool),
+        torch.tensor(3.5),                                             # 0-d
+        torch.zeros(0, 4),                                             # empty
+        torch.randn(8, generator=g).to(torch.complex64),
+        torch.arange(12, dtype=torch.uint8).reshape(3, 4).expand(5, 3, 4),  # stride 0
+    ]
+
+
+def test_masking_twice_with_one_key_gives_back_every_byte():
+    ts = _inputs()
+    before = [_bytes(t) for t in ts]
+    assert xor_mask(ts, 123456789) == len(ts)
+    changed = [_bytes(t) != b for t, b in zip(ts, before) if t.numel() > 1]
+    assert all(changed)  # every tensor of more than one element reads otherwise
+    xor_mask(ts, 123456789)
+    assert [_bytes(t) for t in ts] == before
+
+
+def test_another_key_does_not_unmask():
+    ts = _inputs()[:2]
+    before = [_bytes(t) for t in ts]
+    xor_mask(ts, 1)
+    xor_mask(ts, 2)
+    assert all(_bytes(t) != b for t, b in zip(ts, before))
+
+
+def test_a_sample_masked_slot_by_slot_unmasks_in_one_sequence():
+    """The judge masks each slot's tensors as it writes them (`start`: the tensors of the
+    sample's earlier slots); the worker unmasks the sample's slots in one sequence."""
+    first, second = _inputs()[:2], _inputs()[2:4]
+    before = [_bytes(t) for t in first + second]
+    n = xor_mask(first, 99)
+    xor_mask(second, 99, start=n)
+    xor_mask(first + second, 99)
+    assert [_bytes(t) for t in first + second] == before
+    assert tensor_seed(99, 0) != tensor_seed(99, 1)
+
+
+def test_the_same_key_draws_the_same_mask_in_another_process():
+    """Judge and worker are two processes: each draws the mask from torch's generator."""
+    t = torch.zeros(4096, dtype=torch.uint8)
+    xor_mask([t], 2024)
+    code = ("import torch; from harness.judging.masking import xor_mask; "
+            "t = torch.zeros(4096, dtype=torch.uint8); xor_mask([t], 2024); "
+            "print(t.numpy().tobytes().hex())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == t.numpy().tobytes().hex()
+
+
+def test_a_submission_replacing_xor_later_never_sees_the_mask(monkeypatch):
+    """The functions are taken as the module is imported, before any submission: one that
+    replaces Tensor.bitwise_xor_ (to catch the mask as the worker unmasks) is not called."""
+    seen = []
+    monkeypatch.setattr(torch.Tensor, "bitwise_xor_", lambda self, other: seen.append(other))
+    monkeypatch.setattr(torch, "randint", lambda *a, **k: pytest.fail("randint replaced"))
+    t = torch.arange(16.0)
+    xor_mask([t], 5)
+    assert not seen and not torch.equal(t, torch.arange(16.0))
