@@ -347,7 +347,8 @@ class Sampling:
         key = self._mask_key()
         if key:  # masked off the clock, unmasked on it: the slots (checked) end as they were
             xor_mask(self._slot_tensors(box, range(box.per)), key)
-            torch.cuda.synchronize()
+            if self.device.kind == "cuda":
+                torch.cuda.synchronize()
         t0 = time.perf_counter_ns()
         if key:
             xor_mask(self._slot_tensors(box, range(box.per)), key)
