@@ -6,7 +6,7 @@ import sys
 import pytest
 import torch
 
-from harness.judging.masking import tensor_seed, xor_mask
+from harness.judging.masking import copy_spans, stream_seed, xor_mask
 
 
 def _bytes(t: torch.Tensor) -> bytes:
@@ -31,35 +31,50 @@ def _inputs() -> list[torch.Tensor]:
 def test_masking_twice_with_one_key_gives_back_every_byte():
     ts = _inputs()
     before = [_bytes(t) for t in ts]
-    assert xor_mask(ts, 123456789) == len(ts)
+    xor_mask(ts, 123456789)
     changed = [_bytes(t) != b for t, b in zip(ts, before) if t.numel() > 1]
     assert all(changed)  # every tensor of more than one element reads otherwise
     xor_mask(ts, 123456789)
     assert [_bytes(t) for t in ts] == before
 
 
-def test_another_key_does_not_unmask():
-    ts = _inputs()[:2]
-    before = [_bytes(t) for t in ts]
-    xor_mask(ts, 1)
-    xor_mask(ts, 2)
-    assert all(_bytes(t) != b for t, b in zip(ts, before))
+def test_another_key_does_not_unmask_even_one_differing_above_32_bits():
+    """The stream's seed is a 64-bit digest of the whole key: keys that agree in their low
+    32 bits (all that an mt19937 seed would keep) draw other bytes, on the CPU too."""
+    for other in (2, 1 + (7 << 32)):
+        ts = _inputs()[:2]
+        before = [_bytes(t) for t in ts]
+        xor_mask(ts, 1)
+        xor_mask(ts, other)
+        assert all(_bytes(t) != b for t, b in zip(ts, before))
+    assert stream_seed(1, "cpu") != stream_seed(1 + (7 << 32), "cpu")
+    assert stream_seed(1, "cpu") != stream_seed(1, "cuda")
 
 
-def test_a_sample_masked_slot_by_slot_unmasks_in_one_sequence():
-    """The judge masks each slot's tensors as it writes them (`start`: the tensors of the
-    sample's earlier slots); the worker unmasks the sample's slots in one sequence."""
+def test_one_stream_per_sample_in_order():
+    """The judge masks the sample's tensors as one sequence, the worker unmasks the same
+    sequence: the same tensors in another order do not come back."""
     first, second = _inputs()[:2], _inputs()[2:4]
     before = [_bytes(t) for t in first + second]
-    n = xor_mask(first, 99)
-    xor_mask(second, 99, start=n)
     xor_mask(first + second, 99)
-    assert [_bytes(t) for t in first + second] == before
-    assert tensor_seed(99, 0) != tensor_seed(99, 1)
+    xor_mask(second + first, 99)
+    assert [_bytes(t) for t in first + second] != before
+
+
+def test_span_bytes_copy_keeps_masked_bools_and_gaps():
+    """A masked bool holds bytes other than 0 and 1: copied as values they would be lost,
+    so the judge copies masked twins into the slots as bytes."""
+    src = [torch.arange(10) % 3 == 0, torch.arange(30, dtype=torch.int64).reshape(5, 6)[:, 1:4]]
+    plain = [t.clone() for t in src]
+    dst = [torch.empty_strided(t.shape, t.stride(), dtype=t.dtype) for t in src]
+    xor_mask(src, 5)
+    copy_spans(dst, src)
+    xor_mask(dst, 5)
+    assert all(torch.equal(a, b) for a, b in zip(dst, plain))
 
 
 def test_the_same_key_draws_the_same_mask_in_another_process():
-    """Judge and worker are two processes: each draws the mask from torch's generator."""
+    """Judge and worker are two processes: each draws the stream from the key."""
     t = torch.zeros(4096, dtype=torch.uint8)
     xor_mask([t], 2024)
     code = ("import torch; from harness.judging.masking import xor_mask; "
@@ -72,10 +87,10 @@ def test_the_same_key_draws_the_same_mask_in_another_process():
 
 def test_a_submission_replacing_xor_later_never_sees_the_mask(monkeypatch):
     """The functions are taken as the module is imported, before any submission: one that
-    replaces Tensor.bitwise_xor_ (to catch the mask as the worker unmasks) is not called."""
+    replaces Tensor.bitwise_xor_ (to catch the stream as the worker unmasks) is not called."""
     seen = []
     monkeypatch.setattr(torch.Tensor, "bitwise_xor_", lambda self, other: seen.append(other))
-    monkeypatch.setattr(torch, "randint", lambda *a, **k: pytest.fail("randint replaced"))
+    monkeypatch.setattr(torch, "frombuffer", lambda *a, **k: pytest.fail("frombuffer replaced"))
     t = torch.arange(16.0)
     xor_mask([t], 5)
     assert not seen and not torch.equal(t, torch.arange(16.0))

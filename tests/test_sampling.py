@@ -145,71 +145,102 @@ def test_no_rehearsal_for_a_cases_first_sample_or_when_off(monkeypatch, rehearse
 
 
 def _late_log(monkeypatch, device: str = "cuda", call: int = 2):
-    """_sample with timing.rehearse_late, inputs of real tensors: the log, what reached the
-    slots, what the checks read and the keys sent."""
+    """_sample with timing.rehearse_late, real slots (a gapped int64 slice and a bool among
+    them, laid out as the judge lays them out: the input's strides kept): the log, what
+    the slots hold once the call is sent, what the checks read and the keys sent."""
     from types import SimpleNamespace
 
     import torch
 
     from harness.judging import sampling
+    from harness.judging.structure import twin
 
     settings = Settings.load()
     settings.timing.rehearse_late = True
     judge = OrderJudge(settings, device)
-    made, filled, checked = {}, {}, {}
+    made, at_call, checked = {}, {}, []
 
     def generate(case, plan, i):
         judge.log.append(f"make {i}")
-        made[i] = (torch.arange(64, dtype=torch.float32) + i, torch.full((3, 5), i, dtype=torch.int64)[:, 1:4])
+        made[i] = (torch.arange(64, dtype=torch.float32) + i,
+                   torch.arange(15, dtype=torch.int64).reshape(3, 5)[:, 1:4] * i,
+                   torch.arange(9) % (i + 1) == 0)
         return made[i]
-
-    def fill(slot, data):
-        judge.log.append(f"fill {slot}")
-        filled[slot] = tuple(t.clone() for t in data)
 
     def check(data, output, finite, what):
         judge.log.append("check")
-        checked[len(checked)] = data
+        checked.append(data)
 
+    box = SimpleNamespace(per=2, outputs=[None] * 4, finite=True,
+                          slots=[twin(generate(None, None, 0)) for _ in range(4)])
+    judge.log.clear()
+    roundtrip = judge.channel.roundtrip
+
+    def seen_at_call(message, timeout):
+        if message["op"] == "call":
+            at_call.update({k: tuple(t.clone() for t in box.slots[k]) for k in (2, 3)})
+        return roundtrip(message, timeout)
+
+    judge.channel.roundtrip = seen_at_call
     judge._generate, judge._check_output = generate, check
-    monkeypatch.setattr(sampling, "fill_slot", fill)
     monkeypatch.setattr(sampling, "poison", lambda output: None)
-    box = SimpleNamespace(per=2, slots=list(range(4)), outputs=[None] * 4, finite=True)
     judge._sample(box, {}, None, call, 0, 100.0, "timed call")
-    return judge, made, filled, checked
+    return judge, made, at_call, checked, box
 
 
 def test_the_late_rehearsal_runs_after_masked_inputs_and_the_judges_flush(monkeypatch):
-    """timing.rehearse_late on a GPU run: the fresh inputs reach their slots masked, the judge
-    flushes, then the rehearsal; the call brings the key and no flush of the judge's
-    comes after the rehearsal. XORed with the key (as the worker does), the slots hold the
-    inputs; the checks read the inputs themselves, never masked."""
+    """timing.rehearse_late on a GPU run: the fresh inputs reach their slots masked, the
+    judge flushes, then the rehearsal; the call brings the key and no flush of the judge's
+    comes after the rehearsal. Unmasked with the key as the worker unmasks (the sample's
+    slot tensors in order, as bytes), the slots hold the inputs, gaps and bools too; the
+    checks read the inputs themselves, never masked."""
     import torch
 
     from harness.judging.masking import xor_mask
 
-    judge, made, filled, checked = _late_log(monkeypatch)
-    assert judge.log == ["make 2", "make 3", "fill 2", "fill 3", "flush", "rehearse 0",
-                         "call 2 key", "check", "check"]
+    judge, made, at_call, checked, box = _late_log(monkeypatch)
+    assert judge.log == ["make 2", "make 3", "flush", "rehearse 0", "call 2 key", "check",
+                         "check"]
     key = judge.keys[-1]
     assert key > 0 and judge.keys[0] == 0  # the rehearsal request carries no key
-    for i, slot in ((2, 2), (3, 3)):
-        assert not torch.equal(filled[slot][0], made[i][0])  # masked in the slot
-    sample = [t for slot in (2, 3) for t in filled[slot]]  # the worker unmasks in slot order
-    xor_mask(sample, key)
-    for i, slot in ((2, 2), (3, 3)):
-        assert all(torch.equal(a, b) for a, b in zip(filled[slot], made[i]))
+    assert not any(torch.equal(a, b) for a, b in zip(at_call[2][:2], made[2][:2]))
+    xor_mask((t for k in (2, 3) for t in box.slots[k]), key)
+    for k in (2, 3):
+        assert all(torch.equal(a, b) for a, b in zip(box.slots[k], made[k]))
+        assert box.slots[k][1].stride() == made[k][1].stride()  # the layout kept
     assert all(torch.equal(a, b) for a, b in zip(checked[0], made[2]))
+
+
+def test_a_late_no_op_is_made_as_a_late_sample(monkeypatch):
+    """timing.rehearse_late: a calibration no-op masks its slots and the judge flushes,
+    then an untimed no-op brings the GPU back to the worker's context (where a sample has
+    its rehearsal), then the timed one with the key and no flush of the judge's before it;
+    before a case (no slots), the same without the masking."""
+    from types import SimpleNamespace
+
+    import torch
+
+    settings = Settings.load()
+    settings.timing.rehearse_late = True
+    judge = OrderJudge(settings, "cuda")
+    slots = [(torch.arange(8.0),), (torch.arange(8.0) * 2,)]
+    box = SimpleNamespace(per=1, slots=slots)
+    assert judge._noop_gap(1.0, box) == 1.0
+    assert judge.log == ["flush", "noop 0", "noop 0 key"] and judge.keys[0] == 0
+    assert not torch.equal(slots[0][0], torch.arange(8.0))  # masked for the worker to unmask
+    assert torch.equal(slots[1][0], torch.arange(8.0) * 2)  # not the no-op's slot
+    judge.log.clear()
+    judge._noop_gap(1.0)
+    assert judge.log == ["flush", "noop 0", "noop 0 key"]
 
 
 def test_the_late_rehearsal_is_off_on_the_cpu(monkeypatch):
     """On the CPU: today's order, the inputs written as they are, no key."""
     import torch
 
-    judge, made, filled, checked = _late_log(monkeypatch, "cpu")
-    assert judge.log == ["make 2", "make 3", "rehearse 0", "fill 2", "fill 3", "flush",
-                         "call 2", "check", "check"]
-    assert all(torch.equal(a, b) for a, b in zip(filled[2], made[2])) and judge.keys == [0, 0]
+    judge, made, at_call, checked, box = _late_log(monkeypatch, "cpu")
+    assert judge.log == ["make 2", "make 3", "rehearse 0", "flush", "call 2", "check", "check"]
+    assert all(torch.equal(a, b) for a, b in zip(at_call[2], made[2])) and judge.keys == [0, 0]
 
 
 def test_a_rehearsal_that_times_out_says_so():

@@ -330,9 +330,11 @@ def test_a_no_op_does_a_samples_work_outside_the_timed_region(tmp_path):
 
 
 def test_the_calling_thread_is_held_after_each_reply_that_ran_the_submission(tmp_path):
-    """worker.hold_cpu: the thread is placed after the reply to a sample or a rehearsal,
-    never inside a round trip the judge times, and never after a no-op (the first come
-    before the import), so the submission's first sample is not held."""
+    """worker.hold_cpu: the thread is placed after the reply to a sample and before the
+    reply to a rehearsal (whose round trip is on no clock; with timing.rehearse_late the
+    timed call follows it at once), never inside a round trip the judge times, and never
+    after a no-op (the first come before the import), so the submission's first sample is
+    not held."""
     import torch
 
     from harness.judging.protocol import Mailbox
@@ -353,7 +355,7 @@ def test_the_calling_thread_is_held_after_each_reply_that_ran_the_submission(tmp
         box.request(seq, op, 0)
         worker._mail(*worker.mailbox.pending(seq - 1))
         assert box.reply_seq() == seq and box.reply()["status"] == Mailbox.DONE
-    assert events == ["answer", "call", "answer", "hold", "call", "answer", "hold",
+    assert events == ["answer", "call", "answer", "hold", "call", "hold", "answer",
                       "answer", "call", "answer", "hold"]
     worker.mailbox.close()
     box.close()
@@ -362,7 +364,7 @@ def test_the_calling_thread_is_held_after_each_reply_that_ran_the_submission(tmp
 
 def test_the_pipe_holds_the_thread_after_the_same_replies_as_the_mailbox(tmp_path):
     """Without a mailbox the requests come through the pipe: the placement follows the
-    reply to a sample or a rehearsal there too, and nothing else."""
+    reply to a sample and precedes the reply to a rehearsal there too, and nothing else."""
     import torch
 
     from harness.judging.structure import describe
@@ -381,6 +383,6 @@ def test_the_pipe_holds_the_thread_after_the_same_replies_as_the_mailbox(tmp_pat
         judge_end.send({"op": op, "slot": 0, "seq": seq})
     judge_end.send({"op": "exit"})
     worker.serve()
-    assert events == ["answer", "answer", "call", "answer", "hold", "call", "answer", "hold",
+    assert events == ["answer", "answer", "call", "answer", "hold", "call", "hold", "answer",
                       "answer", "call", "answer", "hold"]
     judge_end.close()

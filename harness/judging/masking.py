@@ -4,53 +4,96 @@ With the late rehearsal the judge writes a sample's fresh inputs before the work
 previous sample's calls again, so that no other CUDA context (the judge's) runs between the
 rehearsal and the timed calls (run 85: the switch to the judge's context and back leaves
 the call's own state cold, about 1 µs on mxfp4_mm). The submission must still learn nothing
-of those inputs in the rehearsal: the judge writes each tensor's bytes XORed with bytes drawn
-from a key, and sends the key only with the call; the worker then XORs them back. The same
-function masks and unmasks.
+of those inputs in the rehearsal: the judge writes each tensor's bytes XORed with a key
+stream, and sends the 63-bit key only with the call; the worker then XORs them back. The
+same function masks and unmasks.
 
-The bytes come from torch's generator of the tensor's device seeded per tensor, so the judge
-and the worker, with the same torch on the same device, draw the same ones. The functions
-are taken as this module is imported (before any submission): a submission that replaces
-`torch.Tensor.bitwise_xor_` later is not called with the mask.
+The stream is drawn once per sample and device, in the order of the sample's tensors: on
+a GPU from torch's Philox generator, on the CPU from SHAKE-256, each seeded with a 64-bit
+BLAKE2b digest of the key and the device (the CPU generator, mt19937, would read only 32
+bits of a seed: a rehearsal could try them all against the bytes of a known input). Bytes
+are XORed as bytes over each tensor's span in its storage (gaps of a strided layout
+included), never as values. The functions are taken as this module is imported (before
+any submission): a submission that replaces `torch.Tensor.bitwise_xor_` later is not
+called with the stream.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-_MIX = 0x9E3779B97F4A7C15  # spreads consecutive tensors' seeds apart
-_SEEDS = (1 << 63) - 1
-_T = torch.Tensor
-_FNS = (torch.Generator, torch.Generator.manual_seed, torch.randint, torch.empty,
-        _T.bitwise_xor_, _T.set_, _T.untyped_storage, _T.storage_offset, _T.element_size,
-        _T.stride, _T.numel, torch.uint8)
+@dataclass(frozen=True)
+class _Torch:
+    """torch's functions as this module was imported."""
+
+    generator: Any = torch.Generator
+    manual_seed: Any = torch.Generator.manual_seed
+    randint: Any = torch.randint
+    empty: Any = torch.empty
+    frombuffer: Any = torch.frombuffer
+    xor: Any = torch.Tensor.bitwise_xor_
+    set_: Any = torch.Tensor.set_
+    storage: Any = torch.Tensor.untyped_storage
+    offset: Any = torch.Tensor.storage_offset
+    element_size: Any = torch.Tensor.element_size
+    stride: Any = torch.Tensor.stride
+    numel: Any = torch.Tensor.numel
+    narrow: Any = torch.Tensor.narrow
+    copy: Any = torch.Tensor.copy_
+    u8: Any = torch.uint8
 
 
-def tensor_seed(key: int, index: int) -> int:
-    """The generator seed for the `index`-th tensor of a sample masked with `key`."""
-    return (key + (index + 1) * _MIX) & _SEEDS
+_TORCH = _Torch()
 
 
-def xor_mask(tensors: Iterable[Any], key: int, start: int = 0, fns: tuple = _FNS) -> int:
-    """XOR every tensor's bytes, in place, with bytes drawn from `key` (the `i`-th tensor's
-    own seed, `tensor_seed(key, start + i)`); the number of tensors. Applied twice with one
-    key, a tensor is back as it was. Any dtype and layout: the bytes XORed are those of the
-    tensor's span in its storage (gaps of a strided layout included), read and written as
-    bytes, never as values."""
-    (gen_type, seed, randint, empty, xor, set_, storage, offset, element_size, stride, numel,
-     u8) = fns
-    count = 0
-    for count, t in enumerate(tensors, 1):
-        index = start + count - 1
-        if not numel(t):
-            continue
-        size = element_size(t)
-        span = (sum((n - 1) * s for n, s in zip(t.shape, stride(t))) + 1) * size
-        raw = set_(empty(0, dtype=u8, device=t.device), storage(t), offset(t) * size, (span,), (1,))
-        gen = gen_type(device=t.device)
-        seed(gen, tensor_seed(key, index))
-        xor(raw, randint(0, 256, (span,), dtype=u8, device=t.device, generator=gen))
-    return count
+def span_bytes(t: Any, fns: _Torch = _TORCH) -> Any:
+    """The bytes of a tensor's span in its storage, as a 1-d uint8 tensor sharing them."""
+    size = fns.element_size(t)
+    span = (sum((n - 1) * s for n, s in zip(t.shape, fns.stride(t))) + 1) * size
+    return fns.set_(fns.empty(0, dtype=fns.u8, device=t.device), fns.storage(t),
+                    fns.offset(t) * size, (span,), (1,))
+
+
+def stream_seed(key: int, device: Any) -> int:
+    """The 64-bit seed of a sample's stream on `device`."""
+    digest = hashlib.blake2b(f"{key}:{torch.device(device).type}".encode(), digest_size=8)
+    return int.from_bytes(digest.digest(), "little")
+
+
+def _stream(key: int, device: Any, n: int, fns: _Torch) -> Any:
+    seed = stream_seed(key, device)
+    if torch.device(device).type == "cpu":
+        data = bytearray(hashlib.shake_256(seed.to_bytes(8, "little")).digest(n))
+        return fns.frombuffer(data, dtype=fns.u8)
+    gen = fns.generator(device=device)
+    fns.manual_seed(gen, seed)
+    return fns.randint(0, 256, (n,), dtype=fns.u8, device=device, generator=gen)
+
+
+def xor_mask(tensors: Iterable[Any], key: int, fns: _Torch = _TORCH) -> None:
+    """XOR the bytes of every tensor, in place, with the sample's key stream of its device,
+    in order. Applied twice with one key to tensors of the same layouts, in the same order,
+    the bytes are back as they were."""
+    groups: dict[Any, list[Any]] = {}
+    for t in tensors:
+        if fns.numel(t):
+            groups.setdefault(t.device, []).append(span_bytes(t, fns))
+    for device, spans in groups.items():
+        stream = _stream(key, device, sum(fns.numel(s) for s in spans), fns)
+        at = 0
+        for s in spans:
+            fns.xor(s, fns.narrow(stream, 0, at, fns.numel(s)))
+            at += fns.numel(s)
+
+
+def copy_spans(dst: Iterable[Any], src: Iterable[Any], fns: _Torch = _TORCH) -> None:
+    """Copy each source tensor's span bytes over its destination's (the same layouts):
+    bytes, not values (a bool's masked byte would be read as a value and lose its bits)."""
+    for d, s in zip(dst, src, strict=True):
+        if fns.numel(d):
+            fns.copy(span_bytes(d, fns), span_bytes(s, fns))

@@ -31,7 +31,7 @@ from harness.judging.integrity import (
     confirmed_clocks,
     physics_floor,
 )
-from harness.judging.masking import xor_mask
+from harness.judging.masking import copy_spans, xor_mask
 from harness.judging.phases import PhaseSpec
 from harness.judging.protocol import Event, ProtocolError
 from harness.judging.sandbox import WorkerDied, WorkerTimeout
@@ -40,10 +40,10 @@ from harness.judging.structure import (
     InputLayoutError,
     copy_into,
     fill_slot,
-    map_tensors,
     nbytes,
     poison,
     tensors,
+    twin,
 )
 from harness.judging.timing import (
     Laps,
@@ -93,13 +93,18 @@ class Sampling:
 
     def _noop_gap(self, timeout: float, box: CaseBuffers | None = None) -> float:
         """One no-op call: the judge's round trip minus the reported time. With
-        `timing.rehearse_late` its inputs (`box`'s first sample of slots, where a case has
-        them) are masked as a sample's are, so the worker's unmasking and its own flush are
-        in the calibration too."""
+        `timing.rehearse_late` it is made as a late sample is: its inputs (`box`'s first
+        sample of slots, where a case has them) masked, the judge's flush, an untimed no-op
+        where a sample has its rehearsal (the GPU back in the worker's context), then the
+        timed one with the key, so that the worker's unmasking and own flush are in the
+        calibration and the switch from the judge's context is not."""
         key = self._mask_key()
-        if key and box is not None:
-            xor_mask(self._slot_tensors(box, range(box.per)), key)
-        reply, rt = self._roundtrip({"op": "noop", "slot": 0, "key": key}, timeout)
+        if key:
+            if box is not None:
+                xor_mask(self._slot_tensors(box, range(box.per)), key)
+            self.flusher.flush()
+            self.channel.roundtrip({"op": "noop", "slot": 0}, timeout)
+        reply, rt = self._roundtrip({"op": "noop", "slot": 0, "key": key}, timeout, flush=not key)
         if reply.get("event") != Event.DONE:
             raise CaseFailure(Status.REJECTED, "the harness's no-op call failed after the "
                               f"submission was imported: {reply.get('message', '')}")
@@ -151,21 +156,29 @@ class Sampling:
         key = self._mask_key()
         if rehearse and not key:
             self._rehearse((call - per) % ring, left)
-        masked = 0  # tensors masked so far: the worker unmasks the sample's in one sequence
-        for k, data in zip(fresh, inputs):
-            if key:  # masked copies (never the inputs themselves: they may share storage)
-                data = map_tensors(data, torch.Tensor.clone)
-                masked += xor_mask(tensors(data), key, start=masked)
+        # With a key the values go first into private twins of the slots (their layouts,
+        # never the inputs themselves, which may share storage), masked there as one
+        # sample, then into the slots as bytes: the slots never hold them readable.
+        targets = [twin(box.slots[k]) if key else box.slots[k] for k in fresh]
+        for k, target, data in zip(fresh, targets, inputs):
             try:
-                fill_slot(box.slots[k], data)
+                fill_slot(target, data)
             except InputLayoutError as exc:
                 raise TaskError(f"{self.task.name}: {exc}; the harness shares input buffers "
                                 "once per case") from exc
+        if key:
+            xor_mask((t for target in targets for t in tensors(target)), key)
+            for k, target in zip(fresh, targets):
+                copy_spans(tensors(box.slots[k]), tensors(target))
+        for k in fresh:
             poison(box.outputs[k])
         if key:
             self.flusher.flush()
             if rehearse:
-                self._rehearse((call - per) % ring, max(deadline - self.clock(), 1e-3))
+                left = deadline - self.clock()
+                if left <= 0:
+                    raise WorkerTimeout("the phase's time limit ran out")
+                self._rehearse((call - per) % ring, left)
         left = deadline - self.clock()
         if left <= 0:
             raise WorkerTimeout("the phase's time limit ran out")

@@ -109,6 +109,13 @@ def fill_slot(slot: Any, data: Any) -> None:
                                f"{slot!r} != {data!r}")
 
 
+def twin(slot: Any) -> Any:
+    """A private copy of a slot's layout: every tensor new, with the same shape, strides,
+    dtype and device (contents undefined); everything else as it is."""
+    return map_tensors(slot, lambda t: torch.empty_strided(t.shape, t.stride(), dtype=t.dtype,
+                                                           device=t.device))
+
+
 def poison(obj: Any) -> None:
     """Fill buffers with NaN (or all-ones bytes) so that unwritten outputs fail."""
     for t in tensors(obj):

@@ -26,7 +26,7 @@ from harness.judging.protocol import Event, encode
 
 _TRACE_LIMIT = 12000
 _WARM_ELEMENTS = 1 << 17  # timing.warm torch: a 1 MiB tensor of int64
-_RUNS_SUBMISSION = frozenset({"call", "rehearse"})  # requests after which a held thread is placed
+_HOLD_AFTER_REPLY = frozenset({"call"})  # requests after whose reply a held thread is placed
 _NEEDS_GPU_SIGNS = (
     "Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "active drivers",
     "cannot be accessed from Triton", "No CUDA GPUs are available", "CUDA driver",
@@ -128,6 +128,9 @@ class Worker:
         # timing.rehearse_late: the bytes of the worker's own cache flush after unmasking
         self.flush_bytes = int(init.get("flush_bytes") or 0)
         self.flush_buffer: Any = None
+        from harness.judging.masking import xor_mask
+
+        self.xor_mask = xor_mask  # taken before any submission is imported
         self.shared: list[list[Any]] = []  # per slot: its shared tensors, as the judge masks them
         self.gc_freeze = bool(init.get("gc_freeze", False))
         self.hold = None  # worker.hold_cpu: this thread's own CPU through the calls
@@ -358,18 +361,19 @@ class Worker:
         return picks, [self.slots[i] if self.slots else None for i in picks]
 
     def _hold_next(self, op: str) -> None:
-        """With `worker.hold_cpu`: after the reply to a request that ran the submission (a
-        sample or a rehearsal, `_RUNS_SUBMISSION`), through the pipe or the mailbox, hold
-        this thread on its CPU for the next one, and place on the other cores any thread
-        that the calls started. After the reply, so that the
-        placement (a listing of this process's threads; a move of each new one) falls in
-        neither clock: the judge checks outputs and writes the next inputs meanwhile. Run
-        before a sample, it stood in the judge's round trip of the submission's samples but
-        not of its no-op calls, and read as work outside the timed region (run 71). Never
-        after a no-op (the first come before the import, which keeps every CPU), so the
-        first sample (a `load_inline` on first use starts its compilers there) is not held
-        either."""
-        if self.hold is not None and op in _RUNS_SUBMISSION:
+        """With `worker.hold_cpu`: after the reply to a sample (`_HOLD_AFTER_REPLY`),
+        through the pipe or the mailbox, hold this thread on its CPU for the next one, and
+        place on the other cores any thread that the calls started. After the reply, so
+        that the placement (a listing of this process's threads; a move of each new one)
+        falls in neither clock: the judge checks outputs and writes the next inputs
+        meanwhile. Run before a sample, it stood in the judge's round trip of the
+        submission's samples but not of its no-op calls, and read as work outside the
+        timed region (run 71). A rehearsal places it before its own reply (`_rehearse`):
+        its round trip is on no clock, and with `timing.rehearse_late` the timed call
+        follows its reply at once. Never after a no-op (the first come before the import,
+        which keeps every CPU), so the first sample (a `load_inline` on first use starts
+        its compilers there) is not held either."""
+        if self.hold is not None and op in _HOLD_AFTER_REPLY:
             self.hold.apply()
 
     def _rehearse(self, slot: int) -> dict[str, Any]:
@@ -388,6 +392,8 @@ class Worker:
                 self.calls.synchronize()
         except BaseException as exc:  # noqa: BLE001
             return self._exception(exc)
+        if self.hold is not None:  # before the reply: see _hold_next
+            self.hold.apply()
         return {"event": Event.DONE, "ns": 0.0}
 
     def _run(self, fn: Callable[[Any], Any], slot: int, ahead: int, check: bool,
@@ -407,7 +413,10 @@ class Worker:
         picks, data = self._inputs(slot, count)
         calls = self.calls
         if key:
-            self._unmask(picks, key)
+            try:
+                self._unmask(picks, key)
+            except BaseException as exc:  # noqa: BLE001 - out of memory, a sticky CUDA error
+                return self._exception(exc)
         for i in picks if self.slots else ():
             for shared, mine in self.refresh[i]:
                 calls.copy(mine, shared)
@@ -479,9 +488,7 @@ class Worker:
         wrote them masked and sends the key only with the request), then write the flush
         buffer, so that the inputs, just rewritten, are not left in the caches. On the GPU
         the work is enqueued here; the wait before the start event covers it."""
-        from harness.judging.masking import xor_mask
-
-        xor_mask((t for i in picks if self.shared for t in self.shared[i]), key)
+        self.xor_mask((t for i in picks if self.shared for t in self.shared[i]), key)
         if self.flush_bytes <= 0:
             return
         calls = self.calls
