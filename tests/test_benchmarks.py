@@ -35,7 +35,8 @@ def python(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("script,option", [("benchmarks/fidelity.py", "--repeats"),
                                            ("benchmarks/overhead.py", "--out"),
                                            ("benchmarks/honest_runs.py", "--stop-after"),
-                                           ("benchmarks/compile_rerun.py", "--runs")])
+                                           ("benchmarks/compile_rerun.py", "--runs"),
+                                           ("benchmarks/host_speed.py", "--variants")])
 def test_script_starts(script, option):
     proc = python(script, "--help")
     assert proc.returncode == 0, proc.stderr

@@ -215,7 +215,7 @@ class MailWorker:
         self.handle = handle or (lambda box, seq, op, slot, *_: box.answer(
             seq, Mailbox.DONE, {"ns": 1000.0 + slot, "busy_ns": 1.0, "host_ns": 2.0}))
         self.wake_delay = wake_delay
-        self.seen: list[tuple[int, str, int, int]] = []
+        self.seen: list[tuple[int, str, int, int, int]] = []
         self.stop = threading.Event()
         self.thread = play(self.serve)
 
@@ -271,18 +271,27 @@ def test_mailbox_round_trip(mail, tmp_path):
                          "busy_ns": 1.0, "host_ns": 2.0, "sync_ns": 0.0, "copy_ns": 0.0,
                          "threads": 0.0}
         assert rt > 0
-    assert mailer.seen == [(1, "call", 1, 0), (2, "call", 2, 0), (3, "call", 3, 0)]
+    assert mailer.seen == [(1, "call", 1, 0, 0), (2, "call", 2, 0, 0), (3, "call", 3, 0, 0)]
     assert worker.sent == [] and worker.recv_timeouts == []  # no pipe traffic at all
+
+
+def test_mailbox_carries_the_calls_mask_key(mail):
+    """timing.rehearse_late: the key of a call's masked inputs reaches the worker with the
+    request; a rehearsal's request carries none."""
+    channel, _, mailer = mail()
+    channel.roundtrip({"op": "rehearse", "slot": 0}, timeout=5.0)
+    channel.roundtrip({"op": "call", "slot": 2, "ahead": 7, "key": 12345}, timeout=5.0)
+    assert mailer.seen == [(1, "rehearse", 0, 0, 0), (2, "call", 2, 7, 12345)]
 
 
 def test_mailbox_noop_reaches_the_worker_as_noop(mail):
     channel, _, mailer = mail()
     channel.roundtrip({"op": "noop", "slot": 0}, timeout=5.0)
-    assert mailer.seen == [(1, "noop", 0, 0)]
+    assert mailer.seen == [(1, "noop", 0, 0, 0)]
 
 
 def test_mailbox_round_trip_time_covers_the_worker_call(mail):
-    def slow(box, seq, op, slot, ahead):
+    def slow(box, seq, op, slot, ahead, key=0):
         time.sleep(0.05)
         box.answer(seq, Mailbox.DONE, {"ns": 1.0})
 
@@ -312,7 +321,7 @@ def test_mailbox_no_answer_within_the_timeout(mail):
     channel, _, mailer = mail(handle=lambda *a: None)
     with pytest.raises(WorkerTimeout, match="no answer"):
         channel.roundtrip({"op": "call", "slot": 0}, timeout=0.2)
-    assert mailer.seen == [(1, "call", 0, 0)]
+    assert mailer.seen == [(1, "call", 0, 0, 0)]
 
 
 @pytest.mark.parametrize("offset", [-1, 1])
@@ -326,7 +335,7 @@ def test_mailbox_answer_with_a_stale_or_wrong_sequence_is_never_taken(mail, offs
 def write_seq_halves(both: bool, pause: float):
     """A handler that writes the reply, then the reply seq's low word only, and (if
     `both`) its high word `pause` seconds later: a torn 64-bit store."""
-    def handle(box, seq, op, slot, ahead):
+    def handle(box, seq, op, slot, ahead, key=0):
         box.answer(0, Mailbox.DONE, {"ns": 7.0})
         halves = (ctypes.c_uint32 * 2).from_buffer(box.mm, Mailbox._REP_SEQ)
         halves[0] = seq & 0xFFFFFFFF
@@ -360,7 +369,7 @@ def test_mailbox_worker_dead_before_waking(mail):
 def test_mailbox_worker_dies_while_the_judge_waits(mail):
     worker = FakeWorker()
 
-    def die(box, seq, op, slot, ahead):
+    def die(box, seq, op, slot, ahead, key=0):
         worker.proc.code = -11
 
     channel, _, _ = mail(worker, handle=die)
@@ -370,7 +379,7 @@ def test_mailbox_worker_dies_while_the_judge_waits(mail):
     assert time.monotonic() - t0 < 10
 
 
-def see_pipe(box, seq, op, slot, ahead=0):
+def see_pipe(box, seq, op, slot, ahead=0, key=0):
     box.answer(seq, Mailbox.SEE_PIPE)
 
 
