@@ -11,7 +11,9 @@ higher, run 87). This compares the same host-bound `custom_kernel` timed
            CPU), the call timed with the host clock (CPU) or events (GPU); the mean;
   harness  `runner.py submit --mode benchmark` (the score: the mean), under settings
            variants: the defaults; without the seccomp filter; without the sandbox
-           (Landlock, the audit hook, the filter); without the held CPU (GPU only),
+           (Landlock, the audit hook, the filter); without the held CPU, and with the
+           judge napping rather than polling while it waits (GPU only: a polling judge on
+           the held CPU's hidden SMT sibling would slow the calling thread),
 
 alternating, `--rounds` times, on the submission kinds below (benchmarks/tasks/empty_call,
 whose check wants the input back):
@@ -73,7 +75,9 @@ VARIANTS = {
     "no_seccomp": "worker:\n  sandbox_seccomp: false\n",
     "no_sandbox": "worker:\n  sandbox: off\n",
     "not_held": "worker:\n  hold_cpu: false\n",
+    "judge_naps": "timing:\n  judge_spin_seconds: 0.0\n",
 }
+GPU_ONLY_VARIANTS = {"not_held", "judge_naps"}  # the CPU section neither holds nor spins
 
 BARE = r'''
 import json, sys, time
@@ -141,7 +145,8 @@ def main() -> int:
     settings = Settings.load().for_device(args.device)
     flush = (settings.timing.cpu_flush_bytes if args.device == "cpu"
              else 2 * 50 * (1 << 20))  # about the judge's L2 flush on an H200
-    variants = args.variants or [v for v in VARIANTS if args.device == "cuda" or v != "not_held"]
+    variants = args.variants or [v for v in VARIANTS
+                                 if args.device == "cuda" or v not in GPU_ONLY_VARIANTS]
     tmp = Path(tempfile.mkdtemp(prefix="host-speed-"))
     configs: dict[str, Path | None] = {}
     for name in variants:
