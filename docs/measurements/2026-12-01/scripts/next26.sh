@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The worker's host speed on the GPU machine (one H200, alone; about 4 min): runs 83-88
+# The worker's host speed on the GPU machine (one H200, alone; about 7 min): runs 83-88
 # found the worker's launches slower than the public process's (vectoradd 22-75 µs against
 # 23-31) where the CPU machine shows no worker penalty. benchmarks/host_speed.py: 2000 small
 # torch operators on CUDA tensors and a pure-Python loop, a bare process against the harness
