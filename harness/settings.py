@@ -37,6 +37,7 @@ class TimingSettings:
     mailbox: bool
     host_launch: str
     hidden_window_us: float
+    window_fill_bytes: int | None
     min_ahead_us: float
     probe_every: int
     sync: str
@@ -54,6 +55,10 @@ class TimingSettings:
             raise ValueError(f"timing.warm must be kernel, torch or event, not {self.warm!r}")
         if not isinstance(self.rehearse, bool):
             raise ValueError(f"timing.rehearse must be true or false, not {self.rehearse!r}")
+        if self.window_fill_bytes is not None and not (
+                _whole(self.window_fill_bytes) and self.window_fill_bytes > 0):
+            raise ValueError("timing.window_fill_bytes must be a positive whole number of bytes "
+                             f"or null, not {self.window_fill_bytes!r}")
         if not isinstance(self.rehearse_late, bool):
             raise ValueError(f"timing.rehearse_late must be true or false, not {self.rehearse_late!r}")
         if self.host_launch not in ("hidden", "counted"):

@@ -107,3 +107,14 @@ def test_the_late_rehearsal_cannot_answer_a_timed_call(cli, late):
             "--mode", "benchmark", "--config", str(late), *CASE)
     assert r.rc == 1, r.out
     assert {c["status"] for p in r.doc["phases"] for c in p["cases"]} == {"failed"}
+
+
+def test_the_contests_fill_in_place_of_the_sleep_times_honest_code_unflagged(cli, tmp_path):
+    """timing.window_fill_bytes: pmpp_v2's 256 MiB fill hides the launch."""
+    config = tmp_path / "fill.yaml"
+    config.write_text("timing:\n  window_fill_bytes: 268435456\n")
+    r = cli("submit", "submissions/vectoradd/add_triton.py", "--mode", "benchmark",
+            "--config", str(config))
+    assert r.rc == 0, r.out
+    for c in r.doc["phases"][0]["cases"]:
+        assert c["status"] == "passed" and c["flags"] == [], c

@@ -9,6 +9,7 @@ from harness.judging.timing import (
     ahead_cycles,
     combine,
     hidden_window_us,
+    window_fill_bytes,
     judge_spin_seconds,
     summarize,
 )
@@ -150,6 +151,17 @@ def test_hidden_window_follows_the_task_then_the_default():
     assert hidden_window_us(timing, {"hidden_window_us": 20000}, "cpu") == 0
     counted = settings(host_launch="counted")
     assert hidden_window_us(counted, {"hidden_window_us": 20000}, "cuda") == 0
+
+
+def test_the_window_fill_follows_the_task_then_the_settings_on_the_gpu_only():
+    timing = settings()
+    assert timing.window_fill_bytes is None and window_fill_bytes(timing, {}, "cuda") == 0
+    assert window_fill_bytes(timing, {"window_fill_bytes": 268435456}, "cuda") == 268435456
+    assert window_fill_bytes(timing, {"window_fill_bytes": 268435456}, "cpu") == 0
+    filled = settings(window_fill_bytes=1 << 20)
+    assert window_fill_bytes(filled, {}, "cuda") == 1 << 20
+    assert window_fill_bytes(settings(host_launch="counted", window_fill_bytes=1 << 20), {},
+                             "cuda") == 0
 
 
 def test_gpu_sleep_covers_the_launch_but_never_exceeds_the_window():

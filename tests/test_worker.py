@@ -156,6 +156,29 @@ def test_the_sequence_before_the_start_event(tmp_path, warm, before, ahead):
     judge_end.close()
 
 
+@pytest.mark.parametrize("full", [False, True])
+def test_the_contests_fill_hides_the_launch_in_place_of_the_sleep(tmp_path, full):
+    """timing.window_fill_bytes: a sample that hides its launch (ahead > 0) writes the
+    contest's fill (torch.empty + fill_(42)) right before the start event instead of the
+    GPU sleep; where the fill's memory cannot be had, the sleep; a probe (ahead 0) neither."""
+    log: list = []
+    judge_end, worker_end = multiprocessing.Pipe()
+    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
+                                 "submission": "submission.py", "warm": "event",
+                                 "window_fill_bytes": 268435456})
+    events = [_FakeEvent(name, log) for name in ("warm", "start", "end")]
+    worker.cuda, worker.end_event = True, events[2]
+    worker.calls = TorchCalls.of(_fake_torch(log, memory_full=full), *events)
+    worker._run(lambda data: log.append("call"), 0, 500, check=False)
+    hide = ["empty(33554432, int64, cuda)", "sleep(500)"] if full else \
+        ["empty(33554432, int64, cuda)", "fill_(42)"]
+    assert log[:6] == ["warm.record", "warm.synchronize", *hide, "start.record", "call"]
+    log.clear()
+    worker._run(lambda data: log.append("call"), 0, 0, check=False)
+    assert log[:4] == ["warm.record", "warm.synchronize", "start.record", "call"]
+    judge_end.close()
+
+
 def test_a_keyed_call_unmasks_its_inputs_and_flushes_before_anything_else(tmp_path):
     """timing.rehearse_late: a call (or no-op) that brings a key XORs the judge's mask off
     its slots' shared tensors, then writes the flush buffer (made once, the judge's flush

@@ -55,6 +55,7 @@ from harness.judging.timing import (
     Laps,
     combine,
     judge_spin_seconds,
+    window_fill_bytes,
 )
 from harness.judging.verdicts import (
     FATAL,
@@ -163,6 +164,8 @@ class Judge(Sampling):
             "mailbox": self._open_channel(w),
             "sync": self.settings.timing.sync,
             "warm": self.settings.timing.warm,
+            "window_fill_bytes": window_fill_bytes(self.settings.timing, self.task.timing,
+                                                   self.device.kind),
             "flush_bytes": self.flusher.nbytes if self.settings.timing.rehearse_late
             and self.device.kind == "cuda" else 0,
             "gc_freeze": self.settings.worker.gc_freeze,

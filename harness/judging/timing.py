@@ -205,6 +205,15 @@ def hidden_window_us(timing: TimingSettings, task_timing: dict, device_kind: str
     return float(task_timing.get("hidden_window_us", timing.hidden_window_us))
 
 
+def window_fill_bytes(timing: TimingSettings, task_timing: dict, device_kind: str) -> int:
+    """Bytes of the contest's own pre-call fill that the worker writes in place of the GPU
+    sleep before a sample's start event (`timing.window_fill_bytes` of the task, else of
+    the settings); 0 where none is set, on the CPU, or when the settings count launch time."""
+    if timing.host_launch == "counted" or device_kind != "cuda":
+        return 0
+    return int(task_timing.get("window_fill_bytes", timing.window_fill_bytes) or 0)
+
+
 def judge_spin_seconds(timing: TimingSettings) -> float:
     """How long the judge polls (rather than naps) while it waits for the worker's reply:
     `timing.judge_spin_seconds`, or `timing.spin_seconds` where that is null."""

@@ -178,7 +178,8 @@ def load_task(name_or_path: str, tasks_dir: Path = TASKS_DIR) -> Task:
     return task
 
 
-TIMING_KEYS = {"hidden_window_us": float, "calls_per_sample": int, "hold_cpu": bool}
+TIMING_KEYS = {"hidden_window_us": float, "calls_per_sample": int, "hold_cpu": bool,
+               "window_fill_bytes": int}
 
 
 def _check_timing(timing: Any, yml: Path) -> None:
