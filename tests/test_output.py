@@ -3,6 +3,7 @@
 import io
 import re
 
+import pytest
 from conftest import ROOT
 
 from harness.frontends.console import PIPE_WIDTH, make_console, pipe_width
@@ -142,3 +143,26 @@ def test_a_case_moved_by_a_few_long_samples_gets_a_note_under_the_table():
     text = out.getvalue()
     assert "note (benchmark case 1): 3 of 100 samples took over 4x the median (6.60 µs" in text
     assert "the longest 367.9 µs" in text and text.count("note (") == 1  # case 0 has none
+
+
+@pytest.mark.parametrize("fill,caption", [
+    (0, "hidden up to 100 µs per sample"),
+    (1 << 28, "hidden behind the contest's own 256 MiB fill before each sample"),
+])
+def test_the_benchmark_table_says_what_hid_the_launch(fill, caption):
+    """The caption names the GPU sleep's window, or the contest's own fill where
+    timing.window_fill_bytes put it in the sleep's place."""
+    from harness.consts import Status
+    from harness.frontends.report import print_evaluation
+    from harness.results.document import CaseResult, Evaluation, PhaseResult
+
+    case = CaseResult(0, {"size": 1024}, Status.PASSED, score_ns=6_600.0, stats={"calls": 10})
+    case.integrity["hidden_window_us"] = 100.0
+    if fill:
+        case.integrity["window_fill_bytes"] = fill
+    ev = Evaluation(task={"name": "vectoradd", "ranking_by": "geom"},
+                    submission={"name": "add_triton.py"}, device=H200, mode="benchmark",
+                    started="", phases=[PhaseResult("benchmark", "public", [case])])
+    out = io.StringIO()
+    print_evaluation(make_console(out, {}), ev)
+    assert caption in " ".join(out.getvalue().split())

@@ -262,7 +262,8 @@ def test_sequence_numbers_are_published_last(tmp_path):
                           Mailbox._REQ_KEY, Mailbox._REQ_SEQ]
     box.writes.clear()
     box.answer(1, Mailbox.DONE, {"ns": 1.0})
-    fields = {Mailbox._REP_STATUS, Mailbox._REP_NS, *Mailbox.BREAKDOWN.values()}
+    fields = {Mailbox._REP_STATUS, Mailbox._REP_NS, *Mailbox.BREAKDOWN.values(),
+              *Mailbox.FLAGS.values()}
     assert set(box.writes[:-1]) == fields and box.writes[-1] == Mailbox._REP_SEQ
     box.close()
 
@@ -302,3 +303,15 @@ def test_the_mask_key_travels_with_the_request_only(boxes):
     assert worker.pending(0) == (1, "rehearse", 0, 0, 0)
     judge.request(2, "call", 2, ahead=5, key=(1 << 63) - 1)
     assert worker.pending(1) == (2, "call", 2, 5, (1 << 63) - 1)
+
+
+def test_what_a_sample_lacked_crosses_the_mailbox_only_where_set(boxes):
+    """The worker's `unwarmed` and `unfilled` (no memory for the warm-up fill or for the
+    contest's fill) reach the judge through the mailbox as through the pipe: present and
+    true where set, absent otherwise."""
+    judge, worker = boxes
+    worker.answer(1, Mailbox.DONE, {"ns": 5.0, "unfilled": True})
+    reply = judge.reply()
+    assert reply["unfilled"] is True and "unwarmed" not in reply
+    worker.answer(2, Mailbox.DONE, {"ns": 5.0})
+    assert "unfilled" not in judge.reply() and "unwarmed" not in judge.reply()

@@ -277,6 +277,9 @@ class SlowSamples(Sampling):
     def _window_us(self) -> float:
         return 0.0
 
+    def _fill_bytes(self) -> int:
+        return 0
+
     def _ahead_cycles(self, window_us, host_ns, calls) -> int:
         return 0
 
@@ -334,7 +337,23 @@ class StalledSamples(SlowSamples):
         return reply | {"ns": self.ns[k], "rt": self.ns[k] + 50_000.0, "host_ns": float(k)}
 
 
-def _timed(ns: list[float], max_calls: int = 20):
+class UnfilledSamples(StalledSamples):
+    """StalledSamples with the contest's fill set, whose worker could not allocate it on
+    the samples in `unfilled` (from 0, warm-up included)."""
+
+    def __init__(self, ns: list[float], settings: Settings, unfilled: set[int]) -> None:
+        super().__init__(ns, settings)
+        self.unfilled = unfilled
+
+    def _fill_bytes(self) -> int:
+        return 1 << 28
+
+    def _sample(self, box, case, plan, call, ahead, deadline, what, first=None, relayout=True):
+        reply = super()._sample(box, case, plan, call, ahead, deadline, what, first, relayout)
+        return reply | ({"unfilled": True} if self.samples - 1 in self.unfilled else {})
+
+
+def _timed(ns: list[float], max_calls: int = 20, judge=None):
     from types import SimpleNamespace
 
     from harness.consts import Status
@@ -345,7 +364,7 @@ def _timed(ns: list[float], max_calls: int = 20):
     settings = Settings.load().for_device("cpu")
     settings.timing.warmup_seconds, settings.timing.warmup_min_calls = 0.0, 1
     settings.timing.max_calls, settings.timing.target_rse = max_calls, 0.0
-    judge = StalledSamples(ns, settings)
+    judge = judge(settings) if callable(judge) else StalledSamples(ns, settings)
     result = CaseResult(0, {}, Status.PASSED)
     judge._time_case(None, {}, None, SimpleNamespace(per=1), 1000.0,
                      Calibration.from_gaps([50_000.0] * 10), {"host_ns": 1.0}, result,
@@ -378,3 +397,16 @@ def test_a_long_sample_that_barely_moves_the_mean_is_counted_not_noted():
     long = result.integrity["long_samples"]
     assert result.stats["calls"] == 100 and long["count"] == 1 and long["adds_ns"] == pytest.approx(19_000.0)
     assert Settings.load().timing.long_sample_note == 0.05 and "note" not in long
+
+
+def test_samples_without_the_contests_fill_are_counted_and_flagged():
+    """timing.window_fill_bytes: a sample whose worker could not allocate the fill hid its
+    launch behind the sleep (a longer window): the case counts them and is flagged; the
+    fill's size is in the result either way."""
+    ns = [9_000.0] + [6_000.0] * 20
+    result = _timed(ns, judge=lambda settings: UnfilledSamples(ns, settings, {3, 4}))
+    assert result.integrity["window_fill_bytes"] == 1 << 28
+    assert result.integrity["unfilled_samples"] == 2
+    assert any("256 MiB fill" in f and "on 2 of " in f for f in result.flags)
+    clean = _timed(ns, judge=lambda settings: UnfilledSamples(ns, settings, set()))
+    assert "unfilled_samples" not in clean.integrity and clean.flags == []

@@ -162,6 +162,11 @@ def test_the_window_fill_follows_the_task_then_the_settings_on_the_gpu_only():
     assert window_fill_bytes(filled, {}, "cuda") == 1 << 20
     assert window_fill_bytes(settings(host_launch="counted", window_fill_bytes=1 << 20), {},
                              "cuda") == 0
+    # a task's 0 keeps the sleep; a window past min_ahead_us (20 ms) never takes a fill
+    assert window_fill_bytes(filled, {"window_fill_bytes": 0}, "cuda") == 0
+    assert window_fill_bytes(filled, {"hidden_window_us": 20000}, "cuda") == 0
+    assert window_fill_bytes(filled, {"hidden_window_us": 20000, "window_fill_bytes": 8},
+                             "cuda") == 0
 
 
 def test_gpu_sleep_covers_the_launch_but_never_exceeds_the_window():

@@ -46,6 +46,9 @@ class _Torch:
     narrow: Any = torch.Tensor.narrow
     copy: Any = torch.Tensor.copy_
     u8: Any = torch.uint8
+    blake2b: Any = hashlib.blake2b  # called with the key: taken too, as `sum` is
+    shake_256: Any = hashlib.shake_256
+    sum: Any = sum
 
 
 _TORCH = _Torch()
@@ -54,21 +57,21 @@ _TORCH = _Torch()
 def span_bytes(t: Any, fns: _Torch = _TORCH) -> Any:
     """The bytes of a tensor's span in its storage, as a 1-d uint8 tensor sharing them."""
     size = fns.element_size(t)
-    span = (sum((n - 1) * s for n, s in zip(t.shape, fns.stride(t))) + 1) * size
+    span = (fns.sum([(n - 1) * s for n, s in zip(t.shape, fns.stride(t))]) + 1) * size
     return fns.set_(fns.empty(0, dtype=fns.u8, device=t.device), fns.storage(t),
                     fns.offset(t) * size, (span,), (1,))
 
 
-def stream_seed(key: int, device: Any) -> int:
-    """The 64-bit seed of a sample's stream on `device`."""
-    digest = hashlib.blake2b(f"{key}:{torch.device(device).type}".encode(), digest_size=8)
+def stream_seed(key: int, device_type: str, fns: _Torch = _TORCH) -> int:
+    """The 64-bit seed of a sample's stream on a device of `device_type` ("cpu", "cuda")."""
+    digest = fns.blake2b(f"{key}:{device_type}".encode(), digest_size=8)
     return int.from_bytes(digest.digest(), "little")
 
 
 def _stream(key: int, device: Any, n: int, fns: _Torch) -> Any:
-    seed = stream_seed(key, device)
-    if torch.device(device).type == "cpu":
-        data = bytearray(hashlib.shake_256(seed.to_bytes(8, "little")).digest(n))
+    seed = stream_seed(key, device.type, fns)
+    if device.type == "cpu":
+        data = bytearray(fns.shake_256(seed.to_bytes(8, "little")).digest(n))
         return fns.frombuffer(data, dtype=fns.u8)
     gen = fns.generator(device=device)
     fns.manual_seed(gen, seed)
@@ -84,7 +87,7 @@ def xor_mask(tensors: Iterable[Any], key: int, fns: _Torch = _TORCH) -> None:
         if fns.numel(t):
             groups.setdefault(t.device, []).append(span_bytes(t, fns))
     for device, spans in groups.items():
-        stream = _stream(key, device, sum(fns.numel(s) for s in spans), fns)
+        stream = _stream(key, device, fns.sum([fns.numel(s) for s in spans]), fns)
         at = 0
         for s in spans:
             fns.xor(s, fns.narrow(stream, 0, at, fns.numel(s)))

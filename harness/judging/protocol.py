@@ -80,12 +80,14 @@ class Mailbox:
     judge still trusts nothing the worker writes. Errors travel on the pipe.
     """
 
-    SIZE = 112
+    SIZE = 128
     _REQ_SEQ, _REQ_OP, _REQ_SLOT, _REP_SEQ, _REP_STATUS, _REP_NS = 0, 8, 12, 16, 24, 32
     _REQ_AHEAD = 88  # GPU sleep (cycles) before the start event: the hidden launch window
     _REQ_KEY = 104  # timing.rehearse_late: the key the call's fresh inputs are masked with
     # The worker's own breakdown of a call (diagnostics, never trusted).
     BREAKDOWN = {"busy_ns": 40, "host_ns": 48, "sync_ns": 56, "copy_ns": 64, "threads": 96}
+    # What a sample lacked (the warm-up fill, the contest's fill): in a reply only where set.
+    FLAGS = {"unwarmed": 112, "unfilled": 120}
     # Before starting its clock the judge makes sure the worker is polling, not asleep.
     _WAKE_REQ, _WAKE_ACK = 72, 80
     OPS = {"call": 1, "noop": 2, "rehearse": 3}
@@ -149,6 +151,9 @@ class Mailbox:
                "ns": self._get("<d", self._REP_NS)}
         for key, offset in self.BREAKDOWN.items():
             out[key] = self._get("<d", offset)
+        for key, offset in self.FLAGS.items():
+            if self._get("<d", offset):
+                out[key] = True
         return out
 
     # worker side
@@ -175,6 +180,8 @@ class Mailbox:
         self._put("<d", self._REP_NS, float(reply.get("ns", 0.0)))
         for key, offset in self.BREAKDOWN.items():
             self._put("<d", offset, float(reply.get(key, 0.0)))
+        for key, offset in self.FLAGS.items():
+            self._put("<d", offset, 1.0 if reply.get(key) else 0.0)
         self._put("<Q", self._REP_SEQ, seq)
 
     def close(self) -> None:

@@ -54,6 +54,7 @@ from harness.judging.timing import (
     host_launch_ns,
     long_samples,
     summarize,
+    window_fill_bytes,
 )
 from harness.judging.verdicts import (
     FATAL,
@@ -70,6 +71,9 @@ class Sampling:
 
     def _window_us(self) -> float:
         return hidden_window_us(self.settings.timing, self.task.timing, self.device.kind)
+
+    def _fill_bytes(self) -> int:
+        return window_fill_bytes(self.settings.timing, self.task.timing, self.device.kind)
 
     def _ahead_cycles(self, window_us: float, host_ns: float, calls: int) -> int:
         return ahead_cycles(window_us, host_ns, calls, self.device.clocks.get("sm_max_mhz") or 2000.0,
@@ -103,7 +107,8 @@ class Sampling:
             if box is not None:
                 xor_mask(self._slot_tensors(box, range(box.per)), key)
             self.flusher.flush()
-            self.channel.roundtrip({"op": "noop", "slot": 0}, timeout)
+            if self.settings.timing.rehearse:  # a sample's rehearsal switches contexts first
+                self.channel.roundtrip({"op": "noop", "slot": 0}, timeout)
         reply, rt = self._roundtrip({"op": "noop", "slot": 0, "key": key}, timeout, flush=not key)
         if reply.get("event") != Event.DONE:
             raise CaseFailure(Status.REJECTED, "the harness's no-op call failed after the "
@@ -340,6 +345,17 @@ class Sampling:
         unwarmed = sum(1 for r in replies if r.get("unwarmed"))
         if unwarmed:  # timing.warm torch found no 1 MiB free (the submission holds the memory)
             result.integrity["unwarmed_samples"] = unwarmed
+        fill = self._fill_bytes()
+        if fill:
+            result.integrity["window_fill_bytes"] = fill
+            unfilled = sum(1 for r in replies if r.get("unfilled"))
+            if unfilled:  # the submission held the fill's memory: those hid behind the sleep
+                result.integrity["unfilled_samples"] = unfilled
+                result.flags.append(
+                    f"the contest's {fill / 2**20:g} MiB fill before the start event could not "
+                    f"be allocated on {unfilled} of {len(replies)} samples (the submission "
+                    "holds the GPU's memory between calls): those hid their host launch "
+                    f"behind the {window:g} µs GPU sleep instead, a longer window")
         if window > 0 and probes:
             result.integrity["launch_counted"] = summarize([float(r["ns"]) for r in probes]).to_dict()
         disturbed = calibration_disturbed(self.base_calibration, calibration,

@@ -208,8 +208,12 @@ def hidden_window_us(timing: TimingSettings, task_timing: dict, device_kind: str
 def window_fill_bytes(timing: TimingSettings, task_timing: dict, device_kind: str) -> int:
     """Bytes of the contest's own pre-call fill that the worker writes in place of the GPU
     sleep before a sample's start event (`timing.window_fill_bytes` of the task, else of
-    the settings); 0 where none is set, on the CPU, or when the settings count launch time."""
-    if timing.host_launch == "counted" or device_kind != "cuda":
+    the settings; a task's 0 keeps the sleep); 0 where none is set, on the CPU, when the
+    settings count launch time, or where the task's window is longer than
+    `timing.min_ahead_us` (the nvfp4 and mxfp4 contests' multi-GB `randn`: their sleep is
+    sized from the launches, no fill stands for it)."""
+    window = hidden_window_us(timing, task_timing, device_kind)
+    if window <= 0 or window > timing.min_ahead_us:
         return 0
     return int(task_timing.get("window_fill_bytes", timing.window_fill_bytes) or 0)
 

@@ -126,7 +126,7 @@ class Worker:
         self.sync_device = init.get("sync", "device") != "event"
         self.warm = init.get("warm", "torch")
         # timing.window_fill_bytes: the contest's own fill hides the launch, not a sleep
-        self.window_fill_elements = int(init.get("window_fill_bytes") or 0) // 8
+        self.window_fill_elements = -(-int(init.get("window_fill_bytes") or 0) // 8)
         # timing.rehearse_late: the bytes of the worker's own cache flush after unmasking
         self.flush_bytes = int(init.get("flush_bytes") or 0)
         self.flush_buffer: Any = None
@@ -423,7 +423,7 @@ class Worker:
             for shared, mine in self.refresh[i]:
                 calls.copy(mine, shared)
         t_in = time.perf_counter_ns()
-        unwarmed = False
+        unwarmed = unfilled = False
         try:
             if self.cuda:
                 # Bring this process's context onto the GPU (after the judge's flush)
@@ -439,7 +439,7 @@ class Worker:
                 calls.warm_record()
                 calls.warm_synchronize()
                 if ahead:
-                    self._hide(ahead)
+                    unfilled = not self._hide(ahead)
                 calls.start_record()
                 t0 = time.perf_counter_ns()
                 outs = [fn(d) for d in data]
@@ -483,26 +483,30 @@ class Worker:
         reply["threads"] = self._threads_left()
         if unwarmed:  # no memory for warm "torch"'s 1 MiB: this sample ran as warm "kernel"
             reply["unwarmed"] = True
+        if unfilled:  # no memory for the contest's fill: the sleep hid this sample's launch
+            reply["unfilled"] = True
         return reply
 
-    def _hide(self, ahead: int) -> None:
+    def _hide(self, ahead: int) -> bool:
         """The GPU work before the start event that hides the calls' host launch: the
-        contest's own fill where the task names one (`timing.window_fill_bytes`: pmpp_v2's
+        contest's own fill where the task or the settings name one
+        (`timing.window_fill_bytes`, short windows only: pmpp_v2's
         `torch.empty` of 256 MiB and `fill_(42)`, whose length and host cost the public
         evaluator's window has by construction: run 87, 16.9 µs hidden against its 16.7),
         else `ahead` cycles of GPU sleep; the sleep also where the fill's memory cannot be
-        had."""
+        had (False: the judge flags such samples, whose window was the sleep's)."""
         calls = self.calls
         if self.window_fill_elements:
             try:
                 scratch = calls.empty(self.window_fill_elements, dtype=calls.int64, device="cuda")
             except calls.out_of_memory:
                 calls.sleep(ahead)
-                return
+                return False
             calls.fill(scratch, 42)
             del scratch
-            return
+            return True
         calls.sleep(ahead)
+        return True
 
     def _unmask(self, picks: list[int], key: int) -> None:
         """timing.rehearse_late: XOR the judge's mask off the inputs of `picks` (the judge

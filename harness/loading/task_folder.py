@@ -196,8 +196,9 @@ def _check_timing(timing: Any, yml: Path) -> None:
             if not isinstance(value, bool):
                 raise TaskError(f"{yml}: timing.{key} must be true or false, not {value!r}")
             continue
+        least = 0 if key == "window_fill_bytes" else 1  # 0: the sleep, not a fill
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or (
-                kind is int and (int(value) != value or value < 1)):
+                kind is int and (int(value) != value or value < least)):
             raise TaskError(f"{yml}: timing.{key} must be a {'positive whole' if kind is int else 'non-negative'} "
                             f"number, not {value!r}")
 
