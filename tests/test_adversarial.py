@@ -137,12 +137,16 @@ def test_several_calls_per_sample_with_rehearsals(cli, three_per_sample, name, p
 
 
 def test_a_thread_left_running_the_submissions_code_is_flagged(cli):
-    """Whatever the screen reads of the imports, the worker sees the thread after the calls."""
-    r = attack(cli, "thread_lingers", "--mode", "benchmark")
+    """Whatever the screen reads of the imports, the worker sees the thread after the calls.
+    Recorded, the flag is what `show` prints under the case, as the report did."""
+    r = attack(cli, "thread_lingers", "--mode", "benchmark", "--record")
     assert r.rc == 0, r.out  # right outputs: flagged, not failed
     [case] = r.doc["phases"][0]["cases"]
     assert case["integrity"]["threads_after_calls"] >= 1
     assert any("still alive after" in f for f in case["flags"])
+    shown = run_cli("show", str(r.doc["record"]["submission_id"]),
+                    env={"HARNESS_DB": str(cli.db), "COLUMNS": "300"})
+    assert shown.rc == 0 and "flag: " in shown.out and "still alive after" in shown.out
 
 
 def test_outputs_stored_in_the_compiler_caches_never_reach_a_ranked_run(cli):

@@ -69,3 +69,26 @@ def test_marking_hacked(cli):
     assert run_cli("mark", str(sid), "--status", "hacked", env=env).rc == 0
     table = json.loads(run_cli("leaderboard", "vectoradd", "--json", env=env).out)
     assert table["devices"]["CPU"] == []
+
+
+def test_show_prints_a_cases_note_and_the_runs_warnings(cli, tmp_path):
+    """`show` prints under a case what the report printed under the table when the run was
+    made: here a long-sample note and a warning (written into a result document, then
+    recorded as CI artifacts are)."""
+    r = cli("submit", str(SUBS / "fast.py"), "--task", "vectoradd", "--device", "cpu",
+            "--mode", "benchmark", "--no-record", *CASE)
+    assert r.rc == 0, r.out
+    doc = r.doc
+    doc["warnings"] = ["the SM clock read 900 MHz of 1980 as case 0 ended"]
+    doc["phases"][0]["cases"][0]["integrity"]["long_samples"] = {
+        "count": 1, "longest_ns": 1e6, "limit_ns": 1e5, "adds_ns": 1e5,
+        "note": "1 of 10 samples took over 4x the median"}
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(doc))
+    env = {"HARNESS_DB": str(cli.db), "COLUMNS": "300"}
+    recorded = run_cli("record", str(path), "--user", "frank", env=env)
+    assert recorded.rc == 0, recorded.out
+    sid = int(recorded.out.split("as submission")[1].split()[0])
+    shown = run_cli("show", str(sid), env=env)
+    assert "note: 1 of 10 samples took over 4x the median" in shown.out, shown.out
+    assert "warning: the SM clock read 900 MHz" in shown.out

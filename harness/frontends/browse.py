@@ -71,7 +71,8 @@ def history(console: Console, task: str | None, user: str | None, as_json: bool,
 
 
 def show(console: Console, submission_id: int, code: bool, as_json: bool, db: str | None) -> int:
-    """One recorded submission: its runs, cases and screen findings (and code)."""
+    """One recorded submission: its runs, cases (with their flags and notes), screen
+    findings and warnings (and code)."""
     sub = boards.submission(open_store(db), submission_id, code)
     if sub is None:
         console.print(f"[red]error:[/] no submission {submission_id}")
@@ -90,10 +91,18 @@ def show(console: Console, submission_id: int, code: bool, as_json: bool, db: st
         verdict = "passed" if run["passed"] else "FAILED"
         console.print(f"run {run['id']}: {run['mode']} / {run['seeds']} seeds on "
                       f"{run['device_name']}: {verdict}, score {fmt_ns(run['score_ns'])}")
+        for warning in (run.get("messages") or {}).get("warnings") or []:
+            console.print(f"  [yellow]warning:[/] {escape(warning)}")
         for case in run["cases"]:
             mean = fmt_ns(case.get("score_ns"))
             console.print(f"    {case['phase']} #{case['index']}: {case['status']} {mean} "
                           f"{escape((case.get('message') or '').splitlines()[0][:100]) if case.get('message') else ''}")
+            # what the report printed under the table when the run was made
+            for flag in case.get("flags") or []:
+                console.print(f"      [red]flag:[/] {escape(flag)}")
+            note = ((case.get("integrity") or {}).get("long_samples") or {}).get("note")
+            if note:
+                console.print(f"      [yellow]note:[/] {escape(note)}")
     if code:
         console.print(Syntax(sub["code"], "python", line_numbers=True))
     return ExitCode.OK
