@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -131,6 +132,19 @@ def _fake_torch(log: list, memory_full: bool = False):
     return Torch
 
 
+def _gpu_worker(tmp_path, log: list, memory_full: bool = False, **init):
+    """A worker run as on a GPU, its torch and CUDA events fakes that write to `log`
+    (`_fake_torch`, `_FakeEvent`); `init`, more of its start message. With the judge's end
+    of its pipe, to close at the end."""
+    judge_end, worker_end = multiprocessing.Pipe()
+    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
+                                 "submission": "submission.py", **init})
+    events = [_FakeEvent(name, log) for name in ("warm", "start", "end")]
+    worker.cuda, worker.end_event = True, events[2]
+    worker.calls = TorchCalls.of(_fake_torch(log, memory_full), *events)
+    return worker, judge_end
+
+
 @pytest.mark.parametrize("ahead", [500, 0])
 @pytest.mark.parametrize("warm,before", [
     ("torch", ["sleep(1)", "empty(131072, int64, cuda)", "fill_(42)"]),
@@ -142,12 +156,7 @@ def test_the_sequence_before_the_start_event(tmp_path, warm, before, ahead):
     event the worker waits for, so a probe (ahead 0: no GPU sleep) still starts its clock
     on an idle GPU; then the sleep, the start event, the call."""
     log: list = []
-    judge_end, worker_end = multiprocessing.Pipe()
-    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
-                                 "submission": "submission.py", "warm": warm})
-    events = [_FakeEvent(name, log) for name in ("warm", "start", "end")]
-    worker.cuda, worker.end_event = True, events[2]
-    worker.calls = TorchCalls.of(_fake_torch(log), *events)
+    worker, judge_end = _gpu_worker(tmp_path, log, warm=warm)
     reply = worker._run(lambda data: log.append("call"), 0, ahead, check=False)
     assert reply["event"] == Event.DONE, reply
     sleep = [f"sleep({ahead})"] if ahead else []
@@ -162,13 +171,8 @@ def test_the_contests_fill_hides_the_launch_in_place_of_the_sleep(tmp_path, full
     contest's fill (torch.empty + fill_(42)) right before the start event instead of the
     GPU sleep; where the fill's memory cannot be had, the sleep; a probe (ahead 0) neither."""
     log: list = []
-    judge_end, worker_end = multiprocessing.Pipe()
-    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
-                                 "submission": "submission.py", "warm": "event",
-                                 "window_fill_bytes": 268435456})
-    events = [_FakeEvent(name, log) for name in ("warm", "start", "end")]
-    worker.cuda, worker.end_event = True, events[2]
-    worker.calls = TorchCalls.of(_fake_torch(log, memory_full=full), *events)
+    worker, judge_end = _gpu_worker(tmp_path, log, full, warm="event",
+                                    window_fill_bytes=268435456)
     reply = worker._run(lambda data: log.append("call"), 0, 500, check=False)
     assert reply.get("unfilled", False) is full  # the judge flags such samples
     hide = ["empty(33554432, int64, cuda)", "sleep(500)"] if full else \
@@ -190,13 +194,7 @@ def test_a_keyed_call_unmasks_its_inputs_and_flushes_before_anything_else(tmp_pa
     from harness.judging.masking import xor_mask
 
     log: list = []
-    judge_end, worker_end = multiprocessing.Pipe()
-    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
-                                 "submission": "submission.py", "warm": "kernel",
-                                 "flush_bytes": 4096})
-    events = [_FakeEvent(name, log) for name in ("warm", "start", "end")]
-    worker.cuda, worker.end_event = True, events[2]
-    worker.calls = TorchCalls.of(_fake_torch(log), *events)
+    worker, judge_end = _gpu_worker(tmp_path, log, warm="kernel", flush_bytes=4096)
     inputs = [(torch.arange(8.0), torch.arange(6).reshape(2, 3).t()) for _ in range(2)]
     plain = [tuple(t.clone() for t in slot) for slot in inputs]
     xor_mask([t for slot in inputs for t in slot], 77)  # as the judge masked the sample
@@ -220,17 +218,12 @@ def test_a_full_gpu_memory_skips_the_warm_up_not_the_sample(tmp_path):
     """warm torch's 1 MiB cannot be had (a submission keeps the memory full between calls):
     the sample goes on as warm kernel would, says so, and is not the submission's error."""
     log: list = []
-    judge_end, worker_end = multiprocessing.Pipe()
-    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
-                                 "submission": "submission.py", "warm": "torch"})
-    events = [_FakeEvent(name, log) for name in ("warm", "start", "end")]
-    worker.cuda, worker.end_event = True, events[2]
-    worker.calls = TorchCalls.of(_fake_torch(log, memory_full=True), *events)
+    worker, judge_end = _gpu_worker(tmp_path, log, memory_full=True, warm="torch")
     reply = worker._run(lambda data: log.append("call"), 0, 0, check=False)
     assert reply["event"] == Event.DONE and reply["unwarmed"], reply
     assert log == ["sleep(1)", "empty(131072, int64, cuda)", "warm.record", "warm.synchronize",
                    "start.record", "call", "end.record", "synchronize"]
-    worker.calls = TorchCalls.of(_fake_torch(log), *events)
+    worker.calls = replace(worker.calls, empty=_fake_torch(log).empty)  # memory to spare
     assert "unwarmed" not in worker._run(lambda data: None, 0, 0, check=False)
     judge_end.close()
 

@@ -166,8 +166,7 @@ class Judge(Sampling):
             "warm": self.settings.timing.warm,
             "window_fill_bytes": window_fill_bytes(self.settings.timing, self.task.timing,
                                                    self.device.kind),
-            "flush_bytes": self.flusher.nbytes if self.settings.timing.rehearse_late
-            and self.device.kind == "cuda" else 0,
+            "flush_bytes": self.flusher.nbytes if self._late() else 0,
             "gc_freeze": self.settings.worker.gc_freeze,
             "hold_cpu": self.held,
             "hold_others": sorted(self._hold_others),

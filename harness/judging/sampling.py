@@ -14,8 +14,8 @@ import math
 import secrets
 import statistics
 import time
-from collections.abc import Iterator
 from collections import deque
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -86,14 +86,24 @@ class Sampling:
             self.flusher.flush()
         return self.channel.roundtrip(message, timeout)
 
+    def _late(self) -> bool:
+        """Whether `timing.rehearse_late` applies: GPU runs only (on the CPU there is no
+        second CUDA context to keep away, and the worker's own cache flush (32 MiB), in the
+        round trip, varies by 1-2 ms after a rehearsal on the 2-core CI machine, above the
+        two-clock allowance)."""
+        return self.settings.timing.rehearse_late and self.device.kind == "cuda"
+
     def _mask_key(self) -> int:
-        """A fresh key for `timing.rehearse_late`'s masked inputs; 0 (no mask) without it
-        or on the CPU: no second CUDA context to keep away there, and the worker's own
-        cache flush (32 MiB), in the round trip, varies by 1-2 ms after a rehearsal on the
-        2-core CI machine, above the two-clock allowance."""
-        if not (self.settings.timing.rehearse_late and self.device.kind == "cuda"):
-            return 0
-        return secrets.randbits(63) or 1
+        """A fresh key for `timing.rehearse_late`'s masked inputs; 0 (no mask) where it
+        does not apply (`_late`)."""
+        return (secrets.randbits(63) or 1) if self._late() else 0
+
+    def _left(self, deadline: float) -> float:
+        """Seconds left before `deadline`; past it, the phase's time limit ran out."""
+        left = deadline - self.clock()
+        if left <= 0:
+            raise WorkerTimeout("the phase's time limit ran out")
+        return left
 
     def _noop_gap(self, timeout: float, box: CaseBuffers | None = None) -> float:
         """One no-op call: the judge's round trip minus the reported time. With
@@ -151,9 +161,7 @@ class Sampling:
         fresh = [(start + j) % ring for j in range(per)]
         inputs = [first if (first is not None and j == 0) else self._generate(case, plan, call + j)
                   for j in range(per)]
-        left = deadline - self.clock()
-        if left <= 0:
-            raise WorkerTimeout("the phase's time limit ran out")
+        left = self._left(deadline)
         rehearse = self.settings.timing.rehearse and call >= per
         if rehearse and ring < 2 * per:  # the judge shares two samples' worth of slots (judge.py)
             raise RuntimeError(f"harness bug: {ring} input slots cannot hold a rehearsal "
@@ -180,15 +188,9 @@ class Sampling:
         if key:
             self.flusher.flush()
             if rehearse:
-                left = deadline - self.clock()
-                if left <= 0:
-                    raise WorkerTimeout("the phase's time limit ran out")
-                self._rehearse((call - per) % ring, left)
-        left = deadline - self.clock()
-        if left <= 0:
-            raise WorkerTimeout("the phase's time limit ran out")
+                self._rehearse((call - per) % ring, self._left(deadline))
         reply, rt = self._roundtrip({"op": "call", "slot": start, "ahead": ahead, "key": key},
-                                    left, flush=not key)
+                                    self._left(deadline), flush=not key)
         self.progress.call_done()  # after the round trip: outside every clock
         if reply.get("event") == Event.ERROR:
             self._call_failure(reply, relayout=relayout and first is not None)

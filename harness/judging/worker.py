@@ -79,19 +79,20 @@ class TorchCalls:
                    torch.int64, torch.cuda.synchronize, warm.record, warm.synchronize,
                    start.record, end.record, end.synchronize, start.elapsed_time, oom)
 
-    def warm_torch(self) -> bool:
-        """A miniature of the public evaluators' flush before every call (pmpp_v2's is
-        `torch.empty` + `fill_` of 256 MiB, the nvfp4 and mxfp4 contests' a `torch.randn`
-        of GBs): a new 1 MiB tensor from torch's allocator, written by one of torch's
-        kernels, so the call's own operators start on warm code paths. The harness's
-        protocol between samples leaves them cold (run 46: `A + B` took 14-21 µs as a
-        sample's first operator, 7-10 µs right after another).
+    def warm_torch(self, elements: int = _WARM_ELEMENTS) -> bool:
+        """A new tensor of `elements` int64 from torch's allocator on the GPU, written by one
+        of torch's kernels (`fill_(42)`), then dropped: pmpp_v2's flush before every call is
+        this with 256 MiB (`timing.window_fill_bytes`, Worker._hide). With the default 1 MiB
+        it is a miniature of the public evaluators' flush (theirs: 256 MiB, or a
+        `torch.randn` of GBs), so the call's own operators start on warm code paths. The
+        harness's protocol between samples leaves them cold (run 46: `A + B` took 14-21 µs
+        as a sample's first operator, 7-10 µs right after another).
 
-        False where torch's allocator has no 1 MiB left (a submission that keeps the GPU's
-        memory full between calls): the sample then goes on without it, as `warm: kernel`,
-        rather than failing on the harness's own allocation."""
+        False where torch's allocator has not that much left (a submission that keeps the
+        GPU's memory full between calls): the sample then goes on without it, rather than
+        failing on the harness's own allocation."""
         try:
-            scratch = self.empty(_WARM_ELEMENTS, dtype=self.int64, device="cuda")
+            scratch = self.empty(elements, dtype=self.int64, device="cuda")
         except self.out_of_memory:
             return False
         self.fill(scratch, 42)
@@ -495,18 +496,10 @@ class Worker:
         evaluator's window has by construction: run 87, 16.9 µs hidden against its 16.7),
         else `ahead` cycles of GPU sleep; the sleep also where the fill's memory cannot be
         had (False: the judge flags such samples, whose window was the sleep's)."""
-        calls = self.calls
-        if self.window_fill_elements:
-            try:
-                scratch = calls.empty(self.window_fill_elements, dtype=calls.int64, device="cuda")
-            except calls.out_of_memory:
-                calls.sleep(ahead)
-                return False
-            calls.fill(scratch, 42)
-            del scratch
+        if self.window_fill_elements and self.calls.warm_torch(self.window_fill_elements):
             return True
-        calls.sleep(ahead)
-        return True
+        self.calls.sleep(ahead)
+        return not self.window_fill_elements
 
     def _unmask(self, picks: list[int], key: int) -> None:
         """timing.rehearse_late: XOR the judge's mask off the inputs of `picks` (the judge
