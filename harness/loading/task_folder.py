@@ -199,9 +199,9 @@ def _check_timing(timing: Any, yml: Path) -> None:
         least = 0 if key == "window_fill_bytes" else 1  # 0: the sleep, not a fill
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or (
                 kind is int and (int(value) != value or value < least)):
-            what = ("non-negative" if kind is not int else
-                    "positive whole" if least else "whole, 0 or more,")
-            raise TaskError(f"{yml}: timing.{key} must be a {what} number, not {value!r}")
+            what = ("a non-negative number" if kind is not int else
+                    "a positive whole number" if least else "a whole number (0 or more)")
+            raise TaskError(f"{yml}: timing.{key} must be {what}, not {value!r}")
 
 
 def _read_files(spec: dict[str, Any], root: Path) -> list[TaskFile]:
