@@ -269,7 +269,7 @@ def test_mailbox_round_trip(mail, tmp_path):
         reply, rt = channel.roundtrip({"op": "call", "slot": n}, timeout=5.0)
         assert reply == {"status": Mailbox.DONE, "event": Event.DONE, "ns": 1000.0 + n,
                          "busy_ns": 1.0, "host_ns": 2.0, "sync_ns": 0.0, "copy_ns": 0.0,
-                         "threads": 0.0}
+                         "threads": 0.0, "pre_ns": 0.0, "lead_ns": 0.0}
         assert rt > 0
     assert mailer.seen == [(1, "call", 1, 0, 0), (2, "call", 2, 0, 0), (3, "call", 3, 0, 0)]
     assert worker.sent == [] and worker.recv_timeouts == []  # no pipe traffic at all

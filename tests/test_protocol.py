@@ -169,11 +169,11 @@ def test_request_pending_answer_reply_round_trip(boxes):
     assert judge.reply_seq() == 0  # nothing answered yet
     worker.answer(1, Mailbox.DONE, {"ns": 1500.0, "busy_ns": 1.0, "host_ns": 2.0,
                                     "sync_ns": 3.0, "copy_ns": 4.0, "threads": 2,
-                                    "ignored": 9.0})
+                                    "pre_ns": 5.0, "lead_ns": 6.0, "ignored": 9.0})
     assert judge.reply_seq() == 1
     assert judge.reply() == {"status": Mailbox.DONE, "event": Event.DONE, "ns": 1500.0,
                              "busy_ns": 1.0, "host_ns": 2.0, "sync_ns": 3.0, "copy_ns": 4.0,
-                             "threads": 2.0}
+                             "threads": 2.0, "pre_ns": 5.0, "lead_ns": 6.0}
 
 
 def test_pending_sees_each_request_once(boxes):
@@ -193,7 +193,7 @@ def test_reply_is_what_the_judge_validates(boxes):
     assert set(reply) == {"status", "event", "ns", *Mailbox.BREAKDOWN}
     assert decode(encode(reply)) == {"status": 0, "event": "done", "ns": 0.0, "busy_ns": 0.0,
                                      "host_ns": 0.0, "sync_ns": 0.0, "copy_ns": 0.0,
-                                     "threads": 0.0}
+                                     "threads": 0.0, "pre_ns": 0.0, "lead_ns": 0.0}
 
 
 @pytest.mark.parametrize("ns", [-1.0, math.nan, math.inf])
@@ -315,3 +315,14 @@ def test_what_a_sample_lacked_crosses_the_mailbox_only_where_set(boxes):
     assert reply["unfilled"] is True and "unwarmed" not in reply
     worker.answer(2, Mailbox.DONE, {"ns": 5.0})
     assert "unfilled" not in judge.reply() and "unwarmed" not in judge.reply()
+
+
+def test_the_mailbox_fields_fit_and_do_not_overlap():
+    """Every field of the mailbox (8 bytes, 4 for op and slot) lies inside SIZE, apart."""
+    wide = [Mailbox._REQ_SEQ, Mailbox._REP_SEQ, Mailbox._REP_STATUS, Mailbox._REP_NS,
+            Mailbox._REQ_AHEAD, Mailbox._REQ_KEY, Mailbox._WAKE_REQ, Mailbox._WAKE_ACK,
+            *Mailbox.BREAKDOWN.values(), *Mailbox.FLAGS.values()]
+    spans = sorted([(o, o + 8) for o in wide] + [(Mailbox._REQ_OP, Mailbox._REQ_OP + 4),
+                                                  (Mailbox._REQ_SLOT, Mailbox._REQ_SLOT + 4)])
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+    assert spans[-1][1] <= Mailbox.SIZE and all(o % 4 == 0 for o, _ in spans)

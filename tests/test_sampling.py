@@ -20,10 +20,10 @@ class FakeJudge(Sampling):
     def clock(self) -> float:
         return self.now
 
-    def _noop_gap(self, timeout: float, box=None) -> float:
+    def _noop_gap(self, timeout: float, box=None) -> dict:
         self.noops += 1
         self.now += self.noop_seconds
-        return 50_000.0 + self.noops  # ns
+        return {"ns": 0.0, "rt": 50_000.0 + self.noops}  # the gap: 50 µs and a little
 
 
 def test_light_no_ops_calibrate_with_every_call():
@@ -225,7 +225,8 @@ def test_a_late_no_op_is_made_as_a_late_sample(monkeypatch):
     judge = OrderJudge(settings, "cuda")
     slots = [(torch.arange(8.0),), (torch.arange(8.0) * 2,)]
     box = SimpleNamespace(per=1, slots=slots)
-    assert judge._noop_gap(1.0, box) == 1.0
+    reply = judge._noop_gap(1.0, box)
+    assert reply["rt"] - reply["ns"] == 1.0
     assert judge.log == ["flush", "noop 0", "noop 0 key"] and judge.keys[0] == 0
     assert not torch.equal(slots[0][0], torch.arange(8.0))  # masked for the worker to unmask
     assert torch.equal(slots[1][0], torch.arange(8.0) * 2)  # not the no-op's slot
@@ -410,3 +411,20 @@ def test_samples_without_the_contests_fill_are_counted_and_flagged():
     assert any("256 MiB fill" in f and "on 2 of " in f for f in result.flags)
     clean = _timed(ns, judge=lambda settings: UnfilledSamples(ns, settings, set()))
     assert "unfilled_samples" not in clean.integrity and clean.flags == []
+
+
+def test_the_calibration_keeps_the_workers_account_of_its_no_ops():
+    """The worker's breakdown of its no-op calls (pre_ns: unmasking before the clock;
+    lead_ns: the wait before the start) is kept beside the gaps as a diagnostic, for
+    comparison with the probes' `worker_says`; the gaps alone make the calibration."""
+    from harness.judging.integrity import Calibration
+    from harness.judging.sampling import _medians
+
+    replies = [{"rt": 10.0 + i, "ns": 1.0, "busy_ns": 4.0, "pre_ns": float(i), "lead_ns": 2.0}
+               for i in range(5)]
+    says = _medians(replies)
+    assert says["pre_ns"] == 2.0 and says["lead_ns"] == 2.0
+    assert says["transport_ns"] == 8.0  # round trip minus busy
+    cal = Calibration.from_gaps([r["rt"] - r["ns"] for r in replies], says)
+    assert cal.median_ns == 11.0 and cal.worker_says is not says and cal.worker_says == says
+    assert "worker_says" in vars(cal)  # into the case's integrity record

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from harness.settings import IntegritySettings, load_gpu_table
@@ -18,12 +18,17 @@ class Calibration:
     median_ns: float
     p90_ns: float
     calls: int
+    worker_says: dict[str, float] = field(default_factory=dict)  # its breakdown: diagnostics
 
     @classmethod
-    def from_gaps(cls, gaps: list[float]) -> Calibration:
+    def from_gaps(cls, gaps: list[float], worker_says: dict[str, float] | None = None,
+                  ) -> Calibration:
+        """From the no-op calls' gaps (and the medians of the worker's own account of them,
+        kept beside the probes' to show where a difference lies; never read by a check)."""
         ordered = sorted(gaps)
         p90 = ordered[int(0.9 * (len(ordered) - 1))]  # of ten, the second largest: one stall
-        return cls(statistics.median(ordered), p90, len(ordered))  # does not widen the check
+        return cls(statistics.median(ordered), p90, len(ordered),  # does not widen the check
+                   dict(worker_says or {}))
 
 
 @dataclass

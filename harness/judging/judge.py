@@ -39,7 +39,7 @@ from harness.judging.integrity import (
 )
 from harness.judging.phases import PhaseSpec, Progress
 from harness.judging.protocol import Event, ProtocolError
-from harness.judging.sampling import Sampling
+from harness.judging.sampling import Sampling, calibration_of
 from harness.judging.sandbox import WorkerDied, WorkerProcess, WorkerTimeout, become_subreaper
 from harness.judging.seeds import SeedPlan
 from harness.judging.sharing import SharedAllocator
@@ -178,8 +178,8 @@ class Judge(Sampling):
             ready = w.recv(self.settings.worker.start_timeout)
             if ready.get("event") == Event.ERROR:
                 raise CaseFailure(Status.CRASHED, ready.get("message", "the worker failed to start"))
-            gaps = [self._noop_gap(timeout) for _ in range(self.settings.timing.calibration_calls)]
-            self.base_calibration = Calibration.from_gaps(gaps)
+            self.base_calibration = calibration_of(
+                [self._noop_gap(timeout) for _ in range(self.settings.timing.calibration_calls)])
             w.send({"op": "load"})
             loaded = w.recv(timeout)
         except (WorkerDied, WorkerTimeout, ProtocolError, CaseFailure) as exc:

@@ -80,12 +80,13 @@ class Mailbox:
     judge still trusts nothing the worker writes. Errors travel on the pipe.
     """
 
-    SIZE = 128
+    SIZE = 144
     _REQ_SEQ, _REQ_OP, _REQ_SLOT, _REP_SEQ, _REP_STATUS, _REP_NS = 0, 8, 12, 16, 24, 32
     _REQ_AHEAD = 88  # GPU sleep (cycles) before the start event: the hidden launch window
     _REQ_KEY = 104  # timing.rehearse_late: the key the call's fresh inputs are masked with
     # The worker's own breakdown of a call (diagnostics, never trusted).
-    BREAKDOWN = {"busy_ns": 40, "host_ns": 48, "sync_ns": 56, "copy_ns": 64, "threads": 96}
+    BREAKDOWN = {"busy_ns": 40, "host_ns": 48, "sync_ns": 56, "copy_ns": 64, "threads": 96,
+                 "pre_ns": 128, "lead_ns": 136}
     # What a sample lacked (the warm-up fill, the contest's fill): in a reply only where set.
     FLAGS = {"unwarmed": 112, "unfilled": 120}
     # Before starting its clock the judge makes sure the worker is polling, not asleep.

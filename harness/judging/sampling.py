@@ -105,8 +105,8 @@ class Sampling:
             raise WorkerTimeout("the phase's time limit ran out")
         return left
 
-    def _noop_gap(self, timeout: float, box: CaseBuffers | None = None) -> float:
-        """One no-op call: the judge's round trip minus the reported time. With
+    def _noop_gap(self, timeout: float, box: CaseBuffers | None = None) -> dict:
+        """One no-op call: the worker's reply, with the judge's round trip (`rt`, ns). With
         `timing.rehearse_late` it is made as a late sample is: its inputs (`box`'s first
         sample of slots, where a case has them) masked, the judge's flush, an untimed no-op
         where a sample has its rehearsal (the GPU back in the worker's context), then the
@@ -123,7 +123,7 @@ class Sampling:
         if reply.get("event") != Event.DONE:
             raise CaseFailure(Status.REJECTED, "the harness's no-op call failed after the "
                               f"submission was imported: {reply.get('message', '')}")
-        return rt - float(reply["ns"])
+        return dict(reply, rt=rt)
 
     @staticmethod
     def _slot_tensors(box: CaseBuffers, picks: Any) -> Iterator[Any]:
@@ -136,12 +136,12 @@ class Sampling:
         timing = self.settings.timing
         started = self.clock()
         timeout = max(deadline - started, 1.0)
-        gaps: list[float] = []
-        while len(gaps) < timing.calibration_calls and (
-                len(gaps) < timing.calibration_min_calls
+        replies: list[dict] = []
+        while len(replies) < timing.calibration_calls and (
+                len(replies) < timing.calibration_min_calls
                 or self.clock() - started < timing.calibration_seconds):
-            gaps.append(self._noop_gap(timeout, box))
-        return Calibration.from_gaps(gaps)
+            replies.append(self._noop_gap(timeout, box))
+        return calibration_of(replies)
 
     def _sample(self, box: CaseBuffers, case: dict, plan: SeedPlan, call: int, ahead: int,
                 deadline: float, what: str, first: Any = None, relayout: bool = True) -> dict:
@@ -426,10 +426,16 @@ def _number(value: Any) -> float:
     return float(value)
 
 
+def calibration_of(replies: list[dict]) -> Calibration:
+    """The calibration made by no-op calls (`Sampling._noop_gap`'s replies): their gaps,
+    and the worker's own account of them beside (diagnostics)."""
+    return Calibration.from_gaps([r["rt"] - float(r["ns"]) for r in replies], _medians(replies))
+
+
 def _medians(replies: list[dict]) -> dict[str, float]:
     """Medians of the worker's own time breakdown (diagnostics only: it is not trusted)."""
     out = {}
-    for key in ("host_ns", "sync_ns", "copy_ns", "busy_ns"):
+    for key in ("host_ns", "sync_ns", "copy_ns", "busy_ns", "pre_ns", "lead_ns"):
         values = [float(r[key]) for r in replies if isinstance(r.get(key), (int, float))]
         if values:
             out[key] = statistics.median(values)

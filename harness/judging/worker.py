@@ -412,6 +412,7 @@ class Worker:
         """
         from harness.judging.structure import copy_into, structure_error
 
+        t_req = time.perf_counter_ns()
         count = count or self.calls_per_sample
         picks, data = self._inputs(slot, count)
         calls = self.calls
@@ -477,7 +478,8 @@ class Worker:
         # The breakdown is the worker's own account: diagnostics, never trusted.
         reply = {"event": Event.DONE, "ns": ns, "host_ns": (t_ret - t0) / count,
                  "sync_ns": t_synced - t_ret, "copy_ns": t_out - t_synced,
-                 "busy_ns": time.perf_counter_ns() - t_in}
+                 "busy_ns": time.perf_counter_ns() - t_in,
+                 "pre_ns": t_in - t_req, "lead_ns": t0 - t_in}
         # Counted after the judge's no-op calls too (their count is not read): the two-clock
         # check's calibration must do all the work outside the timed region that a sample
         # does, or the difference reads as the submission's (run 71).
