@@ -190,8 +190,9 @@ def _late_log(monkeypatch, device: str = "cuda", call: int = 2):
 
 def test_the_late_rehearsal_runs_after_masked_inputs_and_the_judges_flush(monkeypatch):
     """timing.rehearse_late on a GPU run: the fresh inputs reach their slots masked, the
-    judge flushes, then the rehearsal; the call brings the key and no flush of the judge's
-    comes after the rehearsal. Unmasked with the key as the worker unmasks (the sample's
+    judge flushes, then the rehearsal, then a request of its own brings the key (the
+    worker unmasks and flushes, on no clock), then the call, with no flush of the judge's
+    after the rehearsal. Unmasked with the key as the worker unmasks (the sample's
     slot tensors in order, as bytes), the slots hold the inputs, gaps and bools too; the
     checks read the inputs themselves, never masked."""
     import torch
@@ -199,10 +200,10 @@ def test_the_late_rehearsal_runs_after_masked_inputs_and_the_judges_flush(monkey
     from harness.judging.masking import xor_mask
 
     judge, made, at_call, checked, box = _late_log(monkeypatch)
-    assert judge.log == ["make 2", "make 3", "flush", "rehearse 0", "call 2 key", "check",
-                         "check"]
-    key = judge.keys[-1]
-    assert key > 0 and judge.keys[0] == 0  # the rehearsal request carries no key
+    assert judge.log == ["make 2", "make 3", "flush", "rehearse 0", "unmask 2 key", "call 2",
+                         "check", "check"]
+    key = judge.keys[1]
+    assert key > 0 and judge.keys[0] == judge.keys[2] == 0  # only the unmasking brings it
     assert not any(torch.equal(a, b) for a, b in zip(at_call[2][:2], made[2][:2]))
     xor_mask((t for k in (2, 3) for t in box.slots[k]), key)
     for k in (2, 3):
@@ -214,8 +215,9 @@ def test_the_late_rehearsal_runs_after_masked_inputs_and_the_judges_flush(monkey
 def test_a_late_no_op_is_made_as_a_late_sample(monkeypatch):
     """timing.rehearse_late: a calibration no-op masks its slots and the judge flushes,
     then an untimed no-op brings the GPU back to the worker's context (where a sample has
-    its rehearsal), then the timed one with the key and no flush of the judge's before it;
-    before a case (no slots), the same without the masking."""
+    its rehearsal), then the unmasking request with the key, then the timed no-op with no
+    flush of the judge's before it; before a case (no slots), the same without the
+    masking."""
     from types import SimpleNamespace
 
     import torch
@@ -227,12 +229,13 @@ def test_a_late_no_op_is_made_as_a_late_sample(monkeypatch):
     box = SimpleNamespace(per=1, slots=slots)
     reply = judge._noop_gap(1.0, box)
     assert reply["rt"] - reply["ns"] == 1.0
-    assert judge.log == ["flush", "noop 0", "noop 0 key"] and judge.keys[0] == 0
+    assert judge.log == ["flush", "noop 0", "unmask 0 key", "noop 0"]
+    assert judge.keys[0] == judge.keys[2] == 0 and judge.keys[1] > 0
     assert not torch.equal(slots[0][0], torch.arange(8.0))  # masked for the worker to unmask
     assert torch.equal(slots[1][0], torch.arange(8.0) * 2)  # not the no-op's slot
     judge.log.clear()
     judge._noop_gap(1.0)
-    assert judge.log == ["flush", "noop 0", "noop 0 key"]
+    assert judge.log == ["flush", "noop 0", "unmask 0 key", "noop 0"]
 
 
 def test_the_late_rehearsal_is_off_on_the_cpu(monkeypatch):
@@ -256,6 +259,28 @@ def test_a_rehearsal_that_times_out_says_so():
     judge.channel = Silent()
     with pytest.raises(WorkerTimeout, match=r"untimed rehearsal .* no answer within 3 s"):
         judge._rehearse(0, 3.0)
+    with pytest.raises(WorkerTimeout, match=r"unmasked the fresh inputs .* within 3 s"):
+        judge._unmask(0, 5, 3.0)
+
+
+def test_a_failed_unmasking_is_the_verdict_of_a_call():
+    """The worker could not unmask (out of memory for its flush: the submission keeps the
+    GPU's memory full): the case fails as a call out of memory would, and says where."""
+    from harness.consts import Status
+    from harness.judging.protocol import Event
+    from harness.judging.verdicts import CaseFailure
+
+    judge = OrderJudge(Settings.load())
+
+    class Full:
+        def roundtrip(self, message: dict, timeout: float):
+            return {"event": Event.ERROR, "kind": "out_of_memory", "message": "OOM"}, 1.0
+
+    judge.channel = Full()
+    with pytest.raises(CaseFailure) as failure:
+        judge._unmask(0, 5, 3.0)
+    assert failure.value.status == Status.ERROR  # as a call out of memory (verdicts.py)
+    assert "unmasked the fresh inputs (timing.rehearse_late): OOM" in str(failure.value)
 
 
 class SlowSamples(Sampling):

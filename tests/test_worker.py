@@ -184,11 +184,11 @@ def test_the_contests_fill_hides_the_launch_in_place_of_the_sleep(tmp_path, full
     judge_end.close()
 
 
-def test_a_keyed_call_unmasks_its_inputs_and_flushes_before_anything_else(tmp_path):
-    """timing.rehearse_late: a call (or no-op) that brings a key XORs the judge's mask off
-    its slots' shared tensors, then writes the flush buffer (made once, the judge's flush
-    size), before the warm-up work and the start event; a call without a key does
-    neither."""
+def test_an_unmask_request_unmasks_its_sample_flushes_and_waits(tmp_path):
+    """timing.rehearse_late: the request that brings the key XORs the judge's mask off the
+    shared tensors of its sample's slots, writes the flush buffer (made once, the judge's
+    flush size) and waits for the GPU, all in a round trip of its own; the call that
+    follows starts with the warm-up work, unmasking nothing."""
     import torch
 
     from harness.judging.masking import xor_mask
@@ -201,16 +201,25 @@ def test_a_keyed_call_unmasks_its_inputs_and_flushes_before_anything_else(tmp_pa
     worker.slots, worker.refresh = inputs, [[], []]
     worker.shared = [list(slot) for slot in inputs]
     worker.calls_per_sample = 2
-    seen = []
-    reply = worker._run(lambda data: seen.append(data[0].clone()), 0, 0, check=False, key=77)
-    assert reply["event"] == Event.DONE, reply
-    assert log[:3] == ["empty(512, int64, cuda)", "fill_(42)", "sleep(1)"]
+    assert worker._unmask_sample(0, 77) == {"event": Event.DONE, "ns": 0.0}
+    assert log == ["empty(512, int64, cuda)", "fill_(42)", "synchronize"]
     assert all(torch.equal(a, b) for got, want in zip(inputs, plain) for a, b in zip(got, want))
-    assert torch.equal(seen[0], plain[0][0]) and torch.equal(seen[1], plain[1][0])
     log.clear()
-    worker._run(lambda data: None, 0, 0, check=False, key=0)
-    assert log[0] == "sleep(1)"  # no key: no unmasking, no flush of the worker's
-    assert all(torch.equal(a, b) for got, want in zip(inputs, plain) for a, b in zip(got, want))
+    seen = []
+    reply = worker._run(lambda data: seen.append(data[0].clone()), 0, 0, check=False)
+    assert reply["event"] == Event.DONE, reply
+    assert log[0] == "sleep(1)"  # no unmasking, no flush of the worker's in a call
+    assert torch.equal(seen[0], plain[0][0]) and torch.equal(seen[1], plain[1][0])
+    judge_end.close()
+
+
+def test_an_unmask_without_memory_for_its_flush_answers_as_a_calls_error(tmp_path):
+    """The flush buffer cannot be had (a submission keeps the GPU's memory full): the
+    request answers with an out-of-memory error, as a call would, and the worker lives."""
+    log: list = []
+    worker, judge_end = _gpu_worker(tmp_path, log, memory_full=True, flush_bytes=4096)
+    reply = worker._unmask_sample(0, 77)
+    assert reply["event"] == Event.ERROR and reply["kind"] == "out_of_memory", reply
     judge_end.close()
 
 
@@ -402,4 +411,34 @@ def test_the_pipe_holds_the_thread_after_the_same_replies_as_the_mailbox(tmp_pat
     worker.serve()
     assert events == ["answer", "answer", "call", "answer", "hold", "call", "hold", "answer",
                       "answer", "call", "answer", "hold"]
+    judge_end.close()
+
+
+def test_an_unmask_request_through_the_mailbox_brings_its_key(tmp_path):
+    """timing.rehearse_late: the judge's unmask request reaches the worker through the
+    mailbox with its key and slot; the worker unmasks that sample, runs no call, and
+    answers in the mailbox."""
+    import torch
+
+    from harness.judging.masking import xor_mask
+    from harness.judging.protocol import Mailbox
+
+    box = Mailbox(str(tmp_path / "box"), create=True)
+    judge_end, worker_end = multiprocessing.Pipe()
+    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
+                                 "submission": "submission.py", "mailbox": str(tmp_path / "box")})
+    worker.slots = [(torch.arange(4.0) + i,) for i in range(2)]
+    worker.shared = [list(slot) for slot in worker.slots]
+    worker.refresh = [[] for _ in worker.slots]
+    xor_mask(worker.slots[1], 12345)
+    worker.kernel = lambda data: (_ for _ in ()).throw(AssertionError("a call ran"))
+    box.request(3, "unmask", 1, key=12345)
+    pending = worker.mailbox.pending(0)
+    assert pending == (3, "unmask", 1, 0, 12345)
+    worker._mail(*pending)
+    assert box.reply_seq() == 3 and box.reply()["status"] == Mailbox.DONE
+    assert torch.equal(worker.slots[1][0], torch.arange(4.0) + 1)
+    assert torch.equal(worker.slots[0][0], torch.arange(4.0))  # not its sample: untouched
+    worker.mailbox.close()
+    box.close()
     judge_end.close()

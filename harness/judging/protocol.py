@@ -83,7 +83,7 @@ class Mailbox:
     SIZE = 144
     _REQ_SEQ, _REQ_OP, _REQ_SLOT, _REP_SEQ, _REP_STATUS, _REP_NS = 0, 8, 12, 16, 24, 32
     _REQ_AHEAD = 88  # GPU sleep (cycles) before the start event: the hidden launch window
-    _REQ_KEY = 104  # timing.rehearse_late: the key the call's fresh inputs are masked with
+    _REQ_KEY = 104  # timing.rehearse_late: the key an unmask request brings
     # The worker's own breakdown of a call (diagnostics, never trusted).
     BREAKDOWN = {"busy_ns": 40, "host_ns": 48, "sync_ns": 56, "copy_ns": 64, "threads": 96,
                  "pre_ns": 128, "lead_ns": 136}
@@ -91,7 +91,7 @@ class Mailbox:
     FLAGS = {"unwarmed": 112, "unfilled": 120}
     # Before starting its clock the judge makes sure the worker is polling, not asleep.
     _WAKE_REQ, _WAKE_ACK = 72, 80
-    OPS = {"call": 1, "noop": 2, "rehearse": 3}
+    OPS = {"call": 1, "noop": 2, "rehearse": 3, "unmask": 4}
     DONE, SEE_PIPE = 0, 1
 
     def __init__(self, path: str, create: bool = False) -> None:

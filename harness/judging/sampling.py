@@ -109,9 +109,9 @@ class Sampling:
         """One no-op call: the worker's reply, with the judge's round trip (`rt`, ns). With
         `timing.rehearse_late` it is made as a late sample is: its inputs (`box`'s first
         sample of slots, where a case has them) masked, the judge's flush, an untimed no-op
-        where a sample has its rehearsal (the GPU back in the worker's context), then the
-        timed one with the key, so that the worker's unmasking and own flush are in the
-        calibration and the switch from the judge's context is not."""
+        where a sample has its rehearsal (the GPU back in the worker's context), the
+        unmasking request, then the timed no-op without a flush of the judge's, so that the
+        switch from the judge's context is in neither."""
         key = self._mask_key()
         if key:
             if box is not None:
@@ -119,7 +119,8 @@ class Sampling:
             self.flusher.flush()
             if self.settings.timing.rehearse:  # a sample's rehearsal switches contexts first
                 self.channel.roundtrip({"op": "noop", "slot": 0}, timeout)
-        reply, rt = self._roundtrip({"op": "noop", "slot": 0, "key": key}, timeout, flush=not key)
+            self._unmask(0, key, timeout)
+        reply, rt = self._roundtrip({"op": "noop", "slot": 0}, timeout, flush=not key)
         if reply.get("event") != Event.DONE:
             raise CaseFailure(Status.REJECTED, "the harness's no-op call failed after the "
                               f"submission was imported: {reply.get('message', '')}")
@@ -152,9 +153,10 @@ class Sampling:
         (`_rehearse`), before the fresh inputs are written: it never runs while they
         are in place, except in the timed calls. With `timing.rehearse_late` the judge
         writes them first, masked (`harness.judging.masking`), and flushes; then the
-        rehearsal; the call brings the key, and the worker unmasks and flushes itself, so
-        that no work of the judge's CUDA context comes between the rehearsal and the
-        timed calls, and the submission still never runs while they are readable."""
+        rehearsal; then a request that brings the key, and the worker unmasks and flushes
+        itself; then the call. No work of the judge's CUDA context comes between the
+        rehearsal and the timed calls, and the submission still never runs while they are
+        readable."""
         began = self.clock()
         per, ring = box.per, len(box.slots)
         start = call % ring
@@ -189,7 +191,8 @@ class Sampling:
             self.flusher.flush()
             if rehearse:
                 self._rehearse((call - per) % ring, self._left(deadline))
-        reply, rt = self._roundtrip({"op": "call", "slot": start, "ahead": ahead, "key": key},
+            self._unmask(start, key, self._left(deadline))
+        reply, rt = self._roundtrip({"op": "call", "slot": start, "ahead": ahead},
                                     self._left(deadline), flush=not key)
         self.progress.call_done()  # after the round trip: outside every clock
         if reply.get("event") == Event.ERROR:
@@ -200,22 +203,31 @@ class Sampling:
             self._check_output(data, box.outputs[k], box.finite, what)
         return dict(reply, rt=rt, wall=self.clock() - began)
 
+    def _unmask(self, slot: int, key: int, timeout: float) -> None:
+        """timing.rehearse_late: ask the worker to unmask the sample from `slot` with `key`
+        and flush (`Worker._unmask_sample`), on no clock, after the rehearsal."""
+        self._untimed({"op": "unmask", "slot": slot, "key": key}, timeout,
+                      "while the worker unmasked the fresh inputs (timing.rehearse_late)")
+
     def _rehearse(self, slot: int, timeout: float) -> None:
         """The previous sample's calls again, in the worker (`timing.rehearse`,
         `Worker._rehearse`): off every clock, outputs not checked. Its slots hold inputs
         already timed and checked, rewritten before they are timed again; the slots of
         the sample to come still hold inputs already checked too."""
+        self._untimed({"op": "rehearse", "slot": slot}, timeout,
+                      "in the untimed rehearsal of the previous sample's calls (timing.rehearse)")
+
+    def _untimed(self, message: dict, timeout: float, where: str) -> None:
+        """A request on no clock; its failure is the verdict of a call, said to be `where`."""
         try:
-            reply, _ = self.channel.roundtrip({"op": "rehearse", "slot": slot}, timeout)
+            reply, _ = self.channel.roundtrip(message, timeout)
         except (WorkerTimeout, WorkerDied) as exc:
-            raise type(exc)(f"in the untimed rehearsal of the previous sample's calls "
-                            f"(timing.rehearse): {exc}") from exc
+            raise type(exc)(f"{where}: {exc}") from exc
         if reply.get("event") == Event.ERROR:
-            reply = dict(reply, message="in the untimed rehearsal of the previous sample's "
-                         f"calls (timing.rehearse): {reply.get('message', '')}")
+            reply = dict(reply, message=f"{where}: {reply.get('message', '')}")
             self._call_failure(reply, relayout=False)
         if reply.get("event") != Event.DONE:
-            raise ProtocolError(f"unexpected reply {reply.get('event')!r} to a rehearsal")
+            raise ProtocolError(f"unexpected reply {reply.get('event')!r} to {message['op']!r}")
 
     def _call_failure(self, reply: dict, relayout: bool) -> None:
         """Raise the verdict of a call the worker reported as failed."""
@@ -374,17 +386,9 @@ class Sampling:
     def _outside_ns(self, box: CaseBuffers) -> float:
         """The judge's own time for what a worker does outside the timed region of one
         sample: copy `per` outputs and, on a GPU run, refresh the CPU tensors of `per`
-        input slots (see Worker._private_host) and, with `timing.rehearse_late`, unmask
-        them. The per-case no-op does the same."""
+        input slots (see Worker._private_host). The per-case no-op does the same."""
         copies = nbytes(box.template) > 0
-        key = self._mask_key()
-        if key:  # masked off the clock, unmasked on it: the slots (checked) end as they were
-            xor_mask(self._slot_tensors(box, range(box.per)), key)
-            if self.device.kind == "cuda":
-                torch.cuda.synchronize()
         t0 = time.perf_counter_ns()
-        if key:
-            xor_mask(self._slot_tensors(box, range(box.per)), key)
         for k in range(box.per):
             slot = k % len(box.slots)
             if copies:

@@ -176,7 +176,7 @@ class Worker:
         handlers = {
             "load": self.load, "case": self.set_case, "call": self.call,
             "noop": self.noop, "release": self.release, "outputs": self.outputs_at,
-            "rehearse": self.rehearse,
+            "rehearse": self.rehearse, "unmask": self.unmask,
             "profile": self.profile,
         }
         while True:
@@ -305,16 +305,18 @@ class Worker:
         self.send({"event": Event.ACK})
 
     def noop(self, message: dict[str, Any]) -> None:
-        reply = self._noop(message["slot"], int(message.get("key", 0)))
-        self.send(reply | {"seq": message.get("seq")})
+        self.send(self._noop(message["slot"]) | {"seq": message.get("seq")})
 
     def call(self, message: dict[str, Any]) -> None:
-        reply = self._run(self.kernel, message["slot"], int(message.get("ahead", 0)), check=True,
-                          key=int(message.get("key", 0)))
+        reply = self._run(self.kernel, message["slot"], int(message.get("ahead", 0)), check=True)
         self.send(reply | {"seq": message.get("seq")})
 
     def rehearse(self, message: dict[str, Any]) -> None:
         self.send(self._rehearse(message["slot"]) | {"seq": message.get("seq")})
+
+    def unmask(self, message: dict[str, Any]) -> None:
+        reply = self._unmask_sample(message["slot"], int(message.get("key", 0)))
+        self.send(reply | {"seq": message.get("seq")})
 
     def outputs_at(self, message: dict[str, Any]) -> None:
         """New output buffers, laid out like the submission's own output (see the judge)."""
@@ -330,23 +332,25 @@ class Worker:
         self.expected = message["expected"]
         self.noop_output = clone(self.outputs[0])
 
-    def _noop(self, slot: int, key: int = 0) -> dict[str, Any]:
-        """The same protocol as one sample (its slots' inputs unmasked and refreshed, every
-        output copied: the work outside the timed region), around a function that returns
-        at once."""
+    def _noop(self, slot: int) -> dict[str, Any]:
+        """The same protocol as one sample (its slots' inputs refreshed, every output
+        copied: the work outside the timed region), around a function that returns at
+        once."""
         output = self.noop_output
-        return self._run(lambda data: output, slot, 0, check=output is not None, key=key)
+        return self._run(lambda data: output, slot, 0, check=output is not None)
 
     def _mail(self, seq: int, op: str, slot: int, ahead: int, key: int = 0) -> None:
         """A call requested through the mailbox: answer there, errors on the pipe."""
         from harness.judging.protocol import Mailbox
 
         if op == "noop":
-            reply = self._noop(slot, key)
+            reply = self._noop(slot)
         elif op == "rehearse":
             reply = self._rehearse(slot)
+        elif op == "unmask":
+            reply = self._unmask_sample(slot, key)
         elif op == "call":
-            reply = self._run(self.kernel, slot, ahead, check=True, key=key)
+            reply = self._run(self.kernel, slot, ahead, check=True)
         else:  # never run a call the judge did not ask for
             reply = {"event": Event.ERROR, "kind": "protocol",
                      "message": f"the mailbox held an unknown request ({op})"}
@@ -400,15 +404,13 @@ class Worker:
         return {"event": Event.DONE, "ns": 0.0}
 
     def _run(self, fn: Callable[[Any], Any], slot: int, ahead: int, check: bool,
-             count: int | None = None, key: int = 0) -> dict[str, Any]:
+             count: int | None = None) -> dict[str, Any]:
         """One timed sample: `count` calls on consecutive slots from `slot`, back to back.
 
         On the GPU, `ahead` cycles of GPU sleep go before the start event: the host enqueues
         the calls while the GPU is still busy, so their launch time is hidden up to that
         length, as the public contests' asynchronous L2 flush hides it. The reported time is
         the mean per call; `host_ns` is this process's CPU clock around the calls, per call.
-        With a `key` (timing.rehearse_late) the slots' inputs are first unmasked and the
-        caches flushed, by this process (`_unmask`).
         """
         from harness.judging.structure import copy_into, structure_error
 
@@ -416,11 +418,6 @@ class Worker:
         count = count or self.calls_per_sample
         picks, data = self._inputs(slot, count)
         calls = self.calls
-        if key:
-            try:
-                self._unmask(picks, key)
-            except BaseException as exc:  # noqa: BLE001 - out of memory, a sticky CUDA error
-                return self._exception(exc)
         for i in picks if self.slots else ():
             for shared, mine in self.refresh[i]:
                 calls.copy(mine, shared)
@@ -503,11 +500,27 @@ class Worker:
         self.calls.sleep(ahead)
         return not self.window_fill_elements
 
+    def _unmask_sample(self, slot: int, key: int) -> dict[str, Any]:
+        """timing.rehearse_late: the inputs of the sample from `slot` unmasked and the
+        caches flushed (`_unmask`), and the GPU idle again, in a request of its own between
+        the rehearsal and the call: on no clock, so that the host time this takes (100-250
+        µs on the H200 machine, longer after a rehearsal than after a no-op: run 90) is not
+        read as the submission's work outside the timed region. Nothing of the submission
+        runs in it (the functions were taken before the import). Errors (out of memory, a
+        sticky CUDA error) answer as a call's would."""
+        picks, _ = self._inputs(slot, self.calls_per_sample)
+        try:
+            self._unmask(picks, key)
+            if self.cuda:
+                self.calls.synchronize()
+        except BaseException as exc:  # noqa: BLE001 - out of memory, a sticky CUDA error
+            return self._exception(exc)
+        return {"event": Event.DONE, "ns": 0.0}
+
     def _unmask(self, picks: list[int], key: int) -> None:
-        """timing.rehearse_late: XOR the judge's mask off the inputs of `picks` (the judge
-        wrote them masked and sends the key only with the request), then write the flush
-        buffer, so that the inputs, just rewritten, are not left in the caches. On the GPU
-        the work is enqueued here; the wait before the start event covers it."""
+        """XOR the judge's mask off the inputs of `picks` (the judge wrote them masked and
+        sends the key only after the rehearsal), then write the flush buffer, so that the
+        inputs, just rewritten, are not left in the caches."""
         self.xor_mask((t for i in picks if self.shared for t in self.shared[i]), key)
         if self.flush_bytes <= 0:
             return
