@@ -275,13 +275,15 @@ def test_mailbox_round_trip(mail, tmp_path):
     assert worker.sent == [] and worker.recv_timeouts == []  # no pipe traffic at all
 
 
-def test_mailbox_carries_the_calls_mask_key(mail):
-    """timing.rehearse_late: the key of a call's masked inputs reaches the worker with the
-    request; a rehearsal's request carries none."""
+def test_mailbox_carries_the_unmask_requests_key(mail):
+    """timing.rehearse_late: the key of a sample's masked inputs reaches the worker with
+    the unmask request; the rehearsal's and the call's carry none."""
     channel, _, mailer = mail()
     channel.roundtrip({"op": "rehearse", "slot": 0}, timeout=5.0)
-    channel.roundtrip({"op": "call", "slot": 2, "ahead": 7, "key": 12345}, timeout=5.0)
-    assert mailer.seen == [(1, "rehearse", 0, 0, 0), (2, "call", 2, 7, 12345)]
+    channel.roundtrip({"op": "unmask", "slot": 2, "key": 12345}, timeout=5.0)
+    channel.roundtrip({"op": "call", "slot": 2, "ahead": 7}, timeout=5.0)
+    assert mailer.seen == [(1, "rehearse", 0, 0, 0), (2, "unmask", 2, 0, 12345),
+                           (3, "call", 2, 7, 0)]
 
 
 def test_mailbox_noop_reaches_the_worker_as_noop(mail):

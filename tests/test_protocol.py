@@ -295,14 +295,16 @@ def test_the_hidden_window_travels_with_the_request(boxes):
 
 
 def test_the_mask_key_travels_with_the_request_only(boxes):
-    """timing.rehearse_late: the key of a call's masked inputs is in the mailbox from its
-    request on, not before (a worker reading the mailbox during the rehearsal finds the
-    previous key, or none)."""
+    """timing.rehearse_late: the key of a sample's masked inputs is in the mailbox from its
+    unmask request on, not before (a worker reading the mailbox during the rehearsal finds
+    the previous key, or none), and the call after it carries none."""
     judge, worker = boxes
     judge.request(1, "rehearse", 0)
     assert worker.pending(0) == (1, "rehearse", 0, 0, 0)
-    judge.request(2, "call", 2, ahead=5, key=(1 << 63) - 1)
-    assert worker.pending(1) == (2, "call", 2, 5, (1 << 63) - 1)
+    judge.request(2, "unmask", 2, key=(1 << 63) - 1)
+    assert worker.pending(1) == (2, "unmask", 2, 0, (1 << 63) - 1)
+    judge.request(3, "call", 2, ahead=5)
+    assert worker.pending(2) == (3, "call", 2, 5, 0)
 
 
 def test_what_a_sample_lacked_crosses_the_mailbox_only_where_set(boxes):

@@ -5,8 +5,9 @@ previous sample's calls again, so that no other CUDA context (the judge's) runs 
 rehearsal and the timed calls (run 85: the switch to the judge's context and back leaves
 the call's own state cold, about 1 µs on mxfp4_mm). The submission must still learn nothing
 of those inputs in the rehearsal: the judge writes each tensor's bytes XORed with a key
-stream, and sends the 63-bit key only with the call; the worker then XORs them back. The
-same function masks and unmasks.
+stream, and sends the 63-bit key only after the rehearsal has answered, in a request of its
+own; the worker then XORs them back, on no clock, before the call. The same function masks
+and unmasks.
 
 The stream is drawn once per sample and device, in the order of the sample's tensors: on
 a GPU from torch's Philox generator, on the CPU from SHAKE-256, each seeded with a 64-bit

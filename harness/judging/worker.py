@@ -376,8 +376,8 @@ class Worker:
         meanwhile. Run before a sample, it stood in the judge's round trip of the
         submission's samples but not of its no-op calls, and read as work outside the
         timed region (run 71). A rehearsal places it before its own reply (`_rehearse`):
-        its round trip is on no clock, and with `timing.rehearse_late` the timed call
-        follows its reply at once. Never after a no-op (the first come before the import,
+        its round trip is on no clock, and with `timing.rehearse_late` only the unmasking
+        request comes between its reply and the timed call. Never after a no-op (the first come before the import,
         which keeps every CPU), so the first sample (a `load_inline` on first use starts
         its compilers there) is not held either."""
         if self.hold is not None and op in _HOLD_AFTER_REPLY:
