@@ -96,6 +96,7 @@ class IntegritySettings:
     floor_margin: float
     confirm_probes: int
     refuse_ranking_on: list[str]
+    unmask_allowance_us: float
 
     def __post_init__(self) -> None:
         if not _whole(self.confirm_probes) or self.confirm_probes < 3:

@@ -313,3 +313,17 @@ def test_side_stream_work_is_seen(cli):
 
 def test_gpu_marker_consistent():
     assert isinstance(HAS_GPU, bool)
+
+
+def test_a_replaced_time_function_never_runs_while_fresh_inputs_wait(cli, tmp_path):
+    """With the mailbox (the GPU runs' default; here on the CPU), the worker polls between
+    calls, and the judge may have written the next call's fresh inputs meanwhile. A hook
+    in time.perf_counter / time.sleep would compute their outputs there, off the clock;
+    its outputs are wrong on purpose (a tracer), so the case would fail if it ran. The
+    polling loop uses the functions taken before the import: the hook never runs, and the
+    submission is timed as the honest code it then is."""
+    config = tmp_path / "mailbox.yaml"
+    config.write_text("cpu:\n  timing:\n    mailbox: true\n    spin_seconds: 0.0\n")
+    r = attack(cli, "poll_hook", "--mode", "benchmark", "--no-record", "--config", str(config))
+    assert statuses(r.doc) == {"passed"}, r.out
+    assert screen_rules(r.doc)["patches-timing"] == "hard"  # read through the alias

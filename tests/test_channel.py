@@ -427,3 +427,16 @@ def test_close_unmaps_once(tmp_path):
     channel.close()
     assert channel.mailbox is None
     channel.close()  # a second close is harmless
+
+
+def test_a_request_without_the_wake_handshake_is_written_at_once(mail):
+    """wake=False (the requests right after the late rehearsal's reply): the judge writes
+    the request without first waiting, off the clock, for a wake-up acknowledgement (this
+    worker never gives one and still gets it), so any delay before the worker answers is
+    inside the round trip; with the handshake, the same worker is refused."""
+    channel, _, mailer = mail(wake_delay=None)
+    reply, rt = channel.roundtrip({"op": "call", "slot": 1}, timeout=5.0, wake=False)
+    assert reply["ns"] == 1001.0 and rt > 0
+    assert mailer.seen == [(1, "call", 1, 0, 0)]
+    with pytest.raises(WorkerTimeout, match="did not answer"):
+        channel.roundtrip({"op": "call", "slot": 2}, timeout=0.2)

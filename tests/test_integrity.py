@@ -197,3 +197,25 @@ def test_the_least_gap_needs_enough_samples_to_speak():
     reported = [1_000.0] * (settings.confirm_probes - 1)
     roundtrip = [1_000 + 200_000 + 3_000_000.0] * len(reported)
     assert not check_clocks(reported, roundtrip, NOISY, settings).flagged  # confirmed on more
+
+
+def test_the_unmasking_is_held_to_its_calibration():
+    """timing.rehearse_late: a case whose unmasking round trips exceed the calibration
+    no-ops' by more than integrity.unmask_allowance_us is flagged (work off the clock while
+    the fresh inputs are readable); within it, or with nothing to compare, it is not."""
+    from harness.judging.integrity import check_unmasking
+
+    settings = Settings.load().integrity
+    assert settings.unmask_allowance_us == 500
+    cal = Calibration.from_gaps([50_000.0] * 10, unmask_rts=[200_000.0] * 9 + [260_000.0])
+    assert (cal.unmask_median_ns, cal.unmask_p90_ns) == (200_000.0, 200_000.0)
+    honest = check_unmasking([330_000.0, 350_000.0, 300_000.0], cal, settings)
+    assert not honest.flagged and honest.expected_ns == 200_000.0 and honest.samples == 3
+    slow = check_unmasking([900_000.0] * 5, cal, settings)
+    assert slow.flagged and "700.0 µs more per sample to unmask" in slow.message
+    assert slow.allowed_excess_ns == 500_000.0
+    noisy = Calibration.from_gaps([50_000.0] * 10,
+                                  unmask_rts=[200_000.0] * 8 + [600_000.0, 600_000.0])
+    assert not check_unmasking([900_000.0] * 5, noisy, settings).flagged  # 3 x 400 µs spread
+    assert check_unmasking([], cal, settings) is None
+    assert check_unmasking([900_000.0], Calibration.from_gaps([50_000.0]), settings) is None

@@ -74,12 +74,15 @@ class OrderJudge(Sampling):
         self.task = SimpleNamespace(name="t")
         self.device = SimpleNamespace(kind=device)
         self.keys: list[int] = []
-        log, keys = self.log, self.keys
+        self.unwoken: list[str] = []  # the requests sent without the wake handshake
+        log, keys, unwoken = self.log, self.keys, self.unwoken
 
         class Channel:
-            def roundtrip(self, message: dict, timeout: float):
+            def roundtrip(self, message: dict, timeout: float, wake: bool = True):
                 log.append(f"{message['op']} {message['slot']}" + (" key" if message.get("key") else ""))
                 keys.append(message.get("key", 0))
+                if not wake:
+                    unwoken.append(message["op"])
                 return {"event": Event.DONE, "ns": 1.0}, 2.0
 
         self.channel = Channel()
@@ -176,15 +179,15 @@ def _late_log(monkeypatch, device: str = "cuda", call: int = 2):
     judge.log.clear()
     roundtrip = judge.channel.roundtrip
 
-    def seen_at_call(message, timeout):
+    def seen_at_call(message, timeout, wake=True):
         if message["op"] == "call":
             at_call.update({k: tuple(t.clone() for t in box.slots[k]) for k in (2, 3)})
-        return roundtrip(message, timeout)
+        return roundtrip(message, timeout, wake)
 
     judge.channel.roundtrip = seen_at_call
     judge._generate, judge._check_output = generate, check
     monkeypatch.setattr(sampling, "poison", lambda output: None)
-    judge._sample(box, {}, None, call, 0, 100.0, "timed call")
+    judge.last = judge._sample(box, {}, None, call, 0, 100.0, "timed call")
     return judge, made, at_call, checked, box
 
 
@@ -204,6 +207,10 @@ def test_the_late_rehearsal_runs_after_masked_inputs_and_the_judges_flush(monkey
                          "check", "check"]
     key = judge.keys[1]
     assert key > 0 and judge.keys[0] == judge.keys[2] == 0  # only the unmasking brings it
+    # the unmasking and the call follow the worker's last answer at once: no wake
+    # handshake, so a worker slow to take them up does so on the judge's clock
+    assert judge.unwoken == ["unmask", "call"]
+    assert judge.last["unmask_rt"] == 2.0  # its round trip, for check_unmasking
     assert not any(torch.equal(a, b) for a, b in zip(at_call[2][:2], made[2][:2]))
     xor_mask((t for k in (2, 3) for t in box.slots[k]), key)
     for k in (2, 3):
@@ -231,6 +238,7 @@ def test_a_late_no_op_is_made_as_a_late_sample(monkeypatch):
     assert reply["rt"] - reply["ns"] == 1.0
     assert judge.log == ["flush", "noop 0", "unmask 0 key", "noop 0"]
     assert judge.keys[0] == judge.keys[2] == 0 and judge.keys[1] > 0
+    assert judge.unwoken == ["unmask", "noop"] and reply["unmask_rt"] == 2.0
     assert not torch.equal(slots[0][0], torch.arange(8.0))  # masked for the worker to unmask
     assert torch.equal(slots[1][0], torch.arange(8.0) * 2)  # not the no-op's slot
     judge.log.clear()
@@ -244,6 +252,7 @@ def test_the_late_rehearsal_is_off_on_the_cpu(monkeypatch):
 
     judge, made, at_call, checked, box = _late_log(monkeypatch, "cpu")
     assert judge.log == ["make 2", "make 3", "rehearse 0", "flush", "call 2", "check", "check"]
+    assert judge.unwoken == []
     assert all(torch.equal(a, b) for a, b in zip(at_call[2], made[2])) and judge.keys == [0, 0]
 
 
@@ -253,7 +262,7 @@ def test_a_rehearsal_that_times_out_says_so():
     judge = OrderJudge(Settings.load())
 
     class Silent:
-        def roundtrip(self, message: dict, timeout: float):
+        def roundtrip(self, message: dict, timeout: float, wake: bool = True):
             raise WorkerTimeout(f"no answer within {timeout:g} s")
 
     judge.channel = Silent()
@@ -264,8 +273,8 @@ def test_a_rehearsal_that_times_out_says_so():
 
 
 def test_a_failed_unmasking_is_the_verdict_of_a_call():
-    """The worker could not unmask (out of memory for its flush: the submission keeps the
-    GPU's memory full): the case fails as a call out of memory would, and says where."""
+    """The worker could not unmask (out of memory for the key stream: the submission keeps
+    the GPU's memory full): the case fails as a call out of memory would, and says where."""
     from harness.consts import Status
     from harness.judging.protocol import Event
     from harness.judging.verdicts import CaseFailure
@@ -273,7 +282,7 @@ def test_a_failed_unmasking_is_the_verdict_of_a_call():
     judge = OrderJudge(Settings.load())
 
     class Full:
-        def roundtrip(self, message: dict, timeout: float):
+        def roundtrip(self, message: dict, timeout: float, wake: bool = True):
             return {"event": Event.ERROR, "kind": "out_of_memory", "message": "OOM"}, 1.0
 
     judge.channel = Full()
@@ -379,7 +388,7 @@ class UnfilledSamples(StalledSamples):
         return reply | ({"unfilled": True} if self.samples - 1 in self.unfilled else {})
 
 
-def _timed(ns: list[float], max_calls: int = 20, judge=None):
+def _timed(ns: list[float], max_calls: int = 20, judge=None, calibration=None):
     from types import SimpleNamespace
 
     from harness.consts import Status
@@ -393,9 +402,36 @@ def _timed(ns: list[float], max_calls: int = 20, judge=None):
     judge = judge(settings) if callable(judge) else StalledSamples(ns, settings)
     result = CaseResult(0, {}, Status.PASSED)
     judge._time_case(None, {}, None, SimpleNamespace(per=1), 1000.0,
-                     Calibration.from_gaps([50_000.0] * 10), {"host_ns": 1.0}, result,
-                     Laps(judge.clock))
+                     calibration or Calibration.from_gaps([50_000.0] * 10), {"host_ns": 1.0},
+                     result, Laps(judge.clock))
     return result
+
+
+class UnmaskedSamples(StalledSamples):
+    """StalledSamples whose every sample came with an unmasking round trip of `unmask_ns`
+    (timing.rehearse_late)."""
+
+    unmask_ns = 0.0
+
+    def _sample(self, box, case, plan, call, ahead, deadline, what, first=None, relayout=True):
+        reply = super()._sample(box, case, plan, call, ahead, deadline, what, first, relayout)
+        return reply | {"unmask_rt": self.unmask_ns}
+
+
+@pytest.mark.parametrize("unmask_us,flagged", [(300.0, False), (1000.0, True)])
+def test_the_cases_unmasking_is_checked_against_its_calibration(unmask_us, flagged):
+    """The case's samples' unmasking round trips against the calibration no-ops' (200 µs):
+    recorded in `integrity.unmasking`, flagged beyond integrity.unmask_allowance_us."""
+    from harness.judging.integrity import Calibration
+
+    judge = type("Judge", (UnmaskedSamples,), {"unmask_ns": unmask_us * 1e3})
+    result = _timed([6_000.0] * 21, judge=lambda settings: judge([6_000.0] * 21, settings),
+                    calibration=Calibration.from_gaps([50_000.0] * 10,
+                                                      unmask_rts=[200_000.0] * 10))
+    unmasking = result.integrity["unmasking"]
+    assert unmasking["flagged"] is flagged and unmasking["samples"] == result.stats["calls"]
+    assert unmasking["median_ns"] == unmask_us * 1e3 and unmasking["expected_ns"] == 200_000.0
+    assert any("to unmask its fresh inputs" in f for f in result.flags) is flagged
 
 
 def test_the_case_keeps_its_scored_samples_in_order_with_the_workers_clock():
@@ -453,3 +489,15 @@ def test_the_calibration_keeps_the_workers_account_of_its_no_ops():
     cal = Calibration.from_gaps([r["rt"] - r["ns"] for r in replies], says)
     assert cal.median_ns == 11.0 and cal.worker_says is not says and cal.worker_says == says
     assert "worker_says" in vars(cal)  # into the case's integrity record
+
+
+def test_the_workers_account_cannot_break_the_judge():
+    """The worker's breakdown is its own account (over the pipe, any JSON number): an
+    integer too large for a float, or a bool, reads as 0 in the medians, never an error."""
+    from harness.judging.sampling import _medians
+
+    replies = [{"rt": 10.0, "pre_ns": 10**400, "busy_ns": 10**400, "lead_ns": True},
+               {"rt": 12.0, "pre_ns": 4.0, "busy_ns": 2.0}]
+    says = _medians(replies)
+    assert says["pre_ns"] == 2.0 and says["busy_ns"] == 1.0 and says["lead_ns"] == 0.0
+    assert says["transport_ns"] == 10.0

@@ -12,6 +12,14 @@ def rules(source):
     ("import torch\ntorch.cuda.Event.elapsed_time = lambda s, e: 0\n", "patches-timing"),
     ("import time\ntime.perf_counter = lambda: 0\n", "patches-timing"),
     ("import torch\nsetattr(torch.cuda, 'synchronize', print)\n", "patches-timing"),
+    # a module alias does not hide a patch (tests/adversarial/poll_hook.py)
+    ("import time as _t\n_t.perf_counter = lambda: 0\n", "patches-timing"),
+    ("import time as _t\nsetattr(_t, 'sleep', print)\n", "patches-timing"),
+    ("import torch.cuda as tc\ntc.synchronize = print\n", "patches-timing"),
+    ("import sys as s\nm = s.modules\n", "sys-modules"),
+    ("import time\nx, time.sleep = 1, print\n", "patches-timing"),
+    ("import time\n[a, *time.monotonic] = [1, print]\n", "patches-timing"),
+    ("import gc as g\nx = g.get_objects()\n", "gc-walk"),
     ("import torch\ntorch.allclose = lambda *a: True\n", "patches-checker"),
     ("import sys\nsys.modules['torch'].x = 1\n", "sys-modules"),
     ("from reference import ref_kernel\n", "touches-harness"),
@@ -53,3 +61,9 @@ def test_honest_examples_are_clean(path):
 
 def test_syntax_errors_screen_to_nothing():
     assert screen("def (:\n") == [] and worst([]) is None
+
+
+def test_an_alias_of_one_source_does_not_carry_into_the_next():
+    """The aliases are read per screened source: `t` means `time` only where imported so."""
+    assert "patches-timing" in rules("import time as t\nt.sleep = print\n")
+    assert "patches-timing" not in rules("t = object()\nt.sleep = print\n")

@@ -442,3 +442,33 @@ def test_an_unmask_request_through_the_mailbox_brings_its_key(tmp_path):
     worker.mailbox.close()
     box.close()
     judge_end.close()
+
+
+def test_the_polling_loop_runs_no_time_function_replaced_after_the_start(tmp_path, monkeypatch):
+    """A submission that replaces time.perf_counter or time.sleep (under an alias the screen
+    does not read) would have its code run in the worker's polling loop, off the judge's
+    clock, while the next call's fresh inputs are readable: the loop uses the functions
+    taken as the worker started."""
+    import time as clock_module
+
+    import torch
+
+    from harness.judging.protocol import Mailbox
+
+    box = Mailbox(str(tmp_path / "box"), create=True)
+    judge_end, worker_end = multiprocessing.Pipe()
+    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
+                                 "submission": "submission.py", "mailbox": str(tmp_path / "box"),
+                                 "spin_seconds": 0.0})
+    worker.slots = [(torch.zeros(2),)]
+    worker.refresh, worker.shared = [[]], [[]]
+    worker.kernel = lambda data: None
+    hooked = []
+    monkeypatch.setattr(clock_module, "perf_counter", lambda: hooked.append(1) or 0.0)
+    monkeypatch.setattr(clock_module, "sleep", lambda s: hooked.append(2))
+    box.request(1, "rehearse", 0)
+    assert worker._wait_mail() and box.reply_seq() == 1
+    assert hooked == []
+    worker.mailbox.close()
+    box.close()
+    judge_end.close()

@@ -19,16 +19,63 @@ class Calibration:
     p90_ns: float
     calls: int
     worker_says: dict[str, float] = field(default_factory=dict)  # its breakdown: diagnostics
+    # timing.rehearse_late: the no-ops' unmasking round trips (0: none made)
+    unmask_median_ns: float = 0.0
+    unmask_p90_ns: float = 0.0
 
     @classmethod
     def from_gaps(cls, gaps: list[float], worker_says: dict[str, float] | None = None,
-                  ) -> Calibration:
+                  unmask_rts: list[float] | None = None) -> Calibration:
         """From the no-op calls' gaps (and the medians of the worker's own account of them,
-        kept beside the probes' to show where a difference lies; never read by a check)."""
-        ordered = sorted(gaps)
-        p90 = ordered[int(0.9 * (len(ordered) - 1))]  # of ten, the second largest: one stall
-        return cls(statistics.median(ordered), p90, len(ordered),  # does not widen the check
-                   dict(worker_says or {}))
+        kept beside the probes' to show where a difference lies; never read by a check),
+        and, with the late rehearsal, the round trips of their unmasking requests."""
+        median, p90 = _median_p90(gaps)
+        unmask = _median_p90(unmask_rts) if unmask_rts else (0.0, 0.0)
+        return cls(median, p90, len(gaps), dict(worker_says or {}), *unmask)
+
+
+def _median_p90(values: list[float]) -> tuple[float, float]:
+    ordered = sorted(values)
+    p90 = ordered[int(0.9 * (len(ordered) - 1))]  # of ten, the second largest: one stall
+    return statistics.median(ordered), p90  # does not widen the check
+
+
+@dataclass
+class UnmaskCheck:
+    """timing.rehearse_late: the unmasking requests' round trips against the calibration's.
+    From the unmasking on, the fresh inputs are readable; the call that follows is on the
+    two-clock check, and so this round trip is held to the no-ops' own, as a gap is."""
+
+    flagged: bool
+    median_ns: float
+    expected_ns: float
+    allowed_excess_ns: float
+    samples: int
+    message: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def check_unmasking(rts: list[float], calibration: Calibration,
+                    settings: IntegritySettings) -> UnmaskCheck | None:
+    """Flag a case whose samples' unmasking round trips (`rts`, ns) exceed the calibration
+    no-ops' by more than `integrity.unmask_allowance_us` (or three times the calibration's
+    spread): work there would run while the fresh inputs are readable, off the clock that
+    reads the call. None where there is nothing to compare (no late rehearsal)."""
+    if not rts or calibration.unmask_median_ns <= 0:
+        return None
+    median = statistics.median(rts)
+    spread = max(calibration.unmask_p90_ns - calibration.unmask_median_ns, 0.0)
+    allowed = max(settings.unmask_allowance_us * 1e3, 3 * spread)
+    excess = median - calibration.unmask_median_ns
+    message = ""
+    if excess > allowed:
+        message = (f"the worker took {excess / 1e3:.1f} µs more per sample to unmask its fresh "
+                   f"inputs than in its calibration (allowed {allowed / 1e3:.1f} µs): work may "
+                   "run off the clock while the fresh inputs are readable")
+    return UnmaskCheck(bool(message), median, calibration.unmask_median_ns, allowed, len(rts),
+                       message)
 
 
 @dataclass

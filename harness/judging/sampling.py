@@ -27,6 +27,7 @@ from harness.judging.devices import ClockReading
 from harness.judging.integrity import (
     Calibration,
     calibration_disturbed,
+    check_unmasking,
     clock_samples,
     confirmed_clocks,
     physics_floor,
@@ -79,12 +80,13 @@ class Sampling:
         return ahead_cycles(window_us, host_ns, calls, self.device.clocks.get("sm_max_mhz") or 2000.0,
                             self.settings.timing.min_ahead_us)
 
-    def _roundtrip(self, message: dict, timeout: float, flush: bool = True) -> tuple[dict, float]:
+    def _roundtrip(self, message: dict, timeout: float, flush: bool = True,
+                   wake: bool = True) -> tuple[dict, float]:
         """Flush (unless the caller has), send, wait: the worker's reply and the judge's
-        round-trip time (ns)."""
+        round-trip time (ns). `wake`: see Channel.roundtrip."""
         if flush:
             self.flusher.flush()
-        return self.channel.roundtrip(message, timeout)
+        return self.channel.roundtrip(message, timeout, wake)
 
     def _late(self) -> bool:
         """Whether `timing.rehearse_late` applies: GPU runs only (on the CPU there is no
@@ -119,12 +121,13 @@ class Sampling:
             self.flusher.flush()
             if self.settings.timing.rehearse:  # a sample's rehearsal switches contexts first
                 self.channel.roundtrip({"op": "noop", "slot": 0}, timeout)
-            self._unmask(0, key, timeout)
-        reply, rt = self._roundtrip({"op": "noop", "slot": 0}, timeout, flush=not key)
+            unmask_rt = self._unmask(0, key, timeout)
+        reply, rt = self._roundtrip({"op": "noop", "slot": 0}, timeout, flush=not key,
+                                    wake=not key)
         if reply.get("event") != Event.DONE:
             raise CaseFailure(Status.REJECTED, "the harness's no-op call failed after the "
                               f"submission was imported: {reply.get('message', '')}")
-        return dict(reply, rt=rt)
+        return dict(reply, rt=rt, **({"unmask_rt": unmask_rt} if key else {}))
 
     @staticmethod
     def _slot_tensors(box: CaseBuffers, picks: Any) -> Iterator[Any]:
@@ -154,9 +157,11 @@ class Sampling:
         are in place, except in the timed calls. With `timing.rehearse_late` the judge
         writes them first, masked (`harness.judging.masking`), and flushes; then the
         rehearsal; then a request that brings the key, and the worker unmasks and flushes
-        itself; then the call. No work of the judge's CUDA context comes between the
-        rehearsal and the timed calls, and the submission still never runs while they are
-        readable."""
+        itself; then the call, with no wake handshake (the time the worker takes to pick it
+        up is on the clock). No work of the judge's CUDA context comes between the
+        rehearsal and the timed calls, and no call of the submission runs while the inputs
+        are readable; the unmasking's round trip is held to the calibration's
+        (`check_unmasking`)."""
         began = self.clock()
         per, ring = box.per, len(box.slots)
         start = call % ring
@@ -191,9 +196,9 @@ class Sampling:
             self.flusher.flush()
             if rehearse:
                 self._rehearse((call - per) % ring, self._left(deadline))
-            self._unmask(start, key, self._left(deadline))
+            unmask_rt = self._unmask(start, key, self._left(deadline))
         reply, rt = self._roundtrip({"op": "call", "slot": start, "ahead": ahead},
-                                    self._left(deadline), flush=not key)
+                                    self._left(deadline), flush=not key, wake=not key)
         self.progress.call_done()  # after the round trip: outside every clock
         if reply.get("event") == Event.ERROR:
             self._call_failure(reply, relayout=relayout and first is not None)
@@ -201,13 +206,19 @@ class Sampling:
             raise ProtocolError(f"unexpected reply {reply.get('event')!r} to a call")
         for k, data in zip(fresh, inputs):
             self._check_output(data, box.outputs[k], box.finite, what)
+        if key:
+            reply["unmask_rt"] = unmask_rt
         return dict(reply, rt=rt, wall=self.clock() - began)
 
-    def _unmask(self, slot: int, key: int, timeout: float) -> None:
+    def _unmask(self, slot: int, key: int, timeout: float) -> float:
         """timing.rehearse_late: ask the worker to unmask the sample from `slot` with `key`
-        and flush (`Worker._unmask_sample`), on no clock, after the rehearsal."""
-        self._untimed({"op": "unmask", "slot": slot, "key": key}, timeout,
-                      "while the worker unmasked the fresh inputs (timing.rehearse_late)")
+        and flush (`Worker._unmask_sample`), after the rehearsal, which it follows at once
+        (no wake handshake: the worker is still polling). Its round trip (ns) is returned:
+        off the two-clock check, but held to the calibration's own (`check_unmasking`),
+        since the fresh inputs are readable from there on."""
+        return self._untimed({"op": "unmask", "slot": slot, "key": key}, timeout,
+                             "while the worker unmasked the fresh inputs (timing.rehearse_late)",
+                             wake=False)
 
     def _rehearse(self, slot: int, timeout: float) -> None:
         """The previous sample's calls again, in the worker (`timing.rehearse`,
@@ -217,10 +228,11 @@ class Sampling:
         self._untimed({"op": "rehearse", "slot": slot}, timeout,
                       "in the untimed rehearsal of the previous sample's calls (timing.rehearse)")
 
-    def _untimed(self, message: dict, timeout: float, where: str) -> None:
-        """A request on no clock; its failure is the verdict of a call, said to be `where`."""
+    def _untimed(self, message: dict, timeout: float, where: str, wake: bool = True) -> float:
+        """A request off the two-clock check (its round trip, ns, returned); its failure is
+        the verdict of a call, said to be `where`."""
         try:
-            reply, _ = self.channel.roundtrip(message, timeout)
+            reply, rt = self.channel.roundtrip(message, timeout, wake)
         except (WorkerTimeout, WorkerDied) as exc:
             raise type(exc)(f"{where}: {exc}") from exc
         if reply.get("event") == Event.ERROR:
@@ -228,6 +240,7 @@ class Sampling:
             self._call_failure(reply, relayout=False)
         if reply.get("event") != Event.DONE:
             raise ProtocolError(f"unexpected reply {reply.get('event')!r} to {message['op']!r}")
+        return rt
 
     def _call_failure(self, reply: dict, relayout: bool) -> None:
         """Raise the verdict of a call the worker reported as failed."""
@@ -380,6 +393,12 @@ class Sampling:
         if clocks is not None and clocks.flagged:
             result.flags.append(clocks.message)
             result.score_ns = max(stats.mean, clocks.judge_mean_ns / per)
+        unmasking = check_unmasking([r["unmask_rt"] for r in replies if "unmask_rt" in r],
+                                    calibration, self.settings.integrity)
+        if unmasking is not None:
+            result.integrity["unmasking"] = unmasking.to_dict()
+            if unmasking.flagged:
+                result.flags.append(unmasking.message)
         self._apply_floor(case, result)
         laps.lap("checks")  # statistics, the clocks and the floor, the judge's copy timing
 
@@ -424,26 +443,31 @@ class Sampling:
 
 
 def _number(value: Any) -> float:
-    """A number the worker reported, 0 where it sent none or something else."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    """A number the worker reported, 0 where it sent none or something else (a bool, an
+    integer too large for a float, an infinity or a NaN)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 0.0
-    return float(value)
+    try:
+        return float(value) if math.isfinite(value) else 0.0
+    except OverflowError:
+        return 0.0
 
 
 def calibration_of(replies: list[dict]) -> Calibration:
     """The calibration made by no-op calls (`Sampling._noop_gap`'s replies): their gaps,
     and the worker's own account of them beside (diagnostics)."""
-    return Calibration.from_gaps([r["rt"] - float(r["ns"]) for r in replies], _medians(replies))
+    return Calibration.from_gaps([r["rt"] - float(r["ns"]) for r in replies], _medians(replies),
+                                 [r["unmask_rt"] for r in replies if "unmask_rt" in r])
 
 
 def _medians(replies: list[dict]) -> dict[str, float]:
     """Medians of the worker's own time breakdown (diagnostics only: it is not trusted)."""
     out = {}
     for key in ("host_ns", "sync_ns", "copy_ns", "busy_ns", "pre_ns", "lead_ns"):
-        values = [float(r[key]) for r in replies if isinstance(r.get(key), (int, float))]
+        values = [_number(r[key]) for r in replies if isinstance(r.get(key), (int, float))]
         if values:
             out[key] = statistics.median(values)
-    pairs = [(r["rt"], float(r.get("busy_ns", 0))) for r in replies]
+    pairs = [(r["rt"], _number(r.get("busy_ns"))) for r in replies]
     if pairs:
         out["transport_ns"] = statistics.median(rt - b for rt, b in pairs)
     return out

@@ -134,6 +134,12 @@ class Worker:
         from harness.judging.masking import xor_mask
 
         self.xor_mask = xor_mask  # taken before any submission is imported
+        # The clock and the nap of the polling loop, taken before the import too: a
+        # submission that replaces time.perf_counter (under another name than the screen
+        # reads) would otherwise run in the loop, off the judge's clock, while the fresh
+        # inputs of the next call are readable. The judge's side bounds what remains
+        # (no wake handshake after an unmasking; check_unmasking).
+        self._clock, self._nap = time.perf_counter, time.sleep
         self.shared: list[list[Any]] = []  # per slot: its shared tensors, as the judge masks them
         self.gc_freeze = bool(init.get("gc_freeze", False))
         self.hold = None  # worker.hold_cpu: this thread's own CPU through the calls
@@ -199,7 +205,8 @@ class Worker:
 
         Polls without pause for `spin_seconds`, then with short sleeps: a call must
         never wait for a wake-up from a blocking read."""
-        spin_until = time.perf_counter() + self.spin_seconds
+        clock, nap = self._clock, self._nap
+        spin_until = clock() + self.spin_seconds
         n = 0
         while True:
             pending = self.mailbox.pending(self.mail_seq)
@@ -208,13 +215,13 @@ class Worker:
                 self._mail(*pending)
                 return True
             if self.mailbox.wake_pending():
-                spin_until = time.perf_counter() + self.spin_seconds
+                spin_until = clock() + self.spin_seconds
             n += 1
             if n % 64 == 0:
                 if self.conn.poll(0):
                     return False
-                if time.perf_counter() > spin_until:
-                    time.sleep(0.0001)
+                if clock() > spin_until:
+                    nap(0.0001)
 
     # -- loading ---------------------------------------------------------------------
     def load(self, message: dict[str, Any]) -> None:
@@ -388,8 +395,9 @@ class Worker:
         and dropped (`timing.rehearse`). The next sample's calls then start on the host
         state of a process that has just run the submission, as in the public evaluators,
         whose repeats run back to back. Its inputs were timed and checked already, and the
-        judge writes the next sample's inputs only after this reply, so nothing these calls
-        compute can answer a timed call (a thread left running is another matter: the
+        judge writes the next sample's inputs only after this reply (with
+        `timing.rehearse_late`, before it but masked, the key sent after it), so nothing
+        these calls compute can answer a timed call (a thread left running is another matter: the
         screen flags threads, and the judge's clock sees work outside the timed region)."""
         _, data = self._inputs(slot, self.calls_per_sample)
         try:
@@ -505,9 +513,11 @@ class Worker:
         caches flushed (`_unmask`), and the GPU idle again, in a request of its own between
         the rehearsal and the call: on no clock, so that the host time this takes (100-250
         µs on the H200 machine, longer after a rehearsal than after a no-op: run 90) is not
-        read as the submission's work outside the timed region. Nothing of the submission
-        runs in it (the functions were taken before the import). Errors (out of memory, a
-        sticky CUDA error) answer as a call's would."""
+        read as the submission's work outside the timed region. It calls none of the
+        submission's code (its functions were taken before the import), though a thread
+        the submission left could run meanwhile: the judge holds this round trip to the
+        calibration's (`check_unmasking`), and the call follows with no wake handshake.
+        Errors (out of memory, a sticky CUDA error) answer as a call's would."""
         picks, _ = self._inputs(slot, self.calls_per_sample)
         try:
             self._unmask(picks, key)

@@ -49,10 +49,29 @@ def _dotted(node: ast.AST) -> str:
     return ""
 
 
+_ALIASES: dict[str, str] = {}  # `import time as t`: {"t": "time"} (set per screened source)
+
+
+def _aliases(tree: ast.AST) -> None:
+    """The module aliases of `import a.b as c` in `tree`, so that `c.x = ...` reads as
+    `a.b.x` (an alias must not get a patch past the rules)."""
+    _ALIASES.clear()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            _ALIASES.update({a.asname: a.name for a in node.names if a.asname})
+
+
+def _resolved(node: ast.AST) -> str:
+    """`_dotted`, its first name read through the source's module aliases."""
+    dotted = _dotted(node)
+    head, dot, rest = dotted.partition(".")
+    return _ALIASES[head] + dot + rest if head in _ALIASES else dotted
+
+
 def _call_to(*names: str) -> Callable[[ast.AST], bool]:
     def match(node: ast.AST) -> bool:
         return isinstance(node, ast.Call) and any(
-            _dotted(node.func) == n or _dotted(node.func).endswith("." + n) for n in names
+            _resolved(node.func) == n or _resolved(node.func).endswith("." + n) for n in names
         )
     return match
 
@@ -77,14 +96,24 @@ def _assigns_to(*prefixes: str) -> Callable[[ast.AST], bool]:
             targets = [node.target]
         elif isinstance(node, ast.Call) and _dotted(node.func) == "setattr" and node.args:
             targets = [node.args[0]]
-            return any(_dotted(t).startswith(prefixes) for t in targets)
-        return any(isinstance(t, ast.Attribute) and _dotted(t).startswith(prefixes)
-                   for t in targets)
+            return any((_resolved(t) + ".").startswith(prefixes) for t in targets)
+        return any(isinstance(t, ast.Attribute) and _resolved(t).startswith(prefixes)
+                   for t in _unpacked(targets))
     return match
 
 
+def _unpacked(targets: list[ast.AST]) -> list[ast.AST]:
+    """Assignment targets with tuples and lists unpacked (`a.x, b.y = ...`)."""
+    out: list[ast.AST] = []
+    for t in targets:
+        if isinstance(t, ast.Starred):
+            t = t.value
+        out.extend(_unpacked(list(t.elts)) if isinstance(t, (ast.Tuple, ast.List)) else [t])
+    return out
+
+
 def _sys_modules(node: ast.AST) -> bool:
-    return isinstance(node, ast.Attribute) and _dotted(node) == "sys.modules"
+    return isinstance(node, ast.Attribute) and _resolved(node) == "sys.modules"
 
 
 def _subclasses_tensor(node: ast.AST) -> bool:
@@ -200,6 +229,7 @@ def screen(source: str) -> list[Finding]:
         return []
     lines = source.splitlines()
     _taint(tree)
+    _aliases(tree)
     findings: list[Finding] = []
     seen: set[tuple[str, int]] = set()
     for node in ast.walk(tree):
