@@ -97,6 +97,7 @@ class IntegritySettings:
     confirm_probes: int
     refuse_ranking_on: list[str]
     unmask_allowance_us: float
+    unmask_rel: float
 
     def __post_init__(self) -> None:
         if not _whole(self.confirm_probes) or self.confirm_probes < 3:

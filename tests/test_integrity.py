@@ -206,7 +206,7 @@ def test_the_unmasking_is_held_to_its_calibration():
     from harness.judging.integrity import check_unmasking
 
     settings = Settings.load().integrity
-    assert settings.unmask_allowance_us == 500
+    assert settings.unmask_allowance_us == 500 and settings.unmask_rel == 1.0
     cal = Calibration.from_gaps([50_000.0] * 10, unmask_rts=[200_000.0] * 9 + [260_000.0])
     assert (cal.unmask_median_ns, cal.unmask_p90_ns) == (200_000.0, 200_000.0)
     honest = check_unmasking([330_000.0, 350_000.0, 300_000.0], cal, settings)
@@ -217,5 +217,8 @@ def test_the_unmasking_is_held_to_its_calibration():
     noisy = Calibration.from_gaps([50_000.0] * 10,
                                   unmask_rts=[200_000.0] * 8 + [600_000.0, 600_000.0])
     assert not check_unmasking([900_000.0] * 5, noisy, settings).flagged  # 3 x 400 µs spread
+    long = Calibration.from_gaps([50_000.0] * 10, unmask_rts=[2_000_000.0] * 10)  # 90 tensors
+    assert not check_unmasking([3_500_000.0] * 5, long, settings).flagged  # within 1.0 x 2 ms
+    assert check_unmasking([4_500_000.0] * 5, long, settings).flagged
     assert check_unmasking([], cal, settings) is None
     assert check_unmasking([900_000.0], Calibration.from_gaps([50_000.0]), settings) is None

@@ -6,7 +6,7 @@ rehearsal and the timed calls (run 85: the switch to the judge's context and bac
 the call's own state cold, about 1 µs on mxfp4_mm). The submission must still learn nothing
 of those inputs in the rehearsal: the judge writes each tensor's bytes XORed with a key
 stream, and sends the 63-bit key only after the rehearsal has answered, in a request of its
-own; the worker then XORs them back, on no clock, before the call. The same function masks
+own; the worker then XORs them back, off the call's clock, before the call. The same function masks
 and unmasks.
 
 The stream is drawn once per sample and device, in the order of the sample's tensors: on

@@ -384,9 +384,9 @@ class Worker:
         submission's samples but not of its no-op calls, and read as work outside the
         timed region (run 71). A rehearsal places it before its own reply (`_rehearse`):
         its round trip is on no clock, and with `timing.rehearse_late` only the unmasking
-        request comes between its reply and the timed call. Never after a no-op (the first come before the import,
-        which keeps every CPU), so the first sample (a `load_inline` on first use starts
-        its compilers there) is not held either."""
+        request comes between its reply and the timed call. Never after a no-op (the first
+        come before the import, which keeps every CPU), so the first sample (a
+        `load_inline` on first use starts its compilers there) is not held either."""
         if self.hold is not None and op in _HOLD_AFTER_REPLY:
             self.hold.apply()
 
@@ -511,9 +511,9 @@ class Worker:
     def _unmask_sample(self, slot: int, key: int) -> dict[str, Any]:
         """timing.rehearse_late: the inputs of the sample from `slot` unmasked and the
         caches flushed (`_unmask`), and the GPU idle again, in a request of its own between
-        the rehearsal and the call: on no clock, so that the host time this takes (100-250
-        µs on the H200 machine, longer after a rehearsal than after a no-op: run 90) is not
-        read as the submission's work outside the timed region. It calls none of the
+        the rehearsal and the call: off the call's clock, so that the host time this takes
+        (100-250 µs on the H200 machine, longer after a rehearsal than after a no-op: run
+        90) is not read as the submission's work outside the timed region. It calls none of the
         submission's code (its functions were taken before the import), though a thread
         the submission left could run meanwhile: the judge holds this round trip to the
         calibration's (`check_unmasking`), and the call follows with no wake handshake.
