@@ -327,3 +327,23 @@ def test_a_replaced_time_function_never_runs_while_fresh_inputs_wait(cli, tmp_pa
     r = attack(cli, "poll_hook", "--mode", "benchmark", "--no-record", "--config", str(config))
     assert statuses(r.doc) == {"passed"}, r.out
     assert screen_rules(r.doc)["patches-timing"] == "hard"  # read through the alias
+
+
+@gpu
+@pytest.mark.parametrize("mode", ["scored", "unmask"])
+def test_hooks_in_the_workers_mailbox_are_caught(cli, tmp_path, mode):
+    """Hooks in the worker's own mailbox (reached through importlib) compute outputs where
+    no clock looked before: on scored calls only (the probes honest), or inside the
+    unmasking's round trip (burning as long in the calibration's). Flagged by the scored
+    samples' clocks or by the unmasking check, and refused a rank by the screen."""
+    source = (CORPUS / "mailbox_hook.py").read_text().replace(
+        'MODE = "scored"', f'MODE = "{mode}"')
+    sub = tmp_path / f"mailbox_hook_{mode}.py"
+    sub.write_text(source)
+    r = cli("submit", str(sub), "--task", "vectoradd", "--device", "cuda", "--user", sub.stem,
+            "--case", "size: 256; seed: 1")
+    assert "Traceback (most recent call last)" not in r.out, r.out
+    assert screen_rules(r.doc)["touches-harness"] == "hard"
+    rule = "on the scored samples" if mode == "scored" else "to unmask its fresh inputs"
+    assert any(rule in f for f in case_flags(r.doc)), r.out
+    assert_not_clean(cli, sub.stem)

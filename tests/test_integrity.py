@@ -160,6 +160,17 @@ def test_a_noisy_calibration_does_not_hide_work_outside_the_timed_region():
     assert check.allowed_excess_ns > 13e6  # the median rule alone would have let it pass
 
 
+def test_the_median_rule_alone_where_asked():
+    """low_rule=False (the scored samples behind a window): the low gaps are not held to
+    the allowance without the spread; the median rule still applies."""
+    settings = Settings.load().for_device("cpu").integrity
+    reported = [1_000.0] * 12
+    roundtrip = [1_000 + 200_000 + 3_000_000 + 40_000 * k for k in range(12)]
+    assert not check_clocks(reported, roundtrip, NOISY, settings, low_rule=False).flagged
+    far = [r + 20_000_000 for r in roundtrip]
+    assert check_clocks(reported, far, NOISY, settings, low_rule=False).rule == "median"
+
+
 def test_one_honest_sample_does_not_clear_the_low_gaps():
     """A cheater who behaves on one sample of twelve (a probe it recognised, say): the
     least gap is honest, the quarter quantile is not."""
@@ -199,26 +210,30 @@ def test_the_least_gap_needs_enough_samples_to_speak():
     assert not check_clocks(reported, roundtrip, NOISY, settings).flagged  # confirmed on more
 
 
-def test_the_unmasking_is_held_to_its_calibration():
-    """timing.rehearse_late: a case whose unmasking round trips exceed the calibration
-    no-ops' by more than integrity.unmask_allowance_us is flagged (work off the clock while
-    the fresh inputs are readable); within it, or with nothing to compare, it is not."""
+def test_the_unmasking_is_held_to_what_the_judge_expects():
+    """timing.rehearse_late: a case whose median unmasking round trip exceeds the
+    pre-import no-ops' (nothing to XOR) plus the judge's own XOR time by more than
+    integrity.unmask_allowance_us, or unmask_rel of that, is flagged (work off the clock
+    while the fresh inputs are readable); the case's own no-ops, made after the import,
+    widen nothing (a hook would run in theirs too)."""
     from harness.judging.integrity import check_unmasking
 
     settings = Settings.load().integrity
     assert settings.unmask_allowance_us == 500 and settings.unmask_rel == 1.0
-    cal = Calibration.from_gaps([50_000.0] * 10, unmask_rts=[200_000.0] * 9 + [260_000.0])
-    assert (cal.unmask_median_ns, cal.unmask_p90_ns) == (200_000.0, 200_000.0)
-    honest = check_unmasking([330_000.0, 350_000.0, 300_000.0], cal, settings)
+    base = Calibration.from_gaps([50_000.0] * 10, unmask_rts=[150_000.0] * 9 + [210_000.0])
+    assert (base.unmask_median_ns, base.unmask_p90_ns) == (150_000.0, 150_000.0)
+    honest = check_unmasking([330_000.0, 350_000.0, 300_000.0], base, 50_000.0, settings)
     assert not honest.flagged and honest.expected_ns == 200_000.0 and honest.samples == 3
-    slow = check_unmasking([900_000.0] * 5, cal, settings)
+    slow = check_unmasking([900_000.0] * 5, base, 50_000.0, settings, case_ns=900_000.0)
     assert slow.flagged and "700.0 µs more per sample to unmask" in slow.message
-    assert slow.allowed_excess_ns == 500_000.0
+    assert slow.allowed_excess_ns == 500_000.0 and slow.case_calibration_ns == 900_000.0
+    heavy = check_unmasking([3_500_000.0] * 5, base, 1_850_000.0, settings)  # ~90 tensors
+    assert not heavy.flagged and heavy.allowed_excess_ns == 2_000_000.0
+    assert check_unmasking([4_500_000.0] * 5, base, 1_850_000.0, settings).flagged
     noisy = Calibration.from_gaps([50_000.0] * 10,
-                                  unmask_rts=[200_000.0] * 8 + [600_000.0, 600_000.0])
-    assert not check_unmasking([900_000.0] * 5, noisy, settings).flagged  # 3 x 400 µs spread
-    long = Calibration.from_gaps([50_000.0] * 10, unmask_rts=[2_000_000.0] * 10)  # 90 tensors
-    assert not check_unmasking([3_500_000.0] * 5, long, settings).flagged  # within 1.0 x 2 ms
-    assert check_unmasking([4_500_000.0] * 5, long, settings).flagged
-    assert check_unmasking([], cal, settings) is None
-    assert check_unmasking([900_000.0], Calibration.from_gaps([50_000.0]), settings) is None
+                                  unmask_rts=[150_000.0] * 8 + [550_000.0, 550_000.0])
+    assert not check_unmasking([900_000.0] * 5, noisy, 50_000.0, settings).flagged  # 3 x 400
+    assert check_unmasking([900_000.0] * 2, base, 50_000.0, settings) is None  # too few
+    assert check_unmasking([900_000.0] * 5, None, 50_000.0, settings) is None
+    assert check_unmasking([900_000.0] * 5, Calibration.from_gaps([50_000.0]), 0.0,
+                           settings) is None

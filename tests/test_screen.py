@@ -24,6 +24,11 @@ def rules(source):
     ("import sys\nsys.modules['torch'].x = 1\n", "sys-modules"),
     ("from reference import ref_kernel\n", "touches-harness"),
     ("import harness.judging.judge\n", "touches-harness"),
+    ("import importlib\np = importlib.import_module('harness.judging.protocol')\n",
+     "touches-harness"),
+    ("m = __import__('reference')\n", "touches-harness"),
+    ("import importlib as il\nm = il.import_module('runner')\n", "touches-harness"),
+    ("import threading as th\n", "threads"),
     ("import gc\nx = gc.get_objects()\n", "gc-walk"),
     ("import sys\nf = sys._getframe(1)\n", "frame-walk"),
     ("import torch\nclass L(torch.Tensor):\n    pass\n", "tensor-subclass"),
@@ -67,3 +72,17 @@ def test_an_alias_of_one_source_does_not_carry_into_the_next():
     """The aliases are read per screened source: `t` means `time` only where imported so."""
     assert "patches-timing" in rules("import time as t\nt.sleep = print\n")
     assert "patches-timing" not in rules("t = object()\nt.sleep = print\n")
+
+
+@pytest.mark.parametrize("source", [
+    "import time as t\nfor t in params:\n    t.grad = None\n",  # a loop variable named t
+    "import time as t\ndef f(t):\n    t.sleep = 1\n",  # a parameter named t
+    "import torch.backends.cudnn as cudnn\ncudnn.benchmark = True\n",  # honest settings
+    "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n",
+    "import numpy as np\nnp.x = 1\n",
+    "import importlib\nm = importlib.import_module('triton.language')\n",
+])
+def test_honest_assignments_are_not_patches(source):
+    """Backend settings are the submission's own business (they do not reach the judge,
+    another process), and a name rebound in the source is not read as a module alias."""
+    assert not {"patches-timing", "touches-harness"} & rules(source)

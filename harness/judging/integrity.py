@@ -42,43 +42,52 @@ def _median_p90(values: list[float]) -> tuple[float, float]:
 
 @dataclass
 class UnmaskCheck:
-    """timing.rehearse_late: the unmasking requests' round trips against the calibration's.
-    From the unmasking on, the fresh inputs are readable; the call that follows is on the
-    two-clock check, and so this round trip is held to the no-ops' own, as a gap is."""
+    """timing.rehearse_late: the unmasking requests' round trips against what the judge
+    expects of them. From the unmasking on, the fresh inputs are readable; the call that
+    follows is on the two-clock check, and this round trip is held to the expectation."""
 
     flagged: bool
     median_ns: float
-    expected_ns: float
+    expected_ns: float  # the pre-import no-ops' unmasking (nothing to XOR) + the judge's XOR
     allowed_excess_ns: float
     samples: int
+    judge_xor_ns: float = 0.0
+    case_calibration_ns: float = 0.0  # the case's no-ops' (after the import): diagnostic
     message: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def check_unmasking(rts: list[float], calibration: Calibration,
-                    settings: IntegritySettings) -> UnmaskCheck | None:
-    """Flag a case whose samples' unmasking round trips (`rts`, ns) exceed the calibration
-    no-ops' by more than `integrity.unmask_allowance_us`, or `integrity.unmask_rel` of the
-    calibration's own (one XOR per input tensor: nvfp4's 15 calls a sample unmask some 90,
-    and after a rehearsal of the submission the host runs them slower than after a no-op,
-    up to twice as long on vectoradd in run 90), or three times the calibration's spread:
-    work there would run while the fresh inputs are readable, off the clock that reads
-    the call. None where there is nothing to compare (no late rehearsal)."""
-    if not rts or calibration.unmask_median_ns <= 0:
+def check_unmasking(rts: list[float], base: Calibration | None, xor_ns: float,
+                    settings: IntegritySettings, case_ns: float = 0.0) -> UnmaskCheck | None:
+    """Flag a case whose samples' median unmasking round trip (`rts`, ns) exceeds the
+    expectation by more than `integrity.unmask_allowance_us`, or `integrity.unmask_rel` of
+    the expectation, or three times the pre-import no-ops' spread: work there would run
+    while the fresh inputs are readable, off the clock that reads the call.
+
+    The expectation is made without the submission: the unmasking round trip of the no-ops
+    before the import (`base`: the request, the worker's flush, nothing to XOR) plus the
+    judge's own time to XOR one sample's inputs (`xor_ns`). The case's no-ops (`case_ns`)
+    run after the import, where a hook of the submission would run in theirs too and so
+    widen its own allowance: they are kept as a diagnostic only. The relative allowance
+    covers a host slower after a rehearsal (up to twice as long on vectoradd in run 90)
+    and nvfp4's some 90 tensors a sample. Needs three samples or more (one stall moves the
+    median of two). None where there is nothing to compare (no late rehearsal)."""
+    if len(rts) < 3 or base is None or base.unmask_median_ns <= 0:
         return None
     median = statistics.median(rts)
-    spread = max(calibration.unmask_p90_ns - calibration.unmask_median_ns, 0.0)
-    allowed = max(settings.unmask_allowance_us * 1e3,
-                  settings.unmask_rel * calibration.unmask_median_ns, 3 * spread)
-    excess = median - calibration.unmask_median_ns
+    expected = base.unmask_median_ns + xor_ns
+    spread = max(base.unmask_p90_ns - base.unmask_median_ns, 0.0)
+    allowed = max(settings.unmask_allowance_us * 1e3, settings.unmask_rel * expected,
+                  3 * spread)
+    excess = median - expected
     message = ""
     if excess > allowed:
         message = (f"the worker took {excess / 1e3:.1f} µs more per sample to unmask its fresh "
-                   f"inputs than in its calibration (allowed {allowed / 1e3:.1f} µs): work may "
+                   f"inputs than the judge expects (allowed {allowed / 1e3:.1f} µs): work may "
                    "run off the clock while the fresh inputs are readable")
-    return UnmaskCheck(bool(message), median, calibration.unmask_median_ns, allowed, len(rts),
+    return UnmaskCheck(bool(message), median, expected, allowed, len(rts), xor_ns, case_ns,
                        message)
 
 
@@ -116,7 +125,7 @@ def clock_samples(window_us: float, probes: list, timed: list) -> list:
 
 def check_clocks(
     reported: list[float], roundtrip: list[float], calibration: Calibration,
-    settings: IntegritySettings, per: int = 1,
+    settings: IntegritySettings, per: int = 1, low_rule: bool = True,
 ) -> ClockCheck:
     """Flag work done outside the timed region: a round trip longer than calibrated.
 
@@ -130,7 +139,8 @@ def check_clocks(
     low gaps are also held to the allowance without the spread: the gap a quarter of the
     samples reach or undercut (not the least one, which one honest sample would set).
     Work outside the timed region lengthens every sample it runs in; noise leaves many
-    short.
+    short. `low_rule=False` holds the median alone (the scored samples behind a window,
+    whose sleep the judge can only bound from below).
     """
     gaps = [r - t for r, t in zip(roundtrip, reported)]
     gap = statistics.median(gaps)
@@ -144,7 +154,8 @@ def check_clocks(
     excess = gap - calibration.median_ns
     ordered = sorted(gaps)
     low = ordered[math.ceil(len(ordered) / 4) - 1]
-    low_rule = len(gaps) >= settings.confirm_probes and low - calibration.median_ns > strict
+    low_rule = (low_rule and len(gaps) >= settings.confirm_probes
+                and low - calibration.median_ns > strict)
     unit = "per call" if per == 1 else f"per sample of {per} calls"
     message, rule = "", ""
     if excess > allowed:

@@ -26,7 +26,9 @@ from harness.judging.checking import output_sanity
 from harness.judging.devices import ClockReading
 from harness.judging.integrity import (
     Calibration,
+    ClockCheck,
     calibration_disturbed,
+    check_clocks,
     check_unmasking,
     clock_samples,
     confirmed_clocks,
@@ -76,8 +78,12 @@ class Sampling:
     def _fill_bytes(self) -> int:
         return window_fill_bytes(self.settings.timing, self.task.timing, self.device.kind)
 
+    def _sm_mhz(self) -> float:
+        """The SM clock the hidden window is converted at (its maximum)."""
+        return getattr(self.device, "clocks", {}).get("sm_max_mhz") or 2000.0
+
     def _ahead_cycles(self, window_us: float, host_ns: float, calls: int) -> int:
-        return ahead_cycles(window_us, host_ns, calls, self.device.clocks.get("sm_max_mhz") or 2000.0,
+        return ahead_cycles(window_us, host_ns, calls, self._sm_mhz(),
                             self.settings.timing.min_ahead_us)
 
     def _roundtrip(self, message: dict, timeout: float, flush: bool = True,
@@ -160,7 +166,7 @@ class Sampling:
         itself; then the call, with no wake handshake (the time the worker takes to pick it
         up is on the clock). No work of the judge's CUDA context comes between the
         rehearsal and the timed calls, and no call of the submission runs while the inputs
-        are readable; the unmasking's round trip is held to the calibration's
+        are readable; the unmasking's round trip is held to what the judge expects of it
         (`check_unmasking`)."""
         began = self.clock()
         per, ring = box.per, len(box.slots)
@@ -214,8 +220,8 @@ class Sampling:
         """timing.rehearse_late: ask the worker to unmask the sample from `slot` with `key`
         and flush (`Worker._unmask_sample`), after the rehearsal, which it follows at once
         (no wake handshake: the worker is still polling). Its round trip (ns) is returned:
-        off the two-clock check, but held to the calibration's own (`check_unmasking`),
-        since the fresh inputs are readable from there on."""
+        off the two-clock check, but held to what the judge expects of it
+        (`check_unmasking`), since the fresh inputs are readable from there on."""
         return self._untimed({"op": "unmask", "slot": slot, "key": key}, timeout,
                              "while the worker unmasked the fresh inputs (timing.rehearse_late)",
                              wake=False)
@@ -304,6 +310,7 @@ class Sampling:
             probe = every > 0 and n % every == every - 1
             ahead = 0 if probe else self._ahead_cycles(window, max(hosts), per)
             reply = self._sample(box, case, plan, call, ahead, deadline, f"timed call {call}")
+            reply["ahead"] = ahead  # the GPU sleep it was sent (the judge's own figure)
             hosts.append(float(reply.get("host_ns", 0.0)))
             longest = max(longest, reply["wall"])
             replies.append(reply)
@@ -393,14 +400,60 @@ class Sampling:
         if clocks is not None and clocks.flagged:
             result.flags.append(clocks.message)
             result.score_ns = max(stats.mean, clocks.judge_mean_ns / per)
-        unmasking = check_unmasking([r["unmask_rt"] for r in replies if "unmask_rt" in r],
-                                    calibration, self.settings.integrity)
+        scored = self._scored_clocks(timed, per, calibration)
+        if scored is not None:
+            check, sleep_ns = scored
+            result.integrity["scored_clocks"] = check.to_dict()
+            if check.flagged:
+                result.flags.append(check.message)
+                result.score_ns = max(result.score_ns, (check.judge_mean_ns - sleep_ns) / per)
+        rts = [r["unmask_rt"] for r in replies if "unmask_rt" in r]
+        unmasking = check_unmasking(rts, self.base_calibration, self._xor_ns(box) if rts else 0.0,
+                                    self.settings.integrity, calibration.unmask_median_ns)
         if unmasking is not None:
             result.integrity["unmasking"] = unmasking.to_dict()
             if unmasking.flagged:
                 result.flags.append(unmasking.message)
         self._apply_floor(case, result)
         laps.lap("checks")  # statistics, the clocks and the floor, the judge's copy timing
+
+    def _scored_clocks(self, timed: list[dict], per: int,
+                       calibration: Calibration) -> tuple[ClockCheck, float] | None:
+        """The two clocks on the scored samples, behind a hidden window: their GPU sleep,
+        whose length the judge set (`ahead` cycles, at the SM's maximum clock: a lower
+        bound), counted as if reported. Probes alone do not suffice: the worker learns
+        whether a sample is a probe (its sleep is 0) before any clock starts, so work done
+        on the others only, outside the timed region, would never show there. The median
+        rule only (a sleep runs longer than its cycles say where the SM clock is below its
+        maximum: 7-14% in runs 86-87, within the allowance); with the mean sleep (ns) that
+        the judge's estimate then leaves out. None without a window or with too few."""
+        scored = [r for r in timed if r.get("ahead")]
+        if len(scored) < self.settings.integrity.confirm_probes:
+            return None
+        mhz = self._sm_mhz()
+        sleeps = [r["ahead"] / mhz * 1e3 for r in scored]
+        check = check_clocks([float(r["ns"]) * per + s for r, s in zip(scored, sleeps)],
+                             [r["rt"] for r in scored], calibration, self.settings.integrity,
+                             per, low_rule=False)
+        if check.flagged:
+            check.message = f"on the scored samples (their GPU sleep counted): {check.message}"
+        return check, statistics.fmean(sleeps)
+
+    def _xor_ns(self, box: CaseBuffers) -> float:
+        """timing.rehearse_late: the judge's own time (ns) to XOR one sample's inputs with
+        a key stream, as the worker unmasks them: masked off this clock, unmasked on it, so
+        that the slots end as they were. Part of what `check_unmasking` expects."""
+        key = self._mask_key()
+        if not key:
+            return 0.0
+        xor_mask(self._slot_tensors(box, range(box.per)), key)
+        if self.device.kind == "cuda":
+            torch.cuda.synchronize()
+        t0 = time.perf_counter_ns()
+        xor_mask(self._slot_tensors(box, range(box.per)), key)
+        if self.device.kind == "cuda":
+            torch.cuda.synchronize()
+        return float(time.perf_counter_ns() - t0)
 
     def _outside_ns(self, box: CaseBuffers) -> float:
         """The judge's own time for what a worker does outside the timed region of one

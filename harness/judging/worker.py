@@ -513,10 +513,11 @@ class Worker:
         caches flushed (`_unmask`), and the GPU idle again, in a request of its own between
         the rehearsal and the call: off the call's clock, so that the host time this takes
         (100-250 µs on the H200 machine, longer after a rehearsal than after a no-op: run
-        90) is not read as the submission's work outside the timed region. It calls none of the
-        submission's code (its functions were taken before the import), though a thread
-        the submission left could run meanwhile: the judge holds this round trip to the
-        calibration's (`check_unmasking`), and the call follows with no wake handshake.
+        90) is not read as the submission's work outside the timed region. Its XOR takes
+        no function the submission could replace (they were taken before the import), but
+        the worker's own methods and a thread the submission left could run meanwhile: the
+        judge holds this round trip to what it expects of it (`check_unmasking`), and the
+        call follows with no wake handshake.
         Errors (out of memory, a sticky CUDA error) answer as a call's would."""
         picks, _ = self._inputs(slot, self.calls_per_sample)
         try:

@@ -54,11 +54,21 @@ _ALIASES: dict[str, str] = {}  # `import time as t`: {"t": "time"} (set per scre
 
 def _aliases(tree: ast.AST) -> None:
     """The module aliases of `import a.b as c` in `tree`, so that `c.x = ...` reads as
-    `a.b.x` (an alias must not get a patch past the rules)."""
+    `a.b.x` (an alias must not get a patch past the rules). A name the source also binds
+    otherwise (assigned, a loop variable, a parameter) is left out: which object it names
+    at a given line is not known here, and an honest `t.grad = None` on a loop variable
+    `t` must not read as a patch of `time`."""
     _ALIASES.clear()
+    rebound: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             _ALIASES.update({a.asname: a.name for a in node.names if a.asname})
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            rebound.add(node.id)
+        elif isinstance(node, ast.arg):
+            rebound.add(node.arg)
+    for name in rebound:
+        _ALIASES.pop(name, None)
 
 
 def _resolved(node: ast.AST) -> str:
@@ -76,12 +86,22 @@ def _call_to(*names: str) -> Callable[[ast.AST], bool]:
     return match
 
 
+_IMPORTERS = ("importlib.import_module", "import_module", "__import__", "builtins.__import__",
+              "importlib.__import__")
+
+
 def _imports(*modules: str) -> Callable[[ast.AST], bool]:
+    """An import of one of `modules` (or of a module in them), by statement or by name
+    (`importlib.import_module("harness.judging")`, `__import__("harness")`)."""
     def match(node: ast.AST) -> bool:
         if isinstance(node, ast.Import):
             return any(a.name.split(".")[0] in modules for a in node.names)
         if isinstance(node, ast.ImportFrom):
             return (node.module or "").split(".")[0] in modules and node.level == 0
+        if isinstance(node, ast.Call) and _resolved(node.func) in _IMPORTERS and node.args:
+            name = node.args[0]
+            return (isinstance(name, ast.Constant) and isinstance(name.value, str)
+                    and name.value.split(".")[0] in modules)
         return False
     return match
 
@@ -169,7 +189,7 @@ RULES: list[Rule] = [
     Rule("patches-timing", HARD,
          "assigns to a timing or synchronization function (torch.cuda.Event, synchronize, "
          "time.*): the reported time could be forged", _assigns_to(
-             "torch.cuda", "torch.Tensor", "time.", "torch.backends", "triton.testing")),
+             "torch.cuda.", "torch.Tensor.", "time.", "triton.testing.")),
     Rule("patches-checker", HARD,
          "assigns to torch comparison functions (allclose, isclose, equal...): an attempt to "
          "sway the check", _assigns_to("torch.allclose", "torch.isclose", "torch.equal",
