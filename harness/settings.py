@@ -98,6 +98,7 @@ class IntegritySettings:
     refuse_ranking_on: list[str]
     unmask_allowance_us: float
     unmask_rel: float
+    sleep_slack: float
 
     def __post_init__(self) -> None:
         if not _whole(self.confirm_probes) or self.confirm_probes < 3:

@@ -440,3 +440,22 @@ def test_a_request_without_the_wake_handshake_is_written_at_once(mail):
     assert mailer.seen == [(1, "call", 1, 0, 0)]
     with pytest.raises(WorkerTimeout, match="did not answer"):
         channel.roundtrip({"op": "call", "slot": 2}, timeout=0.2)
+
+
+def test_no_wake_handshake_while_the_worker_still_polls(tmp_path):
+    """A request soon after the worker's last answer (within most of its spin) is written
+    at once, its pickup on the clock: with the default order the fresh inputs are written
+    by then, and a worker that delays a wake acknowledgement must not work off the clock
+    there. Long after (the worker may nap), the handshake comes first, off the clock."""
+    channel = Channel(FakeWorker(), str(tmp_path / "mailbox"), spin=0.001, worker_spin=0.3)
+    mailer = MailWorker(channel.mailbox_path, wake_delay=None)  # never acknowledges a wake
+    try:
+        reply, _ = channel.roundtrip({"op": "rehearse", "slot": 0}, timeout=5.0, wake=False)
+        reply, _ = channel.roundtrip({"op": "call", "slot": 1}, timeout=5.0)  # right after
+        assert reply["ns"] == 1001.0
+        time.sleep(0.3)
+        with pytest.raises(WorkerTimeout, match="did not answer"):
+            channel.roundtrip({"op": "call", "slot": 2}, timeout=0.2)
+    finally:
+        mailer.join()
+        channel.close()

@@ -72,8 +72,8 @@ def test_examples_pass_every_test_on_the_gpu(cli, path):
 @pytest.mark.parametrize("path", ["submissions/vectoradd/add_triton.py",
                                   "submissions/vectoradd/add_torch.py"])
 def test_benchmark_mode_uses_events_and_is_not_flagged(cli, path):
-    """The defaults (the late rehearsal among them): honest code unflagged on every case
-    (run 89 flagged the torch example's case 0 before the unmasking left the clock)."""
+    """The defaults: honest code unflagged on every case, the scored samples' clocks
+    (`integrity.scored_clocks`) among the checks."""
     r = cli("submit", path, "--mode", "benchmark")
     assert r.rc == 0, r.out
     for c in r.doc["phases"][0]["cases"]:
@@ -86,30 +86,34 @@ def test_benchmark_mode_uses_events_and_is_not_flagged(cli, path):
 
 
 @pytest.fixture
-def early(tmp_path):
-    """Settings with timing.rehearse_late off (the rehearsal first, then the judge writes
-    the fresh inputs and flushes): the order of CPU runs, kept as a setting on the GPU."""
-    path = tmp_path / "early.yaml"
-    path.write_text("timing:\n  rehearse_late: false\n")
+def late(tmp_path):
+    """Settings with timing.rehearse_late (masked fresh inputs written before the rehearsal,
+    the key sent after it in an unmask request): a setting, off by default."""
+    path = tmp_path / "late.yaml"
+    path.write_text("timing:\n  rehearse_late: true\n")
     return path
 
 
-def test_the_early_rehearsal_times_honest_code_unflagged(cli, early):
-    r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "benchmark",
-            "--config", str(early))
+@pytest.mark.parametrize("path", ["submissions/vectoradd/add_torch.py",
+                                  "submissions/vectoradd/add_triton.py"])
+def test_the_late_rehearsal_times_honest_code_unflagged(cli, late, path):
+    """Run 89 flagged the torch example's case 0 while the unmasking was in the call's round
+    trip; the unmasking check and the scored samples' clocks must not flag it either."""
+    r = cli("submit", path, "--mode", "benchmark", "--config", str(late))
     assert r.rc == 0, r.out
     for c in r.doc["phases"][0]["cases"]:
         assert c["status"] == "passed" and c["flags"] == [], c
+        assert not c["integrity"]["unmasking"]["flagged"]
 
 
 @pytest.mark.parametrize("order", ["late", "early"])
-def test_the_rehearsal_cannot_answer_a_timed_call(cli, early, order):
-    """Under the late rehearsal (the default on the GPU) the rehearsal runs while the next
-    sample's inputs are in their slots, masked; under the early one, before they are
-    written: either way what it precomputes is garbage, and the case fails."""
+def test_the_rehearsal_cannot_answer_a_timed_call(cli, late, order):
+    """Under the late rehearsal the rehearsal runs while the next sample's inputs are in
+    their slots, masked; under the early one (the default), before they are written:
+    either way what it precomputes is garbage, and the case fails."""
     from test_adversarial import CASE, CORPUS
 
-    config = ["--config", str(early)] if order == "early" else []
+    config = ["--config", str(late)] if order == "late" else []
     r = cli("submit", str(CORPUS / "rehearsal_precompute.py"), "--task", "vectoradd",
             "--mode", "benchmark", *config, *CASE)
     assert r.rc == 1, r.out

@@ -18,6 +18,7 @@ def rules(source):
     ("import torch.cuda as tc\ntc.synchronize = print\n", "patches-timing"),
     ("import sys as s\nm = s.modules\n", "sys-modules"),
     ("import time\nx, time.sleep = 1, print\n", "patches-timing"),
+    ("import time as t\nt = t\nt.perf_counter = print\n", "patches-timing"),  # laundered
     ("import time\n[a, *time.monotonic] = [1, print]\n", "patches-timing"),
     ("import gc as g\nx = g.get_objects()\n", "gc-walk"),
     ("import torch\ntorch.allclose = lambda *a: True\n", "patches-checker"),
@@ -77,6 +78,8 @@ def test_an_alias_of_one_source_does_not_carry_into_the_next():
 @pytest.mark.parametrize("source", [
     "import time as t\nfor t in params:\n    t.grad = None\n",  # a loop variable named t
     "import time as t\ndef f(t):\n    t.sleep = 1\n",  # a parameter named t
+    "import time as t\nwith open('x') as t:\n    t.mode2 = 1\n",
+    "import time as t\nxs = [t.grad for t in ps]\n",
     "import torch.backends.cudnn as cudnn\ncudnn.benchmark = True\n",  # honest settings
     "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n",
     "import numpy as np\nnp.x = 1\n",

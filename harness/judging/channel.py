@@ -16,9 +16,12 @@ class Channel:
     with sequence numbers so that stray or forged frames are caught.
     """
 
-    def __init__(self, worker: WorkerProcess, mailbox_path: str | None, spin: float) -> None:
+    def __init__(self, worker: WorkerProcess, mailbox_path: str | None, spin: float,
+                 worker_spin: float = 0.0) -> None:
         self.worker = worker
         self.spin = spin
+        self.worker_spin = worker_spin  # how long the worker polls without napping
+        self.last_reply = float("-inf")  # perf_counter when the worker last answered
         self.seq = 0
         self.mailbox_path = mailbox_path
         self.mailbox = Mailbox(mailbox_path, create=True) if mailbox_path else None
@@ -26,11 +29,12 @@ class Channel:
     def roundtrip(self, message: dict, timeout: float, wake: bool = True) -> tuple[dict, float]:
         """The worker's reply to `message` and the round-trip time in ns.
 
-        With the mailbox, the judge first wakes the worker (it may be napping after a long
-        gap) and waits for it off the clock; `wake=False` skips that for a request that
-        follows the worker's last answer at once (it is still polling): then the time the
-        worker takes to pick the request up is on the clock, where a worker that delays it
-        cannot hide work."""
+        With the mailbox, the judge first wakes the worker where it may be napping (its last
+        answer is older than most of its `worker_spin`) and waits for it off the clock;
+        otherwise, and always with `wake=False`, it writes the request at once. The time the
+        worker then takes to pick the request up is on the clock, where a worker that
+        delays its acknowledgement, with the fresh inputs already written, cannot hide
+        work."""
         if self.mailbox is not None:
             return self._mail(message, timeout, wake)
         self.seq += 1
@@ -72,8 +76,8 @@ class Channel:
         seq, box = self.seq, self.mailbox
         spin_until = time.perf_counter() + self.spin
         deadline = time.perf_counter() + timeout
-        if wake:  # the worker may be asleep after a long gap: wake it off the clock
-            box.wake(seq)
+        if wake and time.perf_counter() - self.last_reply > 0.8 * self.worker_spin:
+            box.wake(seq)  # the worker may be asleep after a long gap: wake it off the clock
             self._wait(lambda: box.awake(seq), deadline, None, "the worker did not answer",
                        timeout)
         t0 = time.perf_counter_ns()
@@ -81,6 +85,7 @@ class Channel:
                     int(message.get("key", 0)))
         self._wait(lambda: box.reply_seq() == seq, deadline, spin_until, "no answer", timeout)
         t1 = time.perf_counter_ns()
+        self.last_reply = time.perf_counter()
         reply = box.reply()
         if reply["status"] not in (Mailbox.DONE, Mailbox.SEE_PIPE):
             raise ProtocolError(f"the worker wrote an unknown status {reply['status']} in the "

@@ -202,7 +202,8 @@ class Judge(Sampling):
     def _open_channel(self, worker: WorkerProcess) -> str | None:
         path = str(self.shm_root / f"mailbox{self.restarts}")
         self.channel = Channel(worker, path if self.settings.timing.mailbox else None,
-                               judge_spin_seconds(self.settings.timing))
+                               judge_spin_seconds(self.settings.timing),
+                               self.settings.timing.spin_seconds)
         return self.channel.mailbox_path
 
     def stop(self) -> None:

@@ -192,8 +192,8 @@ class Sampling:
             except InputLayoutError as exc:
                 raise TaskError(f"{self.task.name}: {exc}; the harness shares input buffers "
                                 "once per case") from exc
-        if key:
-            xor_mask((t for target in targets for t in tensors(target)), key)
+        if key:  # timed: what the worker's unmasking of the same bytes should take
+            mask_ns = self._timed_mask((t for target in targets for t in tensors(target)), key)
             for k, target in zip(fresh, targets):
                 copy_spans(tensors(box.slots[k]), tensors(target))
         for k in fresh:
@@ -213,7 +213,7 @@ class Sampling:
         for k, data in zip(fresh, inputs):
             self._check_output(data, box.outputs[k], box.finite, what)
         if key:
-            reply["unmask_rt"] = unmask_rt
+            reply["unmask_rt"], reply["mask_ns"] = unmask_rt, mask_ns
         return dict(reply, rt=rt, wall=self.clock() - began)
 
     def _unmask(self, slot: int, key: int, timeout: float) -> float:
@@ -402,13 +402,14 @@ class Sampling:
             result.score_ns = max(stats.mean, clocks.judge_mean_ns / per)
         scored = self._scored_clocks(timed, per, calibration)
         if scored is not None:
-            check, sleep_ns = scored
-            result.integrity["scored_clocks"] = check.to_dict()
-            if check.flagged:
-                result.flags.append(check.message)
-                result.score_ns = max(result.score_ns, (check.judge_mean_ns - sleep_ns) / per)
+            result.integrity["scored_clocks"] = scored.to_dict()
+            if scored.flagged:
+                result.flags.append(scored.message)
+                result.score_ns = max(result.score_ns, scored.judge_mean_ns / per)
         rts = [r["unmask_rt"] for r in replies if "unmask_rt" in r]
-        unmasking = check_unmasking(rts, self.base_calibration, self._xor_ns(box) if rts else 0.0,
+        masks = [r["mask_ns"] for r in replies if "mask_ns" in r]
+        unmasking = check_unmasking(rts, self.base_calibration,
+                                    statistics.median(masks) if masks else 0.0,
                                     self.settings.integrity, calibration.unmask_median_ns)
         if unmasking is not None:
             result.integrity["unmasking"] = unmasking.to_dict()
@@ -418,39 +419,33 @@ class Sampling:
         laps.lap("checks")  # statistics, the clocks and the floor, the judge's copy timing
 
     def _scored_clocks(self, timed: list[dict], per: int,
-                       calibration: Calibration) -> tuple[ClockCheck, float] | None:
-        """The two clocks on the scored samples, behind a hidden window: their GPU sleep,
-        whose length the judge set (`ahead` cycles, at the SM's maximum clock: a lower
-        bound), counted as if reported. Probes alone do not suffice: the worker learns
-        whether a sample is a probe (its sleep is 0) before any clock starts, so work done
-        on the others only, outside the timed region, would never show there. The median
-        rule only (a sleep runs longer than its cycles say where the SM clock is below its
-        maximum: 7-14% in runs 86-87, within the allowance); with the mean sleep (ns) that
-        the judge's estimate then leaves out. None without a window or with too few."""
+                       calibration: Calibration) -> ClockCheck | None:
+        """The two clocks on the scored samples, behind a hidden window. Probes alone do
+        not suffice: the worker learns whether a sample is a probe (its sleep is 0) before
+        any clock starts, so work done on the others only, outside the timed region, would
+        never show there. Their round trip is taken less their GPU sleep: the length the
+        judge set (`ahead` cycles at the SM's maximum clock, a lower bound) and
+        `integrity.sleep_slack` of it more (a sleep runs 7-14% longer where the SM is
+        slower: runs 86-87), so that neither the sleep nor the allowance's share of it
+        reads as work. The median rule only. None without a window or with too few, and
+        where the contest's fill replaces the sleep (its length is not the judge's)."""
         scored = [r for r in timed if r.get("ahead")]
-        if len(scored) < self.settings.integrity.confirm_probes:
+        if len(scored) < self.settings.integrity.confirm_probes or self._fill_bytes():
             return None
-        mhz = self._sm_mhz()
-        sleeps = [r["ahead"] / mhz * 1e3 for r in scored]
-        check = check_clocks([float(r["ns"]) * per + s for r, s in zip(scored, sleeps)],
-                             [r["rt"] for r in scored], calibration, self.settings.integrity,
-                             per, low_rule=False)
+        sleep = (1 + self.settings.integrity.sleep_slack) * 1e3 / self._sm_mhz()
+        check = check_clocks([float(r["ns"]) * per for r in scored],
+                             [r["rt"] - r["ahead"] * sleep for r in scored], calibration,
+                             self.settings.integrity, per, low_rule=False)
         if check.flagged:
-            check.message = f"on the scored samples (their GPU sleep counted): {check.message}"
-        return check, statistics.fmean(sleeps)
+            check.message = f"on the scored samples (their GPU sleep left out): {check.message}"
+        return check
 
-    def _xor_ns(self, box: CaseBuffers) -> float:
-        """timing.rehearse_late: the judge's own time (ns) to XOR one sample's inputs with
-        a key stream, as the worker unmasks them: masked off this clock, unmasked on it, so
-        that the slots end as they were. Part of what `check_unmasking` expects."""
-        key = self._mask_key()
-        if not key:
-            return 0.0
-        xor_mask(self._slot_tensors(box, range(box.per)), key)
-        if self.device.kind == "cuda":
-            torch.cuda.synchronize()
+    def _timed_mask(self, tensors_: Iterator[Any], key: int) -> float:
+        """Mask `tensors_` with `key` (timing.rehearse_late), on the judge's clock (ns,
+        the device waited for): the worker's unmasking of the same bytes, one XOR per
+        tensor, should take about as long (`check_unmasking`)."""
         t0 = time.perf_counter_ns()
-        xor_mask(self._slot_tensors(box, range(box.per)), key)
+        xor_mask(tensors_, key)
         if self.device.kind == "cuda":
             torch.cuda.synchronize()
         return float(time.perf_counter_ns() - t0)

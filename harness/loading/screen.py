@@ -54,19 +54,25 @@ _ALIASES: dict[str, str] = {}  # `import time as t`: {"t": "time"} (set per scre
 
 def _aliases(tree: ast.AST) -> None:
     """The module aliases of `import a.b as c` in `tree`, so that `c.x = ...` reads as
-    `a.b.x` (an alias must not get a patch past the rules). A name the source also binds
-    otherwise (assigned, a loop variable, a parameter) is left out: which object it names
-    at a given line is not known here, and an honest `t.grad = None` on a loop variable
-    `t` must not read as a patch of `time`."""
+    `a.b.x` (an alias must not get a patch past the rules). A name the source also uses
+    as a loop variable, a parameter or a `with`/`except` name is left out: there it names
+    each item in turn, and an honest `t.grad = None` on a loop variable `t` must not read
+    as a patch of `time`. A plain reassignment keeps the alias (`t = t` must not launder
+    it)."""
     _ALIASES.clear()
     rebound: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             _ALIASES.update({a.asname: a.name for a in node.names if a.asname})
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            rebound.add(node.id)
         elif isinstance(node, ast.arg):
             rebound.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            rebound.add(node.name)
+        else:
+            targets = ([node.target] if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension))
+                       else [node.optional_vars] if isinstance(node, ast.withitem) else [])
+            rebound |= {n.id for t in targets if t is not None
+                        for n in ast.walk(t) if isinstance(n, ast.Name)}
     for name in rebound:
         _ALIASES.pop(name, None)
 

@@ -12,7 +12,7 @@ a call against an honest 1 ms on an H200):
   unmaskings, so that the case's own no-ops would allow for it.
 
 The kernel itself is a slow honest one (about 1 ms of GPU sleep, then the sum). Caught by:
-the scored samples on both clocks, their sleep counted (`integrity.scored_clocks`); the
+the scored samples on both clocks, their sleep left out (`integrity.scored_clocks`); the
 unmasking held to what the judge expects without the submission; the screen's
 `touches-harness` rule reads `importlib.import_module("harness...")`.
 """

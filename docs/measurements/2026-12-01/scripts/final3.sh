@@ -6,6 +6,6 @@
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export PYTHONUNBUFFERED=1
 { date -u; nproc; lscpu | grep -i "model name"; git rev-parse --short HEAD; } > "$OUT/machine.txt" 2>&1
-timeout 570 python benchmarks/contest_parity.py --reference-kernels .refk --pairs mxfp4 \
+timeout 570 python benchmarks/contest_parity.py ${PARITY_EXTRA:-} --reference-kernels .refk --pairs mxfp4 \
   --only torch --runs 2 --skip-test-mode --out "$OUT/mxfp4_torch_b" > "$OUT/parity_mxfp4_torch_b.log" 2>&1
 grep -v "^   case" "$OUT/parity_mxfp4_torch_b.log" | tail -n 4
