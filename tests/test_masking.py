@@ -5,6 +5,7 @@ import sys
 
 import pytest
 import torch
+from conftest import gpu
 
 from harness.judging.masking import copy_spans, stream_seed, xor_mask
 
@@ -94,3 +95,44 @@ def test_a_submission_replacing_xor_later_never_sees_the_mask(monkeypatch):
     t = torch.arange(16.0)
     xor_mask([t], 5)
     assert not seen and not torch.equal(t, torch.arange(16.0))
+
+
+def test_cpu_tensors_on_a_gpu_run_draw_their_stream_on_the_gpu():
+    """draw_on="cuda" (a GPU run, both ends): a CPU tensor's bytes come from a generator on
+    the GPU (Philox, seeded from the key's CPU seed) and are copied to the CPU, not from
+    SHAKE-256 (nvfp4's some 227 MB a sample); applied twice, the bytes are back. Faked
+    here with CPU generators that note the device asked for."""
+    from dataclasses import replace
+
+    from harness.judging.masking import _TORCH
+
+    asked = []
+
+    def randint(low, high, size, dtype, device, generator):
+        asked.append(device)
+        return torch.randint(low, high, size, dtype=dtype, generator=generator)
+
+    fns = replace(_TORCH, generator=lambda device: torch.Generator(),
+                  randint=randint, to=lambda t, device: t.clone())
+    plain = torch.arange(1000, dtype=torch.float32)
+    masked = plain.clone()
+    xor_mask([masked], 99, fns, draw_on="cuda")
+    assert asked == ["cuda"] and not torch.equal(masked, plain)
+    shake = plain.clone()
+    xor_mask([shake], 99)  # the SHAKE-256 stream: another one
+    assert not torch.equal(shake, masked)
+    xor_mask([masked], 99, fns, draw_on="cuda")
+    assert torch.equal(masked, plain)
+
+
+@gpu
+def test_the_gpu_drawn_stream_round_trips_a_cpu_tensor():
+    from harness.judging.masking import draw_device
+
+    assert draw_device() == "cuda"
+    plain = torch.randn(4096)
+    masked = plain.clone()
+    xor_mask([masked], 12345, draw_on="cuda")
+    assert not torch.equal(masked, plain)
+    xor_mask([masked], 12345, draw_on="cuda")
+    assert torch.equal(masked, plain)

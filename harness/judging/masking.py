@@ -9,10 +9,13 @@ stream, and sends the 63-bit key only after the rehearsal has answered, in a req
 own; the worker then XORs them back, off the call's clock, before the call. The same function masks
 and unmasks.
 
-The stream is drawn once per sample and device, in the order of the sample's tensors: on
-a GPU from torch's Philox generator, on the CPU from SHAKE-256, each seeded with a 64-bit
-BLAKE2b digest of the key and the device (the CPU generator, mt19937, would read only 32
-bits of a seed: a rehearsal could try them all against the bytes of a known input). Bytes
+The stream is drawn once per sample and device, in the order of the sample's tensors: for
+GPU tensors from torch's Philox generator; for CPU tensors from SHAKE-256, or, where the
+process has a GPU (a GPU run), from Philox on the GPU, copied (SHAKE-256 runs at some 0.3
+GB/s, and nvfp4's CPU-side inputs are some 227 MB a sample). Each is seeded with a 64-bit
+BLAKE2b digest of the key and the tensors' device (the CPU generator, mt19937, would read
+only 32 bits of a seed: a rehearsal could try them all against the bytes of a known
+input). Bytes
 are XORed as bytes over each tensor's span in its storage (gaps of a strided layout
 included), never as values. The functions are taken as this module is imported (before
 any submission): a submission that replaces `torch.Tensor.bitwise_xor_` later is not
@@ -46,6 +49,8 @@ class _Torch:
     numel: Any = torch.Tensor.numel
     narrow: Any = torch.Tensor.narrow
     copy: Any = torch.Tensor.copy_
+    to: Any = torch.Tensor.to
+    cuda_available: Any = torch.cuda.is_available
     u8: Any = torch.uint8
     blake2b: Any = hashlib.blake2b  # called with the key: taken too, as `sum` is
     shake_256: Any = hashlib.shake_256
@@ -69,26 +74,39 @@ def stream_seed(key: int, device_type: str, fns: _Torch = _TORCH) -> int:
     return int.from_bytes(digest.digest(), "little")
 
 
-def _stream(key: int, device: Any, n: int, fns: _Torch) -> Any:
+def _stream(key: int, device: Any, n: int, fns: _Torch, draw_on: str | None = None) -> Any:
+    """`n` bytes of the sample's stream for the tensors on `device`. CPU tensors' bytes are
+    drawn with SHAKE-256, or, with `draw_on="cuda"` (a GPU run: both ends pass it), with
+    Philox on the GPU and copied: SHAKE-256 runs at some 0.3 GB/s, and nvfp4's CPU-side
+    inputs are some 227 MB a sample. The seed is the CPU's either way (its own stream)."""
     seed = stream_seed(key, device.type, fns)
-    if device.type == "cpu":
+    if device.type == "cpu" and draw_on is None:
         data = bytearray(fns.shake_256(seed.to_bytes(8, "little")).digest(n))
         return fns.frombuffer(data, dtype=fns.u8)
-    gen = fns.generator(device=device)
+    where = draw_on if device.type == "cpu" else device
+    gen = fns.generator(device=where)
     fns.manual_seed(gen, seed)
-    return fns.randint(0, 256, (n,), dtype=fns.u8, device=device, generator=gen)
+    out = fns.randint(0, 256, (n,), dtype=fns.u8, device=where, generator=gen)
+    return fns.to(out, device) if device.type == "cpu" else out
 
 
-def xor_mask(tensors: Iterable[Any], key: int, fns: _Torch = _TORCH) -> None:
+def draw_device(fns: _Torch = _TORCH) -> str | None:
+    """Where the CPU tensors' stream is drawn (`_stream`'s `draw_on`): on the GPU where
+    this process has one (a GPU run: the judge and its worker alike), else None (SHAKE)."""
+    return "cuda" if fns.cuda_available() else None
+
+
+def xor_mask(tensors: Iterable[Any], key: int, fns: _Torch = _TORCH,
+             draw_on: str | None = None) -> None:
     """XOR the bytes of every tensor, in place, with the sample's key stream of its device,
-    in order. Applied twice with one key to tensors of the same layouts, in the same order,
-    the bytes are back as they were."""
+    in order. Applied twice with one key to tensors of the same layouts, in the same order
+    (and the same `draw_on`, see `_stream`), the bytes are back as they were."""
     groups: dict[Any, list[Any]] = {}
     for t in tensors:
         if fns.numel(t):
             groups.setdefault(t.device, []).append(span_bytes(t, fns))
     for device, spans in groups.items():
-        stream = _stream(key, device, fns.sum([fns.numel(s) for s in spans]), fns)
+        stream = _stream(key, device, fns.sum([fns.numel(s) for s in spans]), fns, draw_on)
         at = 0
         for s in spans:
             fns.xor(s, fns.narrow(stream, 0, at, fns.numel(s)))

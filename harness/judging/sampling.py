@@ -34,7 +34,7 @@ from harness.judging.integrity import (
     confirmed_clocks,
     physics_floor,
 )
-from harness.judging.masking import copy_spans, xor_mask
+from harness.judging.masking import copy_spans, draw_device, xor_mask
 from harness.judging.phases import PhaseSpec
 from harness.judging.protocol import Event, ProtocolError
 from harness.judging.sandbox import WorkerDied, WorkerTimeout
@@ -123,7 +123,7 @@ class Sampling:
         key = self._mask_key()
         if key:
             if box is not None:
-                xor_mask(self._slot_tensors(box, range(box.per)), key)
+                xor_mask(self._slot_tensors(box, range(box.per)), key, draw_on=draw_device())
             self.flusher.flush()
             if self.settings.timing.rehearse:  # a sample's rehearsal switches contexts first
                 self.channel.roundtrip({"op": "noop", "slot": 0}, timeout)
@@ -445,7 +445,7 @@ class Sampling:
         the device waited for): the worker's unmasking of the same bytes, one XOR per
         tensor, should take about as long (`check_unmasking`)."""
         t0 = time.perf_counter_ns()
-        xor_mask(tensors_, key)
+        xor_mask(tensors_, key, draw_on=draw_device())
         if self.device.kind == "cuda":
             torch.cuda.synchronize()
         return float(time.perf_counter_ns() - t0)
