@@ -398,8 +398,9 @@ class Worker:
         whose repeats run back to back. Its inputs were timed and checked already, and the
         judge writes the next sample's inputs only after this reply (with
         `timing.rehearse_late`, before it but masked, the key sent after it), so nothing
-        these calls compute can answer a timed call (a thread left running is another matter: the
-        screen flags threads, and the judge's clock sees work outside the timed region)."""
+        these calls compute can answer a timed call (a thread left running is another
+        matter: the screen flags threads, and the judge's clock sees work outside the timed
+        region)."""
         _, data = self._inputs(slot, self.calls_per_sample)
         try:
             for d in data:
