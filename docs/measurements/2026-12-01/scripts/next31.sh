@@ -7,8 +7,9 @@
 # clocks, their sleep counted (integrity.scored_clocks). Aim: every example passes its
 # benchmark under the defaults with no case flagged, and both records show how far below
 # their allowances honest code stays; then the GPU tests pass, and the corpus's GPU
-# attacks (the two mailbox hooks of the second review among them) are caught. Seven
-# files come back: machine.txt, log.txt and the five documents.
+# attacks (the two mailbox hooks of the second review among them) are caught, and the
+# CPU tensors' key stream drawn on the GPU round-trips (27212f8). Seven files come back:
+# machine.txt, log.txt and the five documents.
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export PYTHONUNBUFFERED=1 HARNESS_DB=/tmp/next31.db
 S=docs/measurements/2026-12-01/scripts
@@ -21,6 +22,6 @@ for f in submissions/vectoradd/add_torch.py submissions/vectoradd/add_triton.py 
     --json "$OUT/$(basename "$f" .py).json" > /dev/null 2>> "$OUT/log.txt"
 done
 python $S/unmask_table.py "$OUT"/*.json >> "$OUT/log.txt" 2>&1
-timeout 360 python -m pytest -q tests/test_gpu.py tests/test_adversarial.py \
+timeout 360 python -m pytest -q tests/test_gpu.py tests/test_adversarial.py tests/test_masking.py \
   -k "gpu or mailbox or patched_event or side_stream" >> "$OUT/log.txt" 2>&1
 echo "test_gpu rc $?" >> "$OUT/log.txt"; tail -n 40 "$OUT/log.txt"
