@@ -402,10 +402,11 @@ class Sampling:
             result.score_ns = max(stats.mean, clocks.judge_mean_ns / per)
         scored = self._scored_clocks(timed, per, calibration)
         if scored is not None:
-            result.integrity["scored_clocks"] = scored.to_dict()
-            if scored.flagged:
-                result.flags.append(scored.message)
-                result.score_ns = max(result.score_ns, scored.judge_mean_ns / per)
+            check, slack_ns = scored
+            result.integrity["scored_clocks"] = check.to_dict()
+            if check.flagged:  # scored with the sleep at its nominal length: no slack
+                result.flags.append(check.message)
+                result.score_ns = max(result.score_ns, (check.judge_mean_ns + slack_ns) / per)
         rts = [r["unmask_rt"] for r in replies if "unmask_rt" in r]
         masks = [r["mask_ns"] for r in replies if "mask_ns" in r]
         unmasking = check_unmasking(rts, self.base_calibration,
@@ -419,7 +420,7 @@ class Sampling:
         laps.lap("checks")  # statistics, the clocks and the floor, the judge's copy timing
 
     def _scored_clocks(self, timed: list[dict], per: int,
-                       calibration: Calibration) -> ClockCheck | None:
+                       calibration: Calibration) -> tuple[ClockCheck, float] | None:
         """The two clocks on the scored samples, behind a hidden window. Probes alone do
         not suffice: the worker learns whether a sample is a probe (its sleep is 0) before
         any clock starts, so work done on the others only, outside the timed region, would
@@ -428,17 +429,19 @@ class Sampling:
         `integrity.sleep_slack` of it more (a sleep runs 7-14% longer where the SM is
         slower: runs 86-87), so that neither the sleep nor the allowance's share of it
         reads as work. The median rule only. None without a window or with too few, and
-        where the contest's fill replaces the sleep (its length is not the judge's)."""
+        where the contest's fill replaces the sleep (its length is not the judge's). With
+        the mean slack (ns) taken off: a flagged case is scored with the nominal sleep."""
         scored = [r for r in timed if r.get("ahead")]
         if len(scored) < self.settings.integrity.confirm_probes or self._fill_bytes():
             return None
-        sleep = (1 + self.settings.integrity.sleep_slack) * 1e3 / self._sm_mhz()
+        slack = self.settings.integrity.sleep_slack
+        nominal = [r["ahead"] * 1e3 / self._sm_mhz() for r in scored]
         check = check_clocks([float(r["ns"]) * per for r in scored],
-                             [r["rt"] - r["ahead"] * sleep for r in scored], calibration,
-                             self.settings.integrity, per, low_rule=False)
+                             [r["rt"] - (1 + slack) * s for r, s in zip(scored, nominal)],
+                             calibration, self.settings.integrity, per, low_rule=False)
         if check.flagged:
             check.message = f"on the scored samples (their GPU sleep left out): {check.message}"
-        return check
+        return check, slack * statistics.fmean(nominal)
 
     def _timed_mask(self, tensors_: Iterator[Any], key: int) -> float:
         """Mask `tensors_` with `key` (timing.rehearse_late), on the judge's clock (ns,
