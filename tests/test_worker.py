@@ -132,6 +132,18 @@ def _fake_torch(log: list, memory_full: bool = False):
     return Torch
 
 
+def _mail_worker(tmp_path, **init):
+    """A CPU worker with a mailbox, and the judge's views: the mailbox and the pipe's end."""
+    from harness.judging.protocol import Mailbox
+
+    box = Mailbox(str(tmp_path / "box"), create=True)
+    judge_end, worker_end = multiprocessing.Pipe()
+    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
+                                 "submission": "submission.py", "mailbox": str(tmp_path / "box"),
+                                 **init})
+    return box, worker, judge_end
+
+
 def _gpu_worker(tmp_path, log: list, memory_full: bool = False, **init):
     """A worker run as on a GPU, its torch and CUDA events fakes that write to `log`
     (`_fake_torch`, `_FakeEvent`); `init`, more of its start message. With the judge's end
@@ -303,10 +315,7 @@ def test_the_mailbox_carries_the_rehearsal_and_nothing_unknown_runs(tmp_path, op
 
     from harness.judging.protocol import Mailbox
 
-    box = Mailbox(str(tmp_path / "box"), create=True)
-    judge_end, worker_end = multiprocessing.Pipe()
-    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
-                                 "submission": "submission.py", "mailbox": str(tmp_path / "box")})
+    box, worker, judge_end = _mail_worker(tmp_path)
     worker.slots = [(torch.full((2,), float(i)),) for i in range(2)]
     worker.refresh = [[] for _ in worker.slots]
     seen = []
@@ -366,10 +375,7 @@ def test_the_calling_thread_is_held_after_each_reply_that_ran_the_submission(tmp
     from harness.judging.protocol import Mailbox
     from harness.judging.structure import describe
 
-    box = Mailbox(str(tmp_path / "box"), create=True)
-    judge_end, worker_end = multiprocessing.Pipe()
-    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
-                                 "submission": "submission.py", "mailbox": str(tmp_path / "box")})
+    box, worker, judge_end = _mail_worker(tmp_path)
     worker.outputs, worker.expected = [torch.empty(2)], describe(torch.empty(2))
     events = []
     worker.hold = type("FakeHold", (), {"apply": lambda self: events.append("hold")})()
@@ -423,10 +429,7 @@ def test_an_unmask_request_through_the_mailbox_brings_its_key(tmp_path):
     from harness.judging.masking import xor_mask
     from harness.judging.protocol import Mailbox
 
-    box = Mailbox(str(tmp_path / "box"), create=True)
-    judge_end, worker_end = multiprocessing.Pipe()
-    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
-                                 "submission": "submission.py", "mailbox": str(tmp_path / "box")})
+    box, worker, judge_end = _mail_worker(tmp_path)
     worker.slots = [(torch.arange(4.0) + i,) for i in range(2)]
     worker.shared = [list(slot) for slot in worker.slots]
     worker.refresh = [[] for _ in worker.slots]
@@ -445,21 +448,15 @@ def test_an_unmask_request_through_the_mailbox_brings_its_key(tmp_path):
 
 
 def test_the_polling_loop_runs_no_time_function_replaced_after_the_start(tmp_path, monkeypatch):
-    """A submission that replaces time.perf_counter or time.sleep (under an alias the screen
-    does not read) would have its code run in the worker's polling loop, off the judge's
+    """A submission that replaces time.perf_counter or time.sleep (past the screen: under a
+    name built at run time, say) would have its code run in the worker's polling loop, off the judge's
     clock, while the next call's fresh inputs are readable: the loop uses the functions
     taken as the worker started."""
     import time as clock_module
 
     import torch
 
-    from harness.judging.protocol import Mailbox
-
-    box = Mailbox(str(tmp_path / "box"), create=True)
-    judge_end, worker_end = multiprocessing.Pipe()
-    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
-                                 "submission": "submission.py", "mailbox": str(tmp_path / "box"),
-                                 "spin_seconds": 0.0})
+    box, worker, judge_end = _mail_worker(tmp_path, spin_seconds=0.0)
     worker.slots = [(torch.zeros(2),)]
     worker.refresh, worker.shared = [[]], [[]]
     worker.kernel = lambda data: None

@@ -74,9 +74,9 @@ class Channel:
         """The same round trip through the shared mailbox (no system calls on the way)."""
         self.seq += 1
         seq, box = self.seq, self.mailbox
-        spin_until = time.perf_counter() + self.spin
-        deadline = time.perf_counter() + timeout
-        if wake and time.perf_counter() - self.last_reply > 0.8 * self.worker_spin:
+        now = time.perf_counter()
+        spin_until, deadline = now + self.spin, now + timeout
+        if wake and now - self.last_reply > 0.8 * self.worker_spin:
             box.wake(seq)  # the worker may be asleep after a long gap: wake it off the clock
             self._wait(lambda: box.awake(seq), deadline, None, "the worker did not answer",
                        timeout)

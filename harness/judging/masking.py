@@ -6,8 +6,8 @@ rehearsal and the timed calls (run 85: the switch to the judge's context and bac
 the call's own state cold, about 1 µs on mxfp4_mm). The submission must still learn nothing
 of those inputs in the rehearsal: the judge writes each tensor's bytes XORed with a key
 stream, and sends the 63-bit key only after the rehearsal has answered, in a request of its
-own; the worker then XORs them back, off the call's clock, before the call. The same function masks
-and unmasks.
+own; the worker then XORs them back, off the call's clock, before the call. The same
+function masks and unmasks.
 
 The stream is drawn once per sample and device, in the order of the sample's tensors: for
 GPU tensors from torch's Philox generator; for CPU tensors from SHAKE-256, or, where the
@@ -15,9 +15,8 @@ process has a GPU (a GPU run), from Philox on the GPU, copied (SHAKE-256 runs at
 GB/s, and nvfp4's CPU-side inputs are some 227 MB a sample). Each is seeded with a 64-bit
 BLAKE2b digest of the key and the tensors' device (the CPU generator, mt19937, would read
 only 32 bits of a seed: a rehearsal could try them all against the bytes of a known
-input). Bytes
-are XORed as bytes over each tensor's span in its storage (gaps of a strided layout
-included), never as values. The functions are taken as this module is imported (before
+input). Bytes are XORed as bytes over each tensor's span in its storage (gaps of a strided
+layout included), never as values. The functions are taken as this module is imported (before
 any submission): a submission that replaces `torch.Tensor.bitwise_xor_` later is not
 called with the stream.
 """

@@ -80,7 +80,7 @@ class Sampling:
 
     def _sm_mhz(self) -> float:
         """The SM clock the hidden window is converted at (its maximum)."""
-        return getattr(self.device, "clocks", {}).get("sm_max_mhz") or 2000.0
+        return self.device.clocks.get("sm_max_mhz") or 2000.0
 
     def _ahead_cycles(self, window_us: float, host_ns: float, calls: int) -> int:
         return ahead_cycles(window_us, host_ns, calls, self._sm_mhz(),

@@ -64,17 +64,22 @@ def _aliases(tree: ast.AST) -> None:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             _ALIASES.update({a.asname: a.name for a in node.names if a.asname})
-        elif isinstance(node, ast.arg):
-            rebound.add(node.arg)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            rebound.add(node.name)
         else:
-            targets = ([node.target] if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension))
-                       else [node.optional_vars] if isinstance(node, ast.withitem) else [])
-            rebound |= {n.id for t in targets if t is not None
-                        for n in ast.walk(t) if isinstance(n, ast.Name)}
+            rebound |= _names_bound_per_item(node)
     for name in rebound:
         _ALIASES.pop(name, None)
+
+
+def _names_bound_per_item(node: ast.AST) -> set[str]:
+    """The names `node` binds to each item in turn: a parameter, a loop or comprehension
+    variable, a `with ... as` or `except ... as` name."""
+    if isinstance(node, ast.arg):
+        return {node.arg}
+    if isinstance(node, ast.ExceptHandler):
+        return {node.name} if node.name else set()
+    target = (node.target if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension))
+              else node.optional_vars if isinstance(node, ast.withitem) else None)
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)} if target else set()
 
 
 def _resolved(node: ast.AST) -> str:
