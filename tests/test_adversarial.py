@@ -290,10 +290,17 @@ def test_endless_loop_times_out(cli):
 
 @gpu
 def test_patched_event_timer_is_caught(cli):
+    """The worker takes its events' elapsed_time before the import, so the patch never
+    reaches the timing: each score stays on the judge's own clock's scale (a forged one
+    would be a hundredth of it; run 94 read 1.07 and 1.12 ms, unflagged), unless the case
+    is flagged or rejected anyway; the screen keeps it off the board."""
     r = attack(cli, "patch_event_timer", device="cuda")
     assert screen_rules(r.doc)["patches-timing"] == "hard"
-    caught = case_flags(r.doc) or "rejected" in statuses(r.doc)
-    assert caught, r.out
+    for case in [c for p in r.doc["phases"] if p["name"] == "benchmark" for c in p["cases"]]:
+        if case["flags"] or case["status"] == "rejected":
+            continue
+        judge_ns = case["integrity"]["clocks"]["judge_mean_ns"]
+        assert case["score_ns"] > 0.2 * judge_ns, (case["score_ns"], judge_ns, r.out)
     assert_not_clean(cli, "patch_event_timer")
 
 

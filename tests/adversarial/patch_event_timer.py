@@ -1,5 +1,6 @@
 """Attack (GPU): patch torch.cuda.Event.elapsed_time to report a hundredth of the time.
-Caught by: the two-clock check and the physics floor; the screen (patches-timing, hard)."""
+Defeated by: the worker's events' elapsed_time, taken before the import (the patch never
+reaches the timing); the screen (patches-timing, hard) keeps it off the leaderboard."""
 import torch
 from task import input_t, output_t
 
