@@ -132,7 +132,8 @@ def _where_time_went(doc: dict) -> dict:
                    "flags": c.get("flags", []), "parts_s": c.get("wall_parts", {}),
                    "stats": c.get("stats"), "clocks": _clocks(c),
                    "samples": c.get("samples"),  # in order: event ns, worker's host ns
-                   "long_samples": (c.get("integrity") or {}).get("long_samples")}
+                   "long_samples": (c.get("integrity") or {}).get("long_samples"),
+                   "retried": (c.get("integrity") or {}).get("retried")}  # noise_retries
                   for c in phase["cases"]],
     }
 
@@ -148,10 +149,13 @@ def _clocks(case: dict) -> dict:
 
 
 def flagged_cases(doc: dict) -> str:
-    """The run line's mark for a harness run whose cases carry flags (' [flagged: case 0,
-    3]'), else ''."""
-    cases = [str(i) for i, c in enumerate(_first_phase(doc)["cases"]) if c.get("flags")]
-    return f" [flagged: case {', '.join(cases)}]" if cases else ""
+    """The run line's marks for a harness run whose cases carry flags (' [flagged: case 0,
+    3]') or were timed again after one (' [timed again: case 1]'), else ''."""
+    cases = _first_phase(doc)["cases"]
+    marks = [(what, [str(i) for i, c in enumerate(cases) if test(c)]) for what, test in (
+        ("flagged", lambda c: c.get("flags")),
+        ("timed again", lambda c: (c.get("integrity") or {}).get("retried")))]
+    return "".join(f" [{what}: case {', '.join(found)}]" for what, found in marks if found)
 
 
 def geomean(values: list[float]) -> float:

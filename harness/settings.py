@@ -99,8 +99,12 @@ class IntegritySettings:
     unmask_allowance_us: float
     unmask_rel: float
     sleep_slack: float
+    noise_retries: int = 1
 
     def __post_init__(self) -> None:
+        if not _whole(self.noise_retries) or self.noise_retries < 0:
+            raise ValueError("integrity.noise_retries must be a whole number, 0 or more, "
+                             f"not {self.noise_retries!r}")
         if not _whole(self.confirm_probes) or self.confirm_probes < 3:
             raise ValueError("integrity.confirm_probes must be 3 or more (fewer, and the "
                              "two-clock check's low-gap rule would judge on a single sample "

@@ -161,7 +161,10 @@ def test_contest_parity_shows_flagged_runs_and_keeps_their_clocks():
     ]}]}
     assert contest_parity.flagged_cases(doc) == " [flagged: case 1]"
     assert contest_parity.flagged_cases({"phases": [{"cases": [{"flags": []}]}]}) == ""
+    doc["phases"][0]["cases"][0]["integrity"]["retried"] = [{"flagged_by": ["clocks"]}]
+    assert contest_parity.flagged_cases(doc) == " [flagged: case 1] [timed again: case 0]"
     cases = contest_parity._where_time_went(doc)["cases"]
+    assert cases[0]["retried"] == [{"flagged_by": ["clocks"]}] and cases[1]["retried"] is None
     assert cases[1]["clocks"] == {"check": check, "samples": 2, "worker_says": {"busy_ns": 1.0},
                                   "hidden_window_us": 20000.0, "probes": {"mean": 9.0e5}}
     assert cases[0]["clocks"]["samples"] == 5 and cases[0]["clocks"]["probes"] is None

@@ -306,6 +306,7 @@ class SlowSamples(Sampling):
 
         self.settings, self.now, self.seconds, self.samples = settings, 0.0, seconds, 0
         self.device = SimpleNamespace(kind="cpu")
+        self.clock_reading = None
         self.base_calibration = Calibration.from_gaps([50_000.0] * 10)
 
     def clock(self) -> float:
@@ -517,3 +518,107 @@ def test_no_scored_clocks_where_the_contests_fill_replaces_the_sleep():
     ns = [6_000.0] * 41
     result = _timed(ns, max_calls=30, judge=lambda settings: Filled(ns, settings))
     assert "scored_clocks" not in result.integrity
+
+
+class SpellSamples(StalledSamples):
+    """StalledSamples on a host that runs slowly for a spell: the judge's round trip is
+    `extra` ns longer until the judge has calibrated `spell` times more (for ever where
+    None); the calls made and the calibrations taken are kept."""
+
+    extra, spell = 2_000_000.0, None
+
+    def __init__(self, ns: list[float], settings: Settings) -> None:
+        from types import SimpleNamespace
+
+        super().__init__(ns, settings)
+        self.calls, self.calibrations, self.cancelled = [], 0, 0
+        # as a GPU run's nvidia-smi reading, started when the first attempt's calls end
+        self.clock_reading = SimpleNamespace(cancel=self._cancel)
+
+    def _cancel(self) -> None:
+        self.cancelled += 1
+
+    def _sample(self, box, case, plan, call, ahead, deadline, what, first=None, relayout=True):
+        reply = super()._sample(box, case, plan, call, ahead, deadline, what, first, relayout)
+        self.calls.append(call)
+        slow = self.spell is None or self.calibrations < self.spell
+        return reply | ({"rt": reply["rt"] + self.extra} if slow else {})
+
+    def _calibrate(self, deadline, box=None):
+        from harness.judging.integrity import Calibration
+
+        self.calibrations += 1
+        return Calibration.from_gaps([50_000.0] * 10)
+
+
+def _retried(judge_class, retries: int = 1, deadline: float = 1000.0):
+    from types import SimpleNamespace
+
+    from harness.consts import Status
+    from harness.judging.integrity import Calibration
+    from harness.judging.timing import Laps
+    from harness.results.document import CaseResult
+
+    settings = Settings.load().for_device("cpu")
+    settings.timing.warmup_seconds, settings.timing.warmup_min_calls = 0.0, 1
+    settings.timing.max_calls, settings.timing.target_rse = 20, 0.0
+    settings.integrity.noise_retries = retries
+    judge = judge_class([6_000.0] * 200, settings)
+    result = judge._time_retrying(None, {}, None, SimpleNamespace(per=1), deadline,
+                                  Calibration.from_gaps([50_000.0] * 10), {"host_ns": 1.0},
+                                  CaseResult(0, {}, Status.PASSED), Laps(judge.clock))
+    return judge, result
+
+
+def test_a_case_flagged_in_a_slow_spell_of_the_host_is_timed_again():
+    """The host slows down after the case's calibration (2 ms more per round trip on the
+    first attempt's samples): the two clocks flag it, and the case is timed again with a
+    fresh calibration on calls not made before (fresh inputs); the retry is clean and
+    stands, the first attempt kept in the record and in the report's notes."""
+    from harness.results.document import case_notes
+
+    judge, result = _retried(type("Spell", (SpellSamples,), {"spell": 1}))
+    assert result.flags == [] and result.score_ns == 6_000.0
+    (first,) = result.integrity["retried"]
+    assert first["flagged_by"] == ["clocks"] and first["clocks"]["flagged"]
+    assert any("outside the timed region" in f for f in first["flags"])
+    assert judge.calibrations == 1 and judge.cancelled == 1  # no nvidia-smi through it
+    assert len(set(judge.calls)) == len(judge.calls)  # no call's inputs drawn twice
+    assert result.checked_calls == len(judge.calls)
+    (note,) = case_notes(result.integrity)
+    assert note.startswith("attempt 1 was flagged by the two clocks on the probes")
+
+
+def test_a_case_flagged_on_every_attempt_stays_flagged():
+    """Work outside the timed region shows on every attempt: the last one stands, flagged
+    and scored on the judge's clock; integrity.noise_retries bounds the attempts."""
+    judge, result = _retried(SpellSamples, retries=2)
+    assert any("outside the timed region" in f for f in result.flags)
+    assert result.score_ns == pytest.approx(2_006_000.0, rel=0.01)  # round trip less no-op
+    assert len(result.integrity["retried"]) == 2 and judge.calibrations == 2
+
+
+@pytest.mark.parametrize("retries,deadline", [(0, 1000.0), (1, 0.7)])
+def test_no_retry_when_off_or_without_the_time_for_it(retries, deadline):
+    """noise_retries: 0 keeps the flag at once; so does a phase deadline with less than
+    three attempts' time left (each sample here takes 0.01 s of the fake clock)."""
+    judge, result = _retried(SpellSamples, retries=retries, deadline=deadline)
+    assert result.flags and "retried" not in result.integrity and judge.calibrations == 0
+
+
+def test_only_the_checks_that_host_noise_can_trip_are_retried():
+    from harness.judging.integrity import noise_flagged
+
+    assert noise_flagged({"clocks": {"flagged": True}, "scored_clocks": {"flagged": False},
+                          "unmasking": {"flagged": True}}) == ["clocks", "unmasking"]
+    assert noise_flagged({"calibration_disturbed": True}) == ["calibration_disturbed"]
+    # a thread left running, a fill kept out, the physics floor: what the submission does
+    assert noise_flagged({"threads_after_calls": 3, "unfilled_samples": 2,
+                          "clocks": {"flagged": False}}) == []
+
+
+def test_settings_refuse_negative_noise_retries(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text("integrity:\n  noise_retries: -1\n")
+    with pytest.raises(ValueError, match="noise_retries"):
+        Settings.load(config)

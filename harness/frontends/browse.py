@@ -19,6 +19,7 @@ from harness.consts import ExitCode
 from harness.frontends import boards
 from harness.frontends.report import fmt_ns, print_ranked
 from harness.options import UNRECORDED_MODES
+from harness.results.document import case_notes
 from harness.results.recording import resolve_user
 from harness.results.store import Store, resolve_db
 from harness.settings import Settings
@@ -100,8 +101,7 @@ def show(console: Console, submission_id: int, code: bool, as_json: bool, db: st
             # what the report printed under the table when the run was made
             for flag in case.get("flags") or []:
                 console.print(f"      [red]flag:[/] {escape(flag)}")
-            note = ((case.get("integrity") or {}).get("long_samples") or {}).get("note")
-            if note:
+            for note in case_notes(case.get("integrity")):
                 console.print(f"      [yellow]note:[/] {escape(note)}")
     if code:
         console.print(Syntax(sub["code"], "python", line_numbers=True))

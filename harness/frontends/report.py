@@ -24,7 +24,7 @@ from harness.consts import Status
 from harness.judging.phases import PhaseSpec
 from harness.judging.phases import Progress as JudgeProgress
 from harness.loading.cases import format_case
-from harness.results.document import CaseResult, Evaluation, PhaseResult
+from harness.results.document import CaseResult, Evaluation, PhaseResult, case_notes
 from harness.results.ranking import find, rank
 from harness.results.recording import Recorder
 
@@ -265,8 +265,7 @@ def _print_failures(console: Console, phase: PhaseResult) -> None:
                                 f"{c.status}", border_style="red", expand=False))
         for flag in c.flags:
             console.print(f"[yellow]flag[/] ({phase.name} case {c.index}): {escape(flag)}")
-        note = (c.integrity.get("long_samples") or {}).get("note")
-        if note:
+        for note in case_notes(c.integrity):
             console.print(f"[cyan]note[/] ({phase.name} case {c.index}): {escape(note)}")
 
 

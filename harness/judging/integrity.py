@@ -230,6 +230,32 @@ def calibration_disturbed(
     return ""
 
 
+def noise_flagged(integrity: dict[str, Any]) -> list[str]:
+    """The checks that flagged a timed case (from its `integrity` record) and that a slow
+    spell of the host can trip in honest code: the two clocks, on the probes or on the
+    scored samples, the unmasking's round trips, a calibration above the one made before
+    the import. Such a case is timed again (`integrity.noise_retries`). The others (a
+    thread left running, a fill the submission's memory kept out, the physics floor) say
+    what the submission does, not how fast the host ran."""
+    checks = ("clocks", "scored_clocks", "unmasking")
+    names = [name for name in checks if (integrity.get(name) or {}).get("flagged")]
+    if integrity.get("calibration_disturbed"):
+        names.append("calibration_disturbed")
+    return names
+
+
+def attempt_record(case_result: Any, checks: list[str]) -> dict[str, Any]:
+    """What an attempt of a timed case that is timed again leaves in the record
+    (`integrity.retried`): its flags, score, statistics and the checks' figures."""
+    integrity = case_result.integrity
+    return {"flagged_by": checks, "flags": list(case_result.flags),
+            "score_ns": case_result.score_ns, "stats": case_result.stats,
+            "checked_calls": case_result.checked_calls,
+            **{name: integrity[name] for name in ("clocks", "scored_clocks", "unmasking",
+                                                  "calibration", "worker_says")
+               if name in integrity}}
+
+
 @dataclass
 class Floor:
     """The speed-of-light time of a case on a GPU."""

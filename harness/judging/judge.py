@@ -343,7 +343,8 @@ class Judge(Sampling):
                 self._profile_case(index, case, plan, box.slots, deadline, result)
                 laps.lap("profile")
             if spec.timed:
-                self._time_case(spec, case, plan, box, deadline, calibration, first, result, laps)
+                result = self._time_retrying(spec, case, plan, box, deadline, calibration,
+                                             first, result, laps)
         except CaseFailure as exc:
             if not (exc.fatal or exc.status in FATAL):
                 self._release(deadline)
@@ -401,11 +402,6 @@ class Judge(Sampling):
         if reply.get("event") == Event.ERROR:
             raise CaseFailure(STATUS_BY_KIND.get(reply.get("kind"), Status.ERROR),
                               str(reply.get("message", "")))
-
-    def _drop_clock_reading(self) -> None:
-        if self.clock_reading is not None:
-            self.clock_reading.cancel()
-            self.clock_reading = None
 
     def _note_clocks(self, case: dict, result: CaseResult) -> None:
         """Store the SM clock read as the case's timed calls ended; warn if it throttled."""

@@ -122,6 +122,33 @@ def case_flags(doc: dict[str, Any]) -> list[str]:
     return [f for p in doc.get("phases", []) for c in p["cases"] for f in c["flags"]]
 
 
+_CHECK_NAMES = {"clocks": "the two clocks on the probes",
+                "scored_clocks": "the two clocks on the scored samples",
+                "unmasking": "the unmasking's round trips",
+                "calibration_disturbed": "a calibration above the one before the import"}
+
+
+def case_notes(integrity: dict[str, Any] | None) -> list[str]:
+    """The notes a report prints under a case (from its `integrity` record): long samples
+    in its mean, and the attempts timed again after a flag that a slow spell of the host
+    can raise (`integrity.noise_retries`)."""
+    integrity = integrity or {}
+    notes = []
+    long = (integrity.get("long_samples") or {}).get("note")
+    if long:
+        notes.append(long)
+    for k, attempt in enumerate(integrity.get("retried") or [], start=1):
+        checks = ", ".join(_CHECK_NAMES.get(c, c) for c in attempt.get("flagged_by", []))
+        score = attempt.get("score_ns")
+        notes.append(f"attempt {k} was flagged by {checks}"
+                     + (f" (it read {score / 1e3:.2f} µs)" if score else "")
+                     + " and the case was timed again with a fresh calibration and fresh "
+                     "inputs: the last attempt stands, its flags shown as they are "
+                     "(work outside the timed region shows on every attempt; a slow spell "
+                     "of the host does not)")
+    return notes
+
+
 def write_json(path: Path, doc: dict[str, Any]) -> None:
     """Write atomically: a reader never sees half a file."""
     path = Path(path)

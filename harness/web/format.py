@@ -7,6 +7,7 @@ from typing import Any
 from markupsafe import Markup
 
 from harness.loading.cases import format_case
+from harness.results.document import case_notes
 
 MEDALS = {1: "gold", 2: "silver", 3: "bronze"}
 
@@ -35,4 +36,5 @@ def case(value: dict[str, Any] | None) -> str:
     return format_case(value) if value else ""
 
 
-FILTERS = {"us": us, "medal": medal, "when": when, "fraction": fraction, "case": case}
+FILTERS = {"us": us, "medal": medal, "when": when, "fraction": fraction, "case": case,
+           "notes": case_notes}
