@@ -321,6 +321,36 @@ def test_side_stream_work_is_seen(cli):
     assert_not_clean(cli, "side_stream")
 
 
+@gpu
+def test_work_in_the_slack_of_a_long_sleep_is_seen_when_the_judge_times_it(cli, tmp_path):
+    """Behind a 20 ms window a call that waits for the GPU stretches its sleep to the
+    window, and a quarter of that (5 ms) was slack on the scored samples' two clocks: 3 ms
+    of work on a side stream, on scored samples only, hid there. With
+    integrity.sleep_measured the judge times the sleep itself and allows 5% of it: the
+    attack is flagged, and an honest submission behind the same window is not."""
+    import shutil
+
+    task = tmp_path / "vectoradd_long"
+    shutil.copytree(ROOT / "tasks" / "vectoradd", task)
+    spec = task / "task.yml"
+    spec.write_text(spec.read_text().replace("hidden_window_us: 100", "hidden_window_us: 20000"))
+    config = tmp_path / "measured.yaml"
+    config.write_text("integrity:\n  sleep_measured: true\n")
+
+    def run(path, user):
+        r = cli("submit", str(path), "--task", str(task), "--device", "cuda", "--user", user,
+                *CASE, "--config", str(config))
+        assert "Traceback (most recent call last)" not in r.out, r.out
+        return r
+
+    r = run(CORPUS / "sleep_slack.py", "sleep_slack")
+    assert any("on the scored samples" in f for f in case_flags(r.doc)), r.out
+    honest = run(ROOT / "submissions" / "vectoradd" / "add_torch.py", "honest")
+    assert not case_flags(honest.doc), honest.out
+    for case in [c for p in honest.doc["phases"] if p["name"] == "benchmark" for c in p["cases"]]:
+        assert case["integrity"]["scored_clocks"]["sleep"]["measured"] is True
+
+
 def test_gpu_marker_consistent():
     assert isinstance(HAS_GPU, bool)
 

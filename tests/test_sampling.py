@@ -622,3 +622,55 @@ def test_settings_refuse_negative_noise_retries(tmp_path):
     config.write_text("integrity:\n  noise_retries: -1\n")
     with pytest.raises(ValueError, match="noise_retries"):
         Settings.load(config)
+
+
+class LongSleepSamples(WindowSamples):
+    """WindowSamples behind a 20 ms window slept whole (nvfp4's and mxfp4's, where a call
+    that waits for the GPU stretches its sleep to the window), on a GPU whose sleep the
+    judge can time (`_sleep_ns_per_cycle`: the same stretch as the worker's)."""
+
+    def __init__(self, ns: list[float], settings: Settings) -> None:
+        from types import SimpleNamespace
+
+        super().__init__(ns, settings)
+        self.device = SimpleNamespace(kind="cuda", uuid=None, clocks={"sm_max_mhz": 1980.0})
+        self.timed_sleeps = []
+
+    def _window_us(self) -> float:
+        return 20_000.0
+
+    def _ahead_cycles(self, window_us, host_ns, calls) -> int:
+        return 39_600_000
+
+    def _sleep_ns_per_cycle(self, cycles: int) -> float:
+        self.timed_sleeps.append(cycles)
+        return self.stretch * 1e3 / 1980.0
+
+
+@pytest.mark.parametrize("measured,stretch,hidden,flagged", [
+    (False, 1.0, 3_000_000.0, False),  # a quarter of 20 ms is slack: 3 ms hide in it
+    (True, 1.0, 3_000_000.0, True),    # the judge's own timing of the sleep leaves 1 ms
+    (True, 1.14, 0.0, False),          # an SM below its maximum clock stays honest
+    (True, 1.14, 3_000_000.0, True)])
+def test_a_sleep_the_judge_times_itself_leaves_little_room(measured, stretch, hidden, flagged):
+    """integrity.sleep_measured: the judge times the scored samples' sleep in its own
+    context (the SM clock is the GPU's) and takes sleep_slack_measured (5%) of it, not a
+    quarter of the cycles at the maximum clock: work off the clock on scored samples only
+    no longer fits in the slack of a 20 ms sleep (CPU settings here: 1 ms allowed)."""
+    judge = type("Judge", (LongSleepSamples,), {"stretch": stretch, "hidden": hidden})
+    ns = [6_000.0] * 41
+
+    def make(settings):
+        settings.integrity.sleep_measured = measured
+        return judge(ns, settings)
+
+    made = []
+    result = _timed(ns, max_calls=30, judge=lambda settings: made.append(make(settings))
+                    or made[-1])
+    scored = result.integrity["scored_clocks"]
+    assert scored["flagged"] is flagged, scored
+    assert scored["sleep"]["measured"] is measured
+    assert scored["sleep"]["slack"] == (0.05 if measured else 0.25)
+    assert made[0].timed_sleeps == ([39_600_000] if measured else [])
+    if measured:
+        assert scored["sleep"]["ns_per_cycle"] == pytest.approx(stretch * 1e3 / 1980.0)

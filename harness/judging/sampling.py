@@ -452,8 +452,8 @@ class Sampling:
             result.score_ns = max(stats.mean, clocks.judge_mean_ns / per)
         scored = self._scored_clocks(timed, per, calibration)
         if scored is not None:
-            check, slack_ns = scored
-            result.integrity["scored_clocks"] = check.to_dict()
+            check, slack_ns, sleep = scored
+            result.integrity["scored_clocks"] = dict(check.to_dict(), sleep=sleep)
             if check.flagged:  # scored with the sleep at its nominal length: no slack
                 result.flags.append(check.message)
                 result.score_ns = max(result.score_ns, (check.judge_mean_ns + slack_ns) / per)
@@ -470,8 +470,8 @@ class Sampling:
         laps.lap("checks")  # statistics, the clocks and the floor, the judge's copy timing
         return call
 
-    def _scored_clocks(self, timed: list[dict], per: int,
-                       calibration: Calibration) -> tuple[ClockCheck, float] | None:
+    def _scored_clocks(self, timed: list[dict], per: int, calibration: Calibration,
+                       ) -> tuple[ClockCheck, float, dict[str, Any]] | None:
         """The two clocks on the scored samples, behind a hidden window. Probes alone do
         not suffice: the worker learns whether a sample is a probe (its sleep is 0) before
         any clock starts, so work done on the others only, outside the timed region, would
@@ -479,20 +479,46 @@ class Sampling:
         judge set (`ahead` cycles at the SM's maximum clock, a lower bound) and
         `integrity.sleep_slack` of it more (a sleep runs 7-14% longer where the SM is
         slower: runs 86-87), so that neither the sleep nor the allowance's share of it
-        reads as work. The median rule only. None without a window or with too few, and
-        where the contest's fill replaces the sleep (its length is not the judge's). With
-        the mean slack (ns) taken off: a flagged case is scored with the nominal sleep."""
+        reads as work. With `integrity.sleep_measured` the judge times the same sleep in
+        its own context as the samples end (the SM clock is the GPU's, one for every
+        context), and the slack is `integrity.sleep_slack_measured` of that. The median
+        rule only. None without a window or with too few, and where the contest's fill
+        replaces the sleep (its length is not the judge's). With the mean slack (ns) taken
+        off (a flagged case is scored with the nominal sleep) and the sleep's figures."""
         scored = [r for r in timed if r.get("ahead")]
         if len(scored) < self.settings.integrity.confirm_probes or self._fill_bytes():
             return None
-        slack = self.settings.integrity.sleep_slack
-        nominal = [r["ahead"] * 1e3 / self._sm_mhz() for r in scored]
+        integrity = self.settings.integrity
+        rate = at_max = 1e3 / self._sm_mhz()  # ns per cycle
+        measured = integrity.sleep_measured and self.device.kind == "cuda"
+        if measured:  # never below the maximum clock's figure
+            rate = max(at_max, self._sleep_ns_per_cycle(
+                int(statistics.median(r["ahead"] for r in scored))))
+        slack = integrity.sleep_slack_measured if measured else integrity.sleep_slack
+        nominal = [r["ahead"] * rate for r in scored]
         check = check_clocks([float(r["ns"]) * per for r in scored],
                              [r["rt"] - (1 + slack) * s for r, s in zip(scored, nominal)],
-                             calibration, self.settings.integrity, per, low_rule=False)
+                             calibration, integrity, per, low_rule=False)
         if check.flagged:
             check.message = f"on the scored samples (their GPU sleep left out): {check.message}"
-        return check, slack * statistics.fmean(nominal)
+        sleep = {"ns_per_cycle": rate, "at_max_clock_ns_per_cycle": at_max,
+                 "measured": measured, "slack": slack}
+        return check, slack * statistics.fmean(nominal), sleep
+
+    def _sleep_ns_per_cycle(self, cycles: int) -> float:
+        """The GPU sleep's length per cycle (ns), as the judge times `cycles` of it in its
+        own context now: the shorter of two (a submission's GPU work still running would
+        lengthen one; nothing of the worker's should run between samples)."""
+        rates = []
+        for _ in range(2):
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            torch.cuda._sleep(cycles)
+            end.record()
+            end.synchronize()
+            rates.append(start.elapsed_time(end) * 1e6 / max(cycles, 1))
+        return min(rates)
 
     def _timed_mask(self, tensors_: Iterator[Any], key: int) -> float:
         """Mask `tensors_` with `key` (timing.rehearse_late), on the judge's clock (ns,

@@ -1,32 +1,41 @@
 #!/usr/bin/env bash
-# After runs 94-98 (one H200, alone; carry .refk; about 9 min). 1) The GPU attacks again:
-# patch_event_timer's test now asserts an honest score and no rank (run 94: the patch never
-# reaches the timing since f17e3b4), beside the side-stream and mailbox-hook attacks.
-# 2) vectoradd parity under the defaults, 3 runs: integrity.noise_retries on the GPU (a case
-# flagged by a slow spell of the host is timed again; run 95 flagged honest case 0 at 325 µs):
-# aim, no honest case flagged, any retry marked "[timed again: case N]" on its run line.
-# 3) mxfp4 torch_dequant, the harness alone, defaults and late.yaml alternating, 3 each
-# (run 97: the late order read about 10% higher on this host-bound example, 2 runs each):
-# whether that holds, with the worker's account (says_table.py). record3.sh's second half is
-# not run: with runs 96 and 98 at 1.363 and 1.130, no third run brings the pooled median of
-# mxfp4 torch_dequant under the late rehearsal back within the criterion.
+# After runs 94-98 (one H200, alone; about 5 min; no carry). 1) The GPU attacks: patch_event_timer's
+# test now asserts an honest score and no rank (run 94: the patch never reaches the timing
+# since f17e3b4), beside the side-stream and mailbox-hook attacks and the new sleep_slack.py
+# (3 ms of work on scored samples only, hidden in the slack of a 20 ms sleep; flagged with
+# integrity.sleep_measured, and an honest run behind the same window not). 2) The examples
+# whose sleeps are long, under sleep_measured.yaml: no honest case flagged, and the judge's
+# own timing of the sleep (scored_clocks.sleep.ns_per_cycle) against the maximum clock's
+# figure (0.505 ns a cycle at 1980 MHz): how much longer the sleep really runs, and how
+# far below the 5% slack honest code stays. next34.sh does the parity part.
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export PYTHONUNBUFFERED=1 HARNESS_DB=/tmp/next33.db
 S=docs/measurements/2026-12-01/scripts
 { date -u; nproc; git rev-parse --short HEAD; git status --short | head; } > "$OUT/machine.txt" 2>&1
-timeout 150 python -m pytest -q tests/test_adversarial.py -k "patched_event or side_stream or mailbox" \
-  > "$OUT/attacks.log" 2>&1; echo "attacks rc $?" >> "$OUT/attacks.log"; tail -n 3 "$OUT/attacks.log"
-timeout 200 python benchmarks/contest_parity.py --reference-kernels .refk --pairs vectoradd \
-  --runs 3 --skip-test-mode --out "$OUT/vectoradd" > "$OUT/parity_vectoradd.log" 2>&1
-grep -E "run [0-9]|ratio" "$OUT/parity_vectoradd.log" | grep -v "^   case" | tail -n 8
-for i in 1 2 3; do
-  for order in default late; do
-    extra=""; [ $order = late ] && extra="--config $S/late.yaml"
-    timeout 60 python runner.py submit submissions/mxfp4_mm/torch_dequant.py --task mxfp4_mm \
-      --mode benchmark $extra --json "$OUT/mx_${order}_$i.json" > /dev/null 2>> "$OUT/mx.log"
-  done
+timeout 200 python -m pytest -q tests/test_adversarial.py \
+  -k "patched_event or side_stream or mailbox or slack_of_a_long_sleep" > "$OUT/attacks.log" 2>&1
+echo "attacks rc $?" >> "$OUT/attacks.log"; tail -n 3 "$OUT/attacks.log"
+for f in submissions/mxfp4_mm/torch_dequant.py submissions/mxfp4_mm/triton_dot_scaled.py \
+         submissions/nvfp4_group_gemm/torch_dequant.py submissions/nvfp4_group_gemm/triton_hopper.py; do
+  task=$(basename "$(dirname "$f")")
+  timeout 100 python runner.py submit "$f" --task "$task" --mode benchmark --config $S/sleep_measured.yaml \
+    --json "$OUT/sm_${task}_$(basename "$f" .py).json" > /dev/null 2>> "$OUT/sleep.log"
 done
-for order in default late; do python $S/says_table.py "$OUT"/mx_${order}_*.json >> "$OUT/mx.log" 2>&1; done
-grep -E "==| case" "$OUT/mx.log" | head -50
-# at most 8 files come back: the six documents in one archive
-tar -czf "$OUT/mx_json.tgz" -C "$OUT" $(cd "$OUT" && ls mx_*.json) && rm -f "$OUT"/mx_*.json
+python - "$OUT"/sm_*.json >> "$OUT/sleep.log" 2>&1 <<'PY'
+import json, sys
+for path in sys.argv[1:]:
+    doc = json.load(open(path))
+    for phase in doc["phases"]:
+        for c in phase["cases"]:
+            sc = (c.get("integrity") or {}).get("scored_clocks")
+            if not sc:
+                print(path, phase["name"], c["index"], "no scored_clocks"); continue
+            sl = sc["sleep"]
+            print(f"{path.split('/')[-1]} {phase['name']} {c['index']}: sleep "
+                  f"{sl['ns_per_cycle']:.4f} ns/cycle ({sl['ns_per_cycle'] / sl['at_max_clock_ns_per_cycle']:.3f}x max) "
+                  f"measured {sl['measured']}; gap {sc['gap_median_ns'] / 1e3:.1f} vs "
+                  f"{sc['expected_gap_ns'] / 1e3:.1f} (allowed +{sc['allowed_excess_ns'] / 1e3:.1f}) "
+                  f"{'FLAGGED' if sc['flagged'] else 'ok'}; flags {len(c['flags'])}")
+PY
+tar -czf "$OUT/sm_json.tgz" -C "$OUT" $(cd "$OUT" && ls sm_*.json) && rm -f "$OUT"/sm_*.json
+tail -n 30 "$OUT/sleep.log"
