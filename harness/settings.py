@@ -101,7 +101,7 @@ class IntegritySettings:
     sleep_slack: float
     noise_retries: int = 1
     sleep_measured: bool = False
-    sleep_slack_measured: float = 0.05
+    sleep_slack_measured: float = 0.02
 
     def __post_init__(self) -> None:
         if not _whole(self.noise_retries) or self.noise_retries < 0:

@@ -330,10 +330,12 @@ def test_work_in_the_slack_of_a_long_sleep_is_seen_when_the_judge_times_it(cli, 
     attack is flagged, and an honest submission behind the same window is not."""
     import shutil
 
-    task = tmp_path / "vectoradd_long"
+    task = tmp_path / "long" / "vectoradd"  # its name as the examples' headers say
     shutil.copytree(ROOT / "tasks" / "vectoradd", task)
+    (task / "utils.py").write_text((ROOT / "tasks" / "utils.py").read_text())
     spec = task / "task.yml"
-    spec.write_text(spec.read_text().replace("hidden_window_us: 100", "hidden_window_us: 20000"))
+    spec.write_text(spec.read_text().replace("source: ../utils.py", "source: utils.py")
+                    .replace("hidden_window_us: 100", "hidden_window_us: 20000"))
     config = tmp_path / "measured.yaml"
     config.write_text("integrity:\n  sleep_measured: true\n")
 

@@ -598,12 +598,51 @@ def test_a_case_flagged_on_every_attempt_stays_flagged():
     assert len(result.integrity["retried"]) == 2 and judge.calibrations == 2
 
 
-@pytest.mark.parametrize("retries,deadline", [(0, 1000.0), (1, 0.7)])
-def test_no_retry_when_off_or_without_the_time_for_it(retries, deadline):
+@pytest.mark.parametrize("retries,deadline,retried", [
+    (0, 1000.0, False), (1, 1.4, False), (1, 1.6, True)])
+def test_no_retry_when_off_or_without_the_time_for_it(retries, deadline, retried):
     """noise_retries: 0 keeps the flag at once; so does a phase deadline with less than
-    three attempts' time left (each sample here takes 0.01 s of the fake clock)."""
+    three attempts' time and a second left (each sample here takes 0.01 s of the fake
+    clock: the first attempt 0.12 s, so a retry needs 1.36 s left after it)."""
     judge, result = _retried(SpellSamples, retries=retries, deadline=deadline)
-    assert result.flags and "retried" not in result.integrity and judge.calibrations == 0
+    assert result.flags and ("retried" in result.integrity) is retried
+    assert judge.calibrations == int(retried)
+
+
+def test_a_case_with_a_flag_of_what_the_submission_does_is_not_timed_again():
+    """A thread left running (or a fill kept out, or the physics floor) says what the
+    submission does: a case flagged so, beside a noise check, keeps every flag and is not
+    timed again (a clean retry used to drop it)."""
+    class Lingering(SpellSamples):
+        spell = 1
+
+        def _sample(self, *args, **kwargs):
+            return super()._sample(*args, **kwargs) | {"threads": 1}
+
+    judge, result = _retried(Lingering)
+    assert judge.calibrations == 0 and "retried" not in result.integrity
+    assert any("thread" in f for f in result.flags)
+    assert any("outside the timed region" in f for f in result.flags)
+
+
+def test_work_moved_into_the_timed_region_on_a_retry_keeps_the_flags():
+    """A submission that hides 2 ms a call off the clock until a flag, then turns honest
+    once the case is timed again (its calls now 2 ms longer on the events): a slow host
+    lengthens the judge's clock, not the events, so the first attempt's flags stand."""
+    class Turncoat(SpellSamples):
+        spell = 1
+
+        def _sample(self, *args, **kwargs):
+            reply = super()._sample(*args, **kwargs)
+            if self.calibrations >= self.spell:  # honest now: the work on the events
+                reply = reply | {"ns": reply["ns"] + self.extra, "rt": reply["rt"] + self.extra}
+            return reply
+
+    judge, result = _retried(Turncoat)
+    assert judge.calibrations == 1 and len(result.integrity["retried"]) == 1
+    assert any("the work moved into it" in f for f in result.flags)
+    assert any("outside the timed region" in f for f in result.flags)  # the first's
+    assert result.score_ns == pytest.approx(2_006_000.0, rel=0.01)
 
 
 def test_only_the_checks_that_host_noise_can_trip_are_retried():
@@ -627,13 +666,13 @@ def test_settings_refuse_negative_noise_retries(tmp_path):
 class LongSleepSamples(WindowSamples):
     """WindowSamples behind a 20 ms window slept whole (nvfp4's and mxfp4's, where a call
     that waits for the GPU stretches its sleep to the window), on a GPU whose sleep the
-    judge can time (`_sleep_ns_per_cycle`: the same stretch as the worker's)."""
+    judge can time (`_sleep_ns_per_cycle`: the stretches in `timed`, one per timing, as
+    the samples start and end; the worker's sleeps run `stretch` longer)."""
+
+    measured, timed = True, None
 
     def __init__(self, ns: list[float], settings: Settings) -> None:
-        from types import SimpleNamespace
-
         super().__init__(ns, settings)
-        self.device = SimpleNamespace(kind="cuda", uuid=None, clocks={"sm_max_mhz": 1980.0})
         self.timed_sleeps = []
 
     def _window_us(self) -> float:
@@ -642,35 +681,59 @@ class LongSleepSamples(WindowSamples):
     def _ahead_cycles(self, window_us, host_ns, calls) -> int:
         return 39_600_000
 
+    def _measures_sleep(self) -> bool:
+        return self.measured
+
     def _sleep_ns_per_cycle(self, cycles: int) -> float:
+        stretch = (self.timed or (self.stretch, self.stretch))[len(self.timed_sleeps)]
         self.timed_sleeps.append(cycles)
-        return self.stretch * 1e3 / 1980.0
+        return stretch * 1e3 / 1980.0
+
+
+def _long_sleep(measured, stretch, hidden, timed=None):
+    judge = type("Judge", (LongSleepSamples,), {"stretch": stretch, "hidden": hidden,
+                                                "measured": measured, "timed": timed})
+    ns = [6_000.0] * 41
+    made = []
+    result = _timed(ns, max_calls=30, judge=lambda settings: made.append(judge(ns, settings))
+                    or made[-1])
+    return made[0], result.integrity["scored_clocks"]
 
 
 @pytest.mark.parametrize("measured,stretch,hidden,flagged", [
     (False, 1.0, 3_000_000.0, False),  # a quarter of 20 ms is slack: 3 ms hide in it
-    (True, 1.0, 3_000_000.0, True),    # the judge's own timing of the sleep leaves 1 ms
+    (True, 1.0, 3_000_000.0, True),    # the judge's own timing of the sleep leaves 0.4 ms
+    (True, 1.0, 1_500_000.0, True),
     (True, 1.14, 0.0, False),          # an SM below its maximum clock stays honest
-    (True, 1.14, 3_000_000.0, True)])
+    (True, 1.14, 1_500_000.0, True)])
 def test_a_sleep_the_judge_times_itself_leaves_little_room(measured, stretch, hidden, flagged):
     """integrity.sleep_measured: the judge times the scored samples' sleep in its own
-    context (the SM clock is the GPU's) and takes sleep_slack_measured (5%) of it, not a
-    quarter of the cycles at the maximum clock: work off the clock on scored samples only
-    no longer fits in the slack of a 20 ms sleep (CPU settings here: 1 ms allowed)."""
-    judge = type("Judge", (LongSleepSamples,), {"stretch": stretch, "hidden": hidden})
-    ns = [6_000.0] * 41
-
-    def make(settings):
-        settings.integrity.sleep_measured = measured
-        return judge(ns, settings)
-
-    made = []
-    result = _timed(ns, max_calls=30, judge=lambda settings: made.append(make(settings))
-                    or made[-1])
-    scored = result.integrity["scored_clocks"]
+    context (the SM clock is the GPU's) as they start and as they end, and takes
+    sleep_slack_measured (2%) of it, not a quarter of its cycles at the maximum clock: work
+    off the clock on scored samples only no longer fits in the slack of a 20 ms sleep
+    (CPU settings here: 1 ms allowed)."""
+    judge, scored = _long_sleep(measured, stretch, hidden)
     assert scored["flagged"] is flagged, scored
     assert scored["sleep"]["measured"] is measured
-    assert scored["sleep"]["slack"] == (0.05 if measured else 0.25)
-    assert made[0].timed_sleeps == ([39_600_000] if measured else [])
+    assert scored["sleep"]["slack"] == (0.02 if measured else 0.25)
+    assert judge.timed_sleeps == ([39_600_000] * 2 if measured else [])
     if measured:
         assert scored["sleep"]["ns_per_cycle"] == pytest.approx(stretch * 1e3 / 1980.0)
+
+
+@pytest.mark.parametrize("timed,rate,measured", [
+    ((0.9, 0.9), 1.0, True),     # never below the maximum clock's figure
+    ((1.5, 1.5), 1.25 / 1.02, True),  # never laxer than a quarter at the maximum clock
+    ((1.00, 1.01), 1.0, True),   # the shorter of the two
+    ((1.0, 1.10), 1.0, False)])  # they disagree: something else ran; the rule without
+def test_the_judges_timing_of_the_sleep_is_bounded(timed, rate, measured):
+    """The measured rate is bounded on both sides: a submission that keeps the GPU busy
+    while the judge times the sleep cannot make the check laxer than it was, and where the
+    two timings disagree the check falls back to a quarter at the maximum clock."""
+    _, scored = _long_sleep(True, 1.0, 0.0, timed=timed)
+    sleep = scored["sleep"]
+    assert sleep["measured"] is measured and not scored["flagged"]
+    at_max = 1e3 / 1980.0
+    assert sleep["ns_per_cycle"] == pytest.approx(rate * at_max if measured else at_max)
+    assert sleep["timed_before_ns_per_cycle"] == pytest.approx(timed[0] * at_max)
+    assert sleep["timed_after_ns_per_cycle"] == pytest.approx(timed[1] * at_max)

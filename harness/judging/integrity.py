@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from harness.consts import Status
 from harness.settings import IntegritySettings, load_gpu_table
 
 
@@ -234,14 +235,56 @@ def noise_flagged(integrity: dict[str, Any]) -> list[str]:
     """The checks that flagged a timed case (from its `integrity` record) and that a slow
     spell of the host can trip in honest code: the two clocks, on the probes or on the
     scored samples, the unmasking's round trips, a calibration above the one made before
-    the import. Such a case is timed again (`integrity.noise_retries`). The others (a
-    thread left running, a fill the submission's memory kept out, the physics floor) say
-    what the submission does, not how fast the host ran."""
+    the import. The others (a thread left running, a fill the submission's memory kept
+    out, the physics floor) say what the submission does, not how fast the host ran."""
     checks = ("clocks", "scored_clocks", "unmasking")
     names = [name for name in checks if (integrity.get(name) or {}).get("flagged")]
     if integrity.get("calibration_disturbed"):
         names.append("calibration_disturbed")
     return names
+
+
+def retry_reason(result: Any) -> list[str]:
+    """The noise checks that flagged a passed case, where each of its flags is one of them
+    (each adds one): such a case is timed again (`integrity.noise_retries`). None where
+    another flag says what the submission does: that one stands as it is."""
+    checks = noise_flagged(result.integrity)
+    if not checks or result.status != Status.PASSED or len(result.flags) != len(checks):
+        return []
+    return checks
+
+
+def hidden_ns(integrity: dict[str, Any], per: int) -> float:
+    """Per call: the most that a flagged check of the case (the two clocks, the
+    unmasking) saw beyond what it expected, the work it read as off the clock."""
+    seen = [check["gap_median_ns"] - check["expected_gap_ns"]
+            for check in (integrity.get(name) or {} for name in ("clocks", "scored_clocks"))
+            if check.get("flagged")]
+    unmasking = integrity.get("unmasking") or {}
+    if unmasking.get("flagged"):
+        seen.append(unmasking["median_ns"] - unmasking["expected_ns"])
+    return max(seen, default=0.0) / per
+
+
+def moved_into_the_clock(flagged: Any, again: Any, per: int) -> str:
+    """A reason, where a case timed again after a flag shows the flagged work inside the
+    timed region instead: its calls' median event time rose by half or more of what the
+    flag saw off the clock, and by a quarter of its own. A slow spell of the host
+    lengthens the judge's clock, not the calls' event times; a submission that hid work
+    until a flag, then turned honest once it saw the case timed again, moves it there.
+    Its first attempt's flags then stand."""
+    hidden = hidden_ns(flagged.integrity, per)
+    before = (flagged.stats or {}).get("median")
+    after = (again.stats or {}).get("median")
+    if hidden <= 0 or before is None or after is None:
+        return ""
+    rise = after - before
+    if rise < 0.5 * hidden or rise < 0.25 * before:
+        return ""
+    return (f"timed again after a flag, the calls' own time rose from {before / 1e3:.2f} to "
+            f"{after / 1e3:.2f} µs per call, half or more of the {hidden / 1e3:.1f} µs the "
+            "flag saw outside the timed region: the work moved into it, so the first "
+            "attempt's flags stand")
 
 
 def attempt_record(case_result: Any, checks: list[str]) -> dict[str, Any]:

@@ -33,8 +33,9 @@ from harness.judging.integrity import (
     check_unmasking,
     clock_samples,
     confirmed_clocks,
-    noise_flagged,
+    moved_into_the_clock,
     physics_floor,
+    retry_reason,
 )
 from harness.judging.masking import copy_spans, draw_device, xor_mask
 from harness.judging.phases import PhaseSpec
@@ -290,35 +291,41 @@ class Sampling:
     def _time_retrying(self, spec: PhaseSpec, case: dict, plan: SeedPlan, box: CaseBuffers,
                        deadline: float, calibration: Calibration, first: dict,
                        result: CaseResult, laps: Laps) -> CaseResult:
-        """Time the case (`_time_case`); where a check that a slow spell of the host can
-        trip flagged it (`noise_flagged`), time it again, up to `integrity.noise_retries`
-        times, each with a fresh calibration and the inputs of calls not made yet (a
-        result kept from an earlier attempt answers none of them). The last attempt
-        stands, every check on it as on the first; the earlier ones are kept in its
-        record (`integrity.retried`). Work outside the timed region shows on every
-        attempt; a host that slowed down after the case's calibration does not (runs 67,
-        71, 89, 95: honest vectoradd cases flagged, the worker's own code 2-3x slower than
-        in the calibration just before). A retry is made only where three attempts' time
-        is left before the phase's deadline."""
-        began = self.clock()
+        """Time the case (`_time_case`); where its only flags come from checks that a slow
+        spell of the host can trip (`retry_reason`), time it again, up to
+        `integrity.noise_retries` times, each with a fresh calibration and the inputs of
+        calls not made yet (a result kept from an earlier attempt answers none of them).
+        The last attempt stands, every check on it as on the first; the earlier ones are
+        kept in its record (`integrity.retried`). Work outside the timed region shows on
+        every attempt; a host that slowed down after the case's calibration does not (runs
+        67, 71, 89, 95: honest vectoradd cases flagged, the worker's own code 2-3x slower
+        than in the calibration just before). A submission that turns honest once it sees
+        the case timed again moves the flagged work into its event times: the flags then
+        stand (`moved_into_the_clock`). A retry is made only where three attempts' time,
+        calibration included, is left before the phase's deadline."""
+        began = self.clock() - laps.parts.get("calibration", 0.0)
         call = self._time_case(spec, case, plan, box, deadline, calibration, first, result,
                                laps)
         earlier: list[dict] = []
         for _ in range(self.settings.integrity.noise_retries):
-            checks = noise_flagged(result.integrity)
+            checks = retry_reason(result)
             took = self.clock() - began
             if not checks or deadline - self.clock() < 3 * took + 1.0:
                 break
             earlier.append(attempt_record(result, checks))
             self._drop_clock_reading()
             began = self.clock()
-            result = CaseResult(result.index, result.case, Status.PASSED,
-                                checked_calls=result.checked_calls, wall_parts=laps.parts,
-                                profile=result.profile)
+            flagged, result = result, CaseResult(
+                result.index, result.case, Status.PASSED, checked_calls=result.checked_calls,
+                wall_parts=laps.parts, profile=result.profile)
             calibration = self._calibrate(deadline, box)
             laps.lap("calibration")
             call = self._time_case(spec, case, plan, box, deadline, calibration, first,
                                    result, laps, call)
+            moved = moved_into_the_clock(flagged, result, box.per)
+            if moved:
+                result.flags = [*flagged.flags, moved, *result.flags]
+                break
         if earlier:
             result.integrity["retried"] = earlier
         return result
@@ -349,6 +356,9 @@ class Sampling:
             longest = max(longest, reply["wall"])
             warm.add(per)
             call += per
+        # integrity.sleep_measured: the sleep's length as the timed samples start (and end)
+        sleep_before = (self._sleep_ns_per_cycle(self._ahead_cycles(window, max(hosts), per))
+                        if self._measures_sleep() and window > 0 else None)
         laps.lap("warm_up")
         rule = StoppingRule(timing, self.clock)
         timed, probes, replies = [], [], []
@@ -450,7 +460,7 @@ class Sampling:
         if clocks is not None and clocks.flagged:
             result.flags.append(clocks.message)
             result.score_ns = max(stats.mean, clocks.judge_mean_ns / per)
-        scored = self._scored_clocks(timed, per, calibration)
+        scored = self._scored_clocks(timed, per, calibration, sleep_before)
         if scored is not None:
             check, slack_ns, sleep = scored
             result.integrity["scored_clocks"] = dict(check.to_dict(), sleep=sleep)
@@ -471,6 +481,7 @@ class Sampling:
         return call
 
     def _scored_clocks(self, timed: list[dict], per: int, calibration: Calibration,
+                       sleep_before: float | None = None,
                        ) -> tuple[ClockCheck, float, dict[str, Any]] | None:
         """The two clocks on the scored samples, behind a hidden window. Probes alone do
         not suffice: the worker learns whether a sample is a probe (its sleep is 0) before
@@ -479,31 +490,47 @@ class Sampling:
         judge set (`ahead` cycles at the SM's maximum clock, a lower bound) and
         `integrity.sleep_slack` of it more (a sleep runs 7-14% longer where the SM is
         slower: runs 86-87), so that neither the sleep nor the allowance's share of it
-        reads as work. With `integrity.sleep_measured` the judge times the same sleep in
-        its own context as the samples end (the SM clock is the GPU's, one for every
-        context), and the slack is `integrity.sleep_slack_measured` of that. The median
-        rule only. None without a window or with too few, and where the contest's fill
-        replaces the sleep (its length is not the judge's). With the mean slack (ns) taken
-        off (a flagged case is scored with the nominal sleep) and the sleep's figures."""
+        reads as work. The median rule only. None without a window or with too few, and
+        where the contest's fill replaces the sleep (its length is not the judge's). With
+        the mean slack (ns) taken off (a flagged case is scored with the nominal sleep)
+        and the sleep's figures.
+
+        With `integrity.sleep_measured` the judge times the sleep itself, in its own
+        context (the SM clock is the GPU's, one for every context), as the timed samples
+        start (`sleep_before`) and as they end, and takes the shorter, with
+        `integrity.sleep_slack_measured` of it: never below the maximum clock's figure,
+        never laxer than the rule above. Where the two timings differ by more than that
+        slack (something else ran on the GPU), the rule above applies."""
         scored = [r for r in timed if r.get("ahead")]
         if len(scored) < self.settings.integrity.confirm_probes or self._fill_bytes():
             return None
         integrity = self.settings.integrity
         rate = at_max = 1e3 / self._sm_mhz()  # ns per cycle
-        measured = integrity.sleep_measured and self.device.kind == "cuda"
-        if measured:  # never below the maximum clock's figure
-            rate = max(at_max, self._sleep_ns_per_cycle(
-                int(statistics.median(r["ahead"] for r in scored))))
-        slack = integrity.sleep_slack_measured if measured else integrity.sleep_slack
+        slack = integrity.sleep_slack
+        sleep: dict[str, Any] = {"at_max_clock_ns_per_cycle": at_max, "measured": False}
+        if sleep_before is not None:
+            after = self._sleep_ns_per_cycle(int(statistics.median(r["ahead"] for r in scored)))
+            sleep |= {"timed_before_ns_per_cycle": sleep_before,
+                      "timed_after_ns_per_cycle": after}
+            if max(sleep_before, after) <= (1 + integrity.sleep_slack_measured) * min(
+                    sleep_before, after):
+                slack = integrity.sleep_slack_measured
+                laxest = at_max * (1 + integrity.sleep_slack) / (1 + slack)
+                rate = min(max(at_max, min(sleep_before, after)), laxest)
+                sleep["measured"] = True
         nominal = [r["ahead"] * rate for r in scored]
         check = check_clocks([float(r["ns"]) * per for r in scored],
                              [r["rt"] - (1 + slack) * s for r, s in zip(scored, nominal)],
                              calibration, integrity, per, low_rule=False)
         if check.flagged:
             check.message = f"on the scored samples (their GPU sleep left out): {check.message}"
-        sleep = {"ns_per_cycle": rate, "at_max_clock_ns_per_cycle": at_max,
-                 "measured": measured, "slack": slack}
+        sleep |= {"ns_per_cycle": rate, "slack": slack}
         return check, slack * statistics.fmean(nominal), sleep
+
+    def _measures_sleep(self) -> bool:
+        """Whether the judge times the scored samples' sleep (`integrity.sleep_measured`,
+        GPU runs)."""
+        return self.settings.integrity.sleep_measured and self.device.kind == "cuda"
 
     def _sleep_ns_per_cycle(self, cycles: int) -> float:
         """The GPU sleep's length per cycle (ns), as the judge times `cycles` of it in its

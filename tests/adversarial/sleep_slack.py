@@ -5,19 +5,15 @@ as the call starts; a probe has none), do the work on a side stream the end even
 wait for: a 3 ms stand-in for a heavy kernel, then the sum. The judge's clock sees it,
 but the scored samples' round trip is taken less the sleep and a quarter of it more (its
 cycles at the maximum clock): 5 ms of slack, where it hid (runs 94-98).
-Caught by: integrity.sleep_measured (the judge times the sleep itself: 5% slack); screen
+Caught by: integrity.sleep_measured (the judge times the sleep itself: 2% slack); screen
 flag side-streams."""
 import time
 
 import torch
 from task import input_t, output_t
 
-WORK_S = 3e-3
+WORK_CYCLES = 6_000_000  # 3 ms at 2 GHz, longer where the SM runs slower
 _side = None
-
-
-def _work_cycles() -> int:
-    return int(WORK_S * torch.cuda.get_device_properties(0).clock_rate * 1e3)
 
 
 def custom_kernel(data: input_t) -> output_t:
@@ -32,11 +28,11 @@ def custom_kernel(data: input_t) -> output_t:
     scored = not main.query()
     torch.cuda.synchronize()  # the host time now holds the sleep: the next one grows
     if not scored:  # honest on probes: the work inside the timed region
-        torch.cuda._sleep(_work_cycles())
+        torch.cuda._sleep(WORK_CYCLES)
         return a + b
     out = torch.empty_like(a)
     _side.wait_stream(main)
     with torch.cuda.stream(_side):
-        torch.cuda._sleep(_work_cycles())
+        torch.cuda._sleep(WORK_CYCLES)
         torch.add(a, b, out=out)
     return out

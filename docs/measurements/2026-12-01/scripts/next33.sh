@@ -6,8 +6,9 @@
 # integrity.sleep_measured, and an honest run behind the same window not). 2) The examples
 # whose sleeps are long, under sleep_measured.yaml: no honest case flagged, and the judge's
 # own timing of the sleep (scored_clocks.sleep.ns_per_cycle) against the maximum clock's
-# figure (0.505 ns a cycle at 1980 MHz): how much longer the sleep really runs, and how
-# far below the 5% slack honest code stays. next34.sh does the parity part.
+# figure (0.505 ns a cycle at 1980 MHz), as the samples start and as they end: how much
+# longer the sleep really runs, how much it drifts, and how far below the 2% slack honest
+# code stays. next34.sh does the parity part.
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export PYTHONUNBUFFERED=1 HARNESS_DB=/tmp/next33.db
 S=docs/measurements/2026-12-01/scripts
@@ -31,8 +32,11 @@ for path in sys.argv[1:]:
             if not sc:
                 print(path, phase["name"], c["index"], "no scored_clocks"); continue
             sl = sc["sleep"]
-            print(f"{path.split('/')[-1]} {phase['name']} {c['index']}: sleep "
-                  f"{sl['ns_per_cycle']:.4f} ns/cycle ({sl['ns_per_cycle'] / sl['at_max_clock_ns_per_cycle']:.3f}x max) "
+            m = sl["at_max_clock_ns_per_cycle"]
+            timed = (f"timed {sl['timed_before_ns_per_cycle'] / m:.3f}x/{sl['timed_after_ns_per_cycle'] / m:.3f}x max"
+                     if "timed_before_ns_per_cycle" in sl else "not timed")
+            print(f"{path.split('/')[-1]} {phase['name']} {c['index']}: sleep {timed}, "
+                  f"used {sl['ns_per_cycle'] / m:.3f}x, slack {sl['slack']}, "
                   f"measured {sl['measured']}; gap {sc['gap_median_ns'] / 1e3:.1f} vs "
                   f"{sc['expected_gap_ns'] / 1e3:.1f} (allowed +{sc['allowed_excess_ns'] / 1e3:.1f}) "
                   f"{'FLAGGED' if sc['flagged'] else 'ok'}; flags {len(c['flags'])}")
