@@ -102,6 +102,7 @@ class IntegritySettings:
     noise_retries: int = 1
     sleep_measured: bool = False
     sleep_slack_measured: float = 0.02
+    sleep_drift_max: float = 0.05
 
     def __post_init__(self) -> None:
         if not _whole(self.noise_retries) or self.noise_retries < 0:

@@ -326,8 +326,10 @@ def test_work_in_the_slack_of_a_long_sleep_is_seen_when_the_judge_times_it(cli, 
     """Behind a 20 ms window a call that waits for the GPU stretches its sleep to the
     window, and a quarter of that (5 ms) was slack on the scored samples' two clocks: 3 ms
     of work on a side stream, on scored samples only, hid there. With
-    integrity.sleep_measured the judge times the sleep itself and allows 5% of it: the
-    attack is flagged, and an honest submission behind the same window is not."""
+    integrity.sleep_measured the judge times the sleep itself and allows 2% of it: the
+    attack is flagged (on its retry too), and honest submissions behind the same window
+    are not, one of them waiting for the GPU as each call starts (its sleep grows to the
+    window too: where 2% is likeliest to flag honest code)."""
     import shutil
 
     task = tmp_path / "long" / "vectoradd"  # its name as the examples' headers say
@@ -347,10 +349,19 @@ def test_work_in_the_slack_of_a_long_sleep_is_seen_when_the_judge_times_it(cli, 
 
     r = run(CORPUS / "sleep_slack.py", "sleep_slack")
     assert any("on the scored samples" in f for f in case_flags(r.doc)), r.out
-    honest = run(ROOT / "submissions" / "vectoradd" / "add_torch.py", "honest")
-    assert not case_flags(honest.doc), honest.out
-    for case in [c for p in honest.doc["phases"] if p["name"] == "benchmark" for c in p["cases"]]:
-        assert case["integrity"]["scored_clocks"]["sleep"]["measured"] is True
+    for case in [c for p in r.doc["phases"] if p["name"] == "benchmark" for c in p["cases"]]:
+        assert case["flags"] and case["integrity"]["retried"], r.out  # flagged on both
+    waits = tmp_path / "add_waiting.py"
+    waits.write_text("import torch\nfrom task import input_t, output_t\n\n\n"
+                     "def custom_kernel(data: input_t) -> output_t:\n    a, b = data\n"
+                     "    torch.cuda.synchronize()  # waits for the sleep: it grows\n"
+                     "    return a + b\n")
+    for path in (ROOT / "submissions" / "vectoradd" / "add_torch.py", waits):
+        honest = run(path, path.stem)
+        assert not case_flags(honest.doc), honest.out
+        for case in [c for p in honest.doc["phases"] if p["name"] == "benchmark"
+                     for c in p["cases"]]:
+            assert case["integrity"]["scored_clocks"]["sleep"]["measured"] is True
 
 
 def test_gpu_marker_consistent():

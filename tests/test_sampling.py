@@ -625,6 +625,56 @@ def test_a_case_with_a_flag_of_what_the_submission_does_is_not_timed_again():
     assert any("outside the timed region" in f for f in result.flags)
 
 
+def test_a_slow_host_on_the_retry_does_not_read_as_work_moved_into_the_clock():
+    """A slow host lengthens the events through the host time they hold (launches the
+    window does not hide; on the CPU, all of it): an honest host-bound retry whose calls
+    rose to 1.5 ms, its host time to 1.6 ms, stands clean, though the rise is over half
+    of the 2 ms the first attempt's flag saw."""
+    class SlowRetry(SpellSamples):
+        spell = 1
+
+        def _sample(self, *args, **kwargs):
+            reply = super()._sample(*args, **kwargs)
+            if self.calibrations < self.spell:
+                return reply
+            return reply | {"ns": 1_500_000.0, "rt": 1_550_000.0, "host_ns": 1_600_000.0}
+
+    judge, result = _retried(SlowRetry)
+    assert judge.calibrations == 1 and result.flags == []
+    assert result.stats["median"] == pytest.approx(1_500_000.0)
+
+
+def test_work_moved_into_the_clock_is_read_per_call():
+    """With calls_per_sample 4 the flag's gap is per sample, the event time per call: a
+    turn to honest of 2 ms a call (8 ms a sample) is read as such."""
+    from harness.consts import Status
+    from harness.judging.integrity import moved_into_the_clock
+    from harness.results.document import CaseResult
+
+    flagged = CaseResult(0, {}, Status.PASSED, stats={"median": 6_000.0},
+                         integrity={"clocks": {"flagged": True, "gap_median_ns": 8_050_000.0,
+                                               "expected_gap_ns": 50_000.0}})
+    honest = CaseResult(0, {}, Status.PASSED, stats={"median": 2_006_000.0})
+    assert moved_into_the_clock(flagged, honest, per=4)
+    # a rise of a quarter of the hidden work per call is not half of it
+    partly = CaseResult(0, {}, Status.PASSED, stats={"median": 506_000.0})
+    assert not moved_into_the_clock(flagged, partly, per=4)
+
+
+def test_a_rejected_or_unmasking_flagged_case_is_judged_by_its_record():
+    """retry_reason: a case the floor rejected is not timed again; one flagged by the
+    unmasking alone is, and what the unmasking saw counts as the hidden work."""
+    from harness.consts import Status
+    from harness.judging.integrity import hidden_ns, retry_reason
+    from harness.results.document import CaseResult
+
+    unmasking = {"unmasking": {"flagged": True, "median_ns": 900_000.0, "expected_ns": 200_000.0}}
+    assert retry_reason(CaseResult(0, {}, Status.PASSED, flags=["u"], integrity=unmasking)) == [
+        "unmasking"]
+    assert retry_reason(CaseResult(0, {}, Status.REJECTED, flags=["u"], integrity=unmasking)) == []
+    assert hidden_ns(unmasking, per=2) == pytest.approx(350_000.0)
+
+
 def test_work_moved_into_the_timed_region_on_a_retry_keeps_the_flags():
     """A submission that hides 2 ms a call off the clock until a flag, then turns honest
     once the case is timed again (its calls now 2 ms longer on the events): a slow host
@@ -721,19 +771,28 @@ def test_a_sleep_the_judge_times_itself_leaves_little_room(measured, stretch, hi
         assert scored["sleep"]["ns_per_cycle"] == pytest.approx(stretch * 1e3 / 1980.0)
 
 
-@pytest.mark.parametrize("timed,rate,measured", [
-    ((0.9, 0.9), 1.0, True),     # never below the maximum clock's figure
-    ((1.5, 1.5), 1.25 / 1.02, True),  # never laxer than a quarter at the maximum clock
-    ((1.00, 1.01), 1.0, True),   # the shorter of the two
-    ((1.0, 1.10), 1.0, False)])  # they disagree: something else ran; the rule without
-def test_the_judges_timing_of_the_sleep_is_bounded(timed, rate, measured):
-    """The measured rate is bounded on both sides: a submission that keeps the GPU busy
-    while the judge times the sleep cannot make the check laxer than it was, and where the
-    two timings disagree the check falls back to a quarter at the maximum clock."""
+@pytest.mark.parametrize("timed,rate,slack", [
+    ((0.9, 0.9), 1.0, 0.02),          # never below the maximum clock's figure
+    ((1.5, 1.5), 1.25 / 1.02, 0.02),  # never laxer than a quarter at the maximum clock
+    ((1.00, 1.01), 1.0, 0.02),        # the shorter of the two
+    ((1.0, 1.03), 1.0, 0.03),         # the SM clock moved: the drift is the slack...
+    ((1.0, 1.5), 1.0, 0.05)])         # ...up to sleep_drift_max, whatever lengthened one
+def test_the_judges_timing_of_the_sleep_is_bounded(timed, rate, slack):
+    """The measured rate is bounded on both sides, and so is its slack: a submission that
+    keeps the GPU busy while the judge times the sleep lengthens that timing only, which
+    buys it at most integrity.sleep_drift_max (5%), not the quarter rule."""
     _, scored = _long_sleep(True, 1.0, 0.0, timed=timed)
     sleep = scored["sleep"]
-    assert sleep["measured"] is measured and not scored["flagged"]
+    assert sleep["measured"] is True and not scored["flagged"]
     at_max = 1e3 / 1980.0
-    assert sleep["ns_per_cycle"] == pytest.approx(rate * at_max if measured else at_max)
+    assert sleep["ns_per_cycle"] == pytest.approx(rate * at_max)
+    assert sleep["slack"] == pytest.approx(slack)
     assert sleep["timed_before_ns_per_cycle"] == pytest.approx(timed[0] * at_max)
     assert sleep["timed_after_ns_per_cycle"] == pytest.approx(timed[1] * at_max)
+
+
+def test_a_disturbed_timing_of_the_sleep_leaves_hidden_work_flagged():
+    """One of the judge's two timings lengthened by half (other GPU work meanwhile): 3 ms
+    hidden behind a 20 ms sleep is still flagged (5% of it is 1 ms)."""
+    _, scored = _long_sleep(True, 1.0, 3_000_000.0, timed=(1.5, 1.0))
+    assert scored["flagged"] and scored["sleep"]["slack"] == pytest.approx(0.05)

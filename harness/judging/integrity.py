@@ -269,17 +269,23 @@ def hidden_ns(integrity: dict[str, Any], per: int) -> float:
 def moved_into_the_clock(flagged: Any, again: Any, per: int) -> str:
     """A reason, where a case timed again after a flag shows the flagged work inside the
     timed region instead: its calls' median event time rose by half or more of what the
-    flag saw off the clock, and by a quarter of its own. A slow spell of the host
-    lengthens the judge's clock, not the calls' event times; a submission that hid work
-    until a flag, then turned honest once it saw the case timed again, moves it there.
-    Its first attempt's flags then stand."""
+    flag saw off the clock, by a quarter of its own, and by more than a call's whole host
+    time (the worker's clock around a call, on either attempt). A slow spell of the host
+    reaches the event times only through the host time they hold (launches the window
+    does not hide, a call that waits for the GPU; on the CPU, all of it), so it cannot
+    raise them by more; a submission that hid GPU work until a flag, then turned honest
+    once it saw the case timed again, moves that work there. Its first attempt's flags
+    then stand. Not a barrier to a better score (the retry is checked as any attempt,
+    and an honest one scores honestly), only to a clean record: a submission that turns
+    partly honest, or pads its first attempt, evades it."""
     hidden = hidden_ns(flagged.integrity, per)
     before = (flagged.stats or {}).get("median")
     after = (again.stats or {}).get("median")
     if hidden <= 0 or before is None or after is None:
         return ""
     rise = after - before
-    if rise < 0.5 * hidden or rise < 0.25 * before:
+    host = max(flagged.host_launch_ns or 0.0, again.host_launch_ns or 0.0)
+    if rise < 0.5 * hidden or rise < 0.25 * before or rise <= host:
         return ""
     return (f"timed again after a flag, the calls' own time rose from {before / 1e3:.2f} to "
             f"{after / 1e3:.2f} µs per call, half or more of the {hidden / 1e3:.1f} µs the "

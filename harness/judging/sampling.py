@@ -497,10 +497,11 @@ class Sampling:
 
         With `integrity.sleep_measured` the judge times the sleep itself, in its own
         context (the SM clock is the GPU's, one for every context), as the timed samples
-        start (`sleep_before`) and as they end, and takes the shorter, with
-        `integrity.sleep_slack_measured` of it: never below the maximum clock's figure,
-        never laxer than the rule above. Where the two timings differ by more than that
-        slack (something else ran on the GPU), the rule above applies."""
+        start (`sleep_before`) and as they end, and takes the shorter (other work on the
+        GPU only lengthens a sleep of cycles), never below the maximum clock's figure. Its
+        slack is `integrity.sleep_slack_measured`, or the two timings' drift where that is
+        more (the SM clock moved), never more than `integrity.sleep_drift_max`: work on the
+        GPU that lengthens one timing buys no more; and never laxer than the rule above."""
         scored = [r for r in timed if r.get("ahead")]
         if len(scored) < self.settings.integrity.confirm_probes or self._fill_bytes():
             return None
@@ -510,14 +511,13 @@ class Sampling:
         sleep: dict[str, Any] = {"at_max_clock_ns_per_cycle": at_max, "measured": False}
         if sleep_before is not None:
             after = self._sleep_ns_per_cycle(int(statistics.median(r["ahead"] for r in scored)))
+            low, high = sorted((sleep_before, after))
+            drift = high / low - 1
+            slack = min(max(integrity.sleep_slack_measured, drift), integrity.sleep_drift_max)
+            laxest = at_max * (1 + integrity.sleep_slack) / (1 + slack)
+            rate = min(max(at_max, low), laxest)
             sleep |= {"timed_before_ns_per_cycle": sleep_before,
-                      "timed_after_ns_per_cycle": after}
-            if max(sleep_before, after) <= (1 + integrity.sleep_slack_measured) * min(
-                    sleep_before, after):
-                slack = integrity.sleep_slack_measured
-                laxest = at_max * (1 + integrity.sleep_slack) / (1 + slack)
-                rate = min(max(at_max, min(sleep_before, after)), laxest)
-                sleep["measured"] = True
+                      "timed_after_ns_per_cycle": after, "drift": drift, "measured": True}
         nominal = [r["ahead"] * rate for r in scored]
         check = check_clocks([float(r["ns"]) * per for r in scored],
                              [r["rt"] - (1 + slack) * s for r, s in zip(scored, nominal)],

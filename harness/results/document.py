@@ -143,9 +143,9 @@ def case_notes(integrity: dict[str, Any] | None) -> list[str]:
         notes.append(f"attempt {k} was flagged by {checks}"
                      + (f" (it read {score / 1e3:.2f} µs)" if score else "")
                      + " and the case was timed again with a fresh calibration and fresh "
-                     "inputs: the last attempt stands, its flags shown as they are "
-                     "(work outside the timed region shows on every attempt; a slow spell "
-                     "of the host does not)")
+                     "inputs: the last attempt's time stands, with its own flags and any "
+                     "kept from an earlier attempt (work outside the timed region shows on "
+                     "every attempt; a slow spell of the host does not)")
     return notes
 
 
