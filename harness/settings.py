@@ -100,7 +100,7 @@ class IntegritySettings:
     unmask_rel: float
     sleep_slack: float
     noise_retries: int = 1
-    sleep_measured: bool = False
+    sleep_measured: bool = True
     sleep_slack_measured: float = 0.02
     sleep_drift_max: float = 0.05
 

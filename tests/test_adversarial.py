@@ -326,10 +326,10 @@ def test_work_in_the_slack_of_a_long_sleep_is_seen_when_the_judge_times_it(cli, 
     """Behind a 20 ms window a call that waits for the GPU stretches its sleep to the
     window, and a quarter of that (5 ms) was slack on the scored samples' two clocks: 3 ms
     of work on a side stream, on scored samples only, hid there. With
-    integrity.sleep_measured the judge times the sleep itself and allows 2% of it: the
-    attack is flagged (on its retry too), and honest submissions behind the same window
-    are not, one of them waiting for the GPU as each call starts (its sleep grows to the
-    window too: where 2% is likeliest to flag honest code)."""
+    integrity.sleep_measured (the default since run 99) the judge times the sleep itself
+    and allows 2% of it: the attack is flagged (on its retry too), and honest submissions
+    behind the same window are not, one of them waiting for the GPU as each call starts
+    (its sleep grows to the window too: where 2% is likeliest to flag honest code)."""
     import shutil
 
     task = tmp_path / "long" / "vectoradd"  # its name as the examples' headers say
@@ -338,12 +338,10 @@ def test_work_in_the_slack_of_a_long_sleep_is_seen_when_the_judge_times_it(cli, 
     spec = task / "task.yml"
     spec.write_text(spec.read_text().replace("source: ../utils.py", "source: utils.py")
                     .replace("hidden_window_us: 100", "hidden_window_us: 20000"))
-    config = tmp_path / "measured.yaml"
-    config.write_text("integrity:\n  sleep_measured: true\n")
 
     def run(path, user):
         r = cli("submit", str(path), "--task", str(task), "--device", "cuda", "--user", user,
-                *CASE, "--config", str(config))
+                *CASE)
         assert "Traceback (most recent call last)" not in r.out, r.out
         return r
 
