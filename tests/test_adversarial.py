@@ -391,9 +391,9 @@ def test_hooks_in_the_workers_mailbox_are_caught(cli, tmp_path, mode):
         'MODE = "scored"', f'MODE = "{mode}"')
     sub = tmp_path / f"mailbox_hook_{mode}.py"
     sub.write_text(source)
-    late = tmp_path / "late.yaml"  # the unmasking is the late rehearsal's (a setting)
-    late.write_text("timing:\n  rehearse_late: true\n")
-    config = ["--config", str(late)] if mode == "unmask" else []
+    order = tmp_path / "order.yaml"  # the unmasking is the late rehearsal's (the GPU default)
+    order.write_text(f"timing:\n  rehearse_late: {'true' if mode == 'unmask' else 'false'}\n")
+    config = ["--config", str(order)]
     r = cli("submit", str(sub), "--task", "vectoradd", "--device", "cuda", "--user", sub.stem,
             "--case", "size: 256; seed: 1", *config)
     assert "Traceback (most recent call last)" not in r.out, r.out

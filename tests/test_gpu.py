@@ -85,21 +85,23 @@ def test_benchmark_mode_uses_events_and_is_not_flagged(cli, path):
         assert sum(ns) / len(ns) == pytest.approx(c["score_ns"], rel=1e-4) and min(host) > 0
 
 
-@pytest.fixture
-def late(tmp_path):
-    """Settings with timing.rehearse_late (masked fresh inputs written before the rehearsal,
-    the key sent after it in an unmask request): a setting, off by default."""
-    path = tmp_path / "late.yaml"
-    path.write_text("timing:\n  rehearse_late: true\n")
-    return path
+def order_config(tmp_path, order: str) -> list[str]:
+    """--config for the rehearsal's order: "late" (timing.rehearse_late, the GPU default:
+    masked fresh inputs written before the rehearsal, the key sent after it in an unmask
+    request) or "early" (the fresh inputs written after the rehearsal), set explicitly."""
+    path = tmp_path / f"{order}.yaml"
+    path.write_text(f"timing:\n  rehearse_late: {'true' if order == 'late' else 'false'}\n")
+    return ["--config", str(path)]
 
 
 @pytest.mark.parametrize("path", ["submissions/vectoradd/add_torch.py",
                                   "submissions/vectoradd/add_triton.py"])
-def test_the_late_rehearsal_times_honest_code_unflagged(cli, late, path):
+def test_the_late_rehearsal_times_honest_code_unflagged(cli, path):
     """Run 89 flagged the torch example's case 0 while the unmasking was in the call's round
-    trip; the unmasking check and the scored samples' clocks must not flag it either."""
-    r = cli("submit", path, "--mode", "benchmark", "--config", str(late))
+    trip; the unmasking check and the scored samples' clocks must not flag it either. The
+    defaults: the late rehearsal is the GPU's default order, so every case has its
+    unmasking record."""
+    r = cli("submit", path, "--mode", "benchmark")
     assert r.rc == 0, r.out
     for c in r.doc["phases"][0]["cases"]:
         assert c["status"] == "passed" and c["flags"] == [], c
@@ -107,15 +109,14 @@ def test_the_late_rehearsal_times_honest_code_unflagged(cli, late, path):
 
 
 @pytest.mark.parametrize("order", ["late", "early"])
-def test_the_rehearsal_cannot_answer_a_timed_call(cli, late, order):
-    """Under the late rehearsal the rehearsal runs while the next sample's inputs are in
-    their slots, masked; under the early one (the default), before they are written:
+def test_the_rehearsal_cannot_answer_a_timed_call(cli, tmp_path, order):
+    """Under the late rehearsal (the GPU default) the rehearsal runs while the next
+    sample's inputs are in their slots, masked; under the early one, before they are written:
     either way what it precomputes is garbage, and the case fails."""
     from test_adversarial import CASE, CORPUS
 
-    config = ["--config", str(late)] if order == "late" else []
     r = cli("submit", str(CORPUS / "rehearsal_precompute.py"), "--task", "vectoradd",
-            "--mode", "benchmark", *config, *CASE)
+            "--mode", "benchmark", *order_config(tmp_path, order), *CASE)
     assert r.rc == 1, r.out
     assert {c["status"] for p in r.doc["phases"] for c in p["cases"]} == {"failed"}
 
