@@ -105,6 +105,9 @@ class IntegritySettings:
     sleep_drift_max: float = 0.05
 
     def __post_init__(self) -> None:
+        if not isinstance(self.sleep_measured, bool):
+            raise ValueError("integrity.sleep_measured must be true or false, "
+                             f"not {self.sleep_measured!r}")
         if not _whole(self.noise_retries) or self.noise_retries < 0:
             raise ValueError("integrity.noise_retries must be a whole number, 0 or more, "
                              f"not {self.noise_retries!r}")

@@ -381,18 +381,18 @@ def test_a_replaced_time_function_never_runs_while_fresh_inputs_wait(cli, tmp_pa
 
 
 @gpu
-@pytest.mark.parametrize("mode", ["scored", "unmask"])
-def test_hooks_in_the_workers_mailbox_are_caught(cli, tmp_path, mode):
+@pytest.mark.parametrize("mode,late", [("scored", False), ("scored", True), ("unmask", True)])
+def test_hooks_in_the_workers_mailbox_are_caught(cli, tmp_path, mode, late):
     """Hooks in the worker's own mailbox (reached through importlib) compute outputs where
     no clock looked before: on scored calls only (the probes honest), or inside the
     unmasking's round trip (burning as long in the calibration's). Flagged by the scored
     samples' clocks or by the unmasking check, and refused a rank by the screen."""
     source = (CORPUS / "mailbox_hook.py").read_text().replace(
         'MODE = "scored"', f'MODE = "{mode}"')
-    sub = tmp_path / f"mailbox_hook_{mode}.py"
+    sub = tmp_path / f"mailbox_hook_{mode}_{'late' if late else 'early'}.py"
     sub.write_text(source)
     order = tmp_path / "order.yaml"  # the unmasking is the late rehearsal's (the GPU default)
-    order.write_text(f"timing:\n  rehearse_late: {'true' if mode == 'unmask' else 'false'}\n")
+    order.write_text(f"timing:\n  rehearse_late: {'true' if late else 'false'}\n")
     config = ["--config", str(order)]
     r = cli("submit", str(sub), "--task", "vectoradd", "--device", "cuda", "--user", sub.stem,
             "--case", "size: 256; seed: 1", *config)

@@ -444,7 +444,7 @@ def test_a_request_without_the_wake_handshake_is_written_at_once(mail):
 
 def test_no_wake_handshake_while_the_worker_still_polls(tmp_path):
     """A request soon after the worker's last answer (within most of its spin) is written
-    at once, its pickup on the clock: with the default order the fresh inputs are written
+    at once, its pickup on the clock: in the early order the fresh inputs are written
     by then, and a worker that delays a wake acknowledgement must not work off the clock
     there. Long after (the worker may nap), the handshake comes first, off the clock."""
     channel = Channel(FakeWorker(), str(tmp_path / "mailbox"), spin=0.001, worker_spin=0.3)

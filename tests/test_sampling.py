@@ -116,8 +116,9 @@ def _sample_log(monkeypatch, rehearse: bool, call: int, per: int = 2, ring: int 
 
 
 def test_the_rehearsal_comes_before_the_fresh_inputs_are_written(monkeypatch):
-    """timing.rehearse: the previous sample's slots are run again before this sample's
-    inputs reach their slots, so the submission never runs, untimed, with them in place."""
+    """timing.rehearse, the early order (the CPU's): the previous sample's slots are run
+    again before this sample's inputs reach their slots, so the submission never runs,
+    untimed, with them in place."""
     assert _sample_log(monkeypatch, True, 2) == [
         "make 2", "make 3", "rehearse 0", "fill 2 2", "fill 3 3", "flush", "call 2",
         "check 2", "check 3"]
@@ -248,8 +249,25 @@ def test_a_late_no_op_is_made_as_a_late_sample(monkeypatch):
     assert judge.log == ["flush", "noop 0", "unmask 0 key", "noop 0"]
 
 
+@pytest.mark.parametrize("device,override,late,measured", [
+    ("cuda", "", True, True),     # the GPU's defaults: the late order, the sleep timed
+    ("cpu", "", False, False),    # the same settings on the CPU: neither applies
+    ("cuda", "timing:\n  rehearse_late: false\nintegrity:\n  sleep_measured: false\n",
+     False, False)])              # an organiser's config gives the early order back
+def test_the_gpu_defaults_apply_on_the_gpu_only(tmp_path, device, override, late, measured):
+    """timing.rehearse_late and integrity.sleep_measured are on by default (runs 99-103)
+    and apply to GPU runs only; a config turns either off."""
+    extra = None
+    if override:
+        extra = tmp_path / "early.yaml"
+        extra.write_text(override)
+    judge = OrderJudge(Settings.load(extra).for_device(device), device)
+    assert judge._late() is late and judge._measures_sleep() is measured
+    assert bool(judge._mask_key()) is late
+
+
 def test_the_late_rehearsal_is_off_on_the_cpu(monkeypatch):
-    """On the CPU: today's order, the inputs written as they are, no key."""
+    """On the CPU: the early order, the inputs written as they are, no key."""
     import torch
 
     judge, made, at_call, checked, box = _late_log(monkeypatch, "cpu")
@@ -769,6 +787,18 @@ def test_a_sleep_the_judge_times_itself_leaves_little_room(measured, stretch, hi
     assert judge.timed_sleeps == ([39_600_000] * 2 if measured else [])
     if measured:
         assert scored["sleep"]["ns_per_cycle"] == pytest.approx(stretch * 1e3 / 1980.0)
+
+
+def test_no_sleep_is_timed_where_the_contests_fill_replaces_it():
+    """timing.window_fill_bytes: the fill's length is not the judge's figure, so the scored
+    samples' clocks are not compared, and the judge times no sleep of its own for them."""
+    judge = type("Judge", (LongSleepSamples,), {"stretch": 1.0, "hidden": 0.0,
+                                                "_fill_bytes": lambda self: 1 << 28})
+    ns = [6_000.0] * 41
+    made = []
+    result = _timed(ns, max_calls=30, judge=lambda settings: made.append(judge(ns, settings))
+                    or made[-1])
+    assert made[0].timed_sleeps == [] and "scored_clocks" not in result.integrity
 
 
 @pytest.mark.parametrize("timed,rate,slack", [

@@ -9,6 +9,8 @@ def test_defaults_follow_the_evaluation_protocol():
     timing = Settings.load().timing
     assert timing.sync == "device" and timing.warm == "torch" and timing.host_launch == "hidden"
     assert timing.rehearse is True
+    assert timing.rehearse_late is True  # on GPU runs (Sampling._late); runs 95-103
+    assert Settings.load().integrity.sleep_measured is True  # GPU runs; run 99
 
 
 def test_cpu_section_replaces_gpu_values():
@@ -39,6 +41,7 @@ def test_unknown_choices_are_refused(tmp_path, key, value):
     # true, false or null; a whole number of 3 or more
     ("integrity", "confirm_probes", "2"), ("integrity", "confirm_probes", "true"),
     ("integrity", "confirm_probes", "3.5"),
+    ("integrity", "sleep_measured", '"no"'), ("integrity", "sleep_measured", "1"),
 ])
 def test_refused_values_of_other_sections(tmp_path, section, key, value):
     extra = tmp_path / "bad.yaml"

@@ -358,7 +358,8 @@ class Sampling:
             call += per
         # integrity.sleep_measured: the sleep's length as the timed samples start (and end)
         sleep_before = (self._sleep_ns_per_cycle(self._ahead_cycles(window, max(hosts), per))
-                        if self._measures_sleep() and window > 0 else None)
+                        if self._measures_sleep() and window > 0 and not self._fill_bytes()
+                        else None)
         laps.lap("warm_up")
         rule = StoppingRule(timing, self.clock)
         timed, probes, replies = [], [], []
