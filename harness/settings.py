@@ -47,6 +47,7 @@ class TimingSettings:
     throttle_ratio: float
     long_sample_factor: float
     long_sample_note: float
+    mask_cpu_inputs: bool = True
 
     def __post_init__(self) -> None:
         if self.sync not in ("device", "event"):
@@ -61,6 +62,9 @@ class TimingSettings:
                              f"or null, not {self.window_fill_bytes!r}")
         if not isinstance(self.rehearse_late, bool):
             raise ValueError(f"timing.rehearse_late must be true or false, not {self.rehearse_late!r}")
+        if not isinstance(self.mask_cpu_inputs, bool):
+            raise ValueError("timing.mask_cpu_inputs must be true or false, "
+                             f"not {self.mask_cpu_inputs!r}")
         if self.host_launch not in ("hidden", "counted"):
             raise ValueError(f"timing.host_launch must be hidden or counted, not {self.host_launch!r}")
         if not 1 <= self.calibration_min_calls <= self.calibration_calls:

@@ -95,18 +95,33 @@ def test_benchmark_mode_uses_events_and_is_not_flagged(cli, tmp_path, path):
         assert sum(ns) / len(ns) == pytest.approx(c["score_ns"], rel=1e-4) and min(host) > 0
 
 
-@pytest.mark.parametrize("path", ["submissions/vectoradd/add_torch.py",
-                                  "submissions/vectoradd/add_triton.py"])
-def test_the_late_rehearsal_times_honest_code_unflagged(cli, path):
+def assert_honest(r, unmasking: bool = True) -> None:
+    """Every case of a benchmark passed, unflagged; with `unmasking`, each has its
+    unmasking record (the late order), not flagged either."""
+    assert r.rc == 0, r.out
+    for c in r.doc["phases"][0]["cases"]:
+        assert c["status"] == "passed" and c["flags"] == [], c
+        if unmasking:
+            assert not c["integrity"]["unmasking"]["flagged"]
+
+
+@pytest.mark.parametrize("path,config", [
+    ("submissions/vectoradd/add_torch.py", ""),
+    ("submissions/vectoradd/add_triton.py", ""),
+    # timing.mask_cpu_inputs false: nvfp4's CPU-side scale factors written plainly after
+    # the rehearsal, its GPU tensors masked
+    pytest.param("submissions/nvfp4_group_gemm/triton_hopper.py",
+                 "timing:\n  mask_cpu_inputs: false\n", id="triton_hopper-cpu-inputs-plain")])
+def test_the_late_rehearsal_times_honest_code_unflagged(cli, tmp_path, path, config):
     """Run 89 flagged the torch example's case 0 while the unmasking was in the call's round
     trip; the unmasking check and the scored samples' clocks must not flag it either. The
     defaults: the late rehearsal is the GPU's default order, so every case has its
     unmasking record."""
-    r = cli("submit", path, "--mode", "benchmark")
-    assert r.rc == 0, r.out
-    for c in r.doc["phases"][0]["cases"]:
-        assert c["status"] == "passed" and c["flags"] == [], c
-        assert not c["integrity"]["unmasking"]["flagged"]
+    extra = []
+    if config:
+        (tmp_path / "extra.yaml").write_text(config)
+        extra = ["--config", str(tmp_path / "extra.yaml")]
+    assert_honest(cli("submit", path, "--mode", "benchmark", *extra))
 
 
 @pytest.mark.parametrize("order", ["late", "early"])
@@ -127,8 +142,5 @@ def test_the_contests_fill_in_place_of_the_sleep_times_honest_code_unflagged(cli
     the GPU default)."""
     config = tmp_path / "fill.yaml"
     config.write_text("timing:\n  window_fill_bytes: 268435456\n")
-    r = cli("submit", "submissions/vectoradd/add_triton.py", "--mode", "benchmark",
-            "--config", str(config))
-    assert r.rc == 0, r.out
-    for c in r.doc["phases"][0]["cases"]:
-        assert c["status"] == "passed" and c["flags"] == [], c
+    assert_honest(cli("submit", "submissions/vectoradd/add_triton.py", "--mode", "benchmark",
+                      "--config", str(config)), unmasking=False)

@@ -20,7 +20,7 @@ class FakeJudge(Sampling):
     def clock(self) -> float:
         return self.now
 
-    def _noop_gap(self, timeout: float, box=None) -> dict:
+    def _noop_gap(self, timeout: float, box=None, plain=None) -> dict:
         self.noops += 1
         self.now += self.noop_seconds
         return {"ns": 0.0, "rt": 50_000.0 + self.noops}  # the gap: 50 µs and a little
@@ -148,10 +148,11 @@ def test_no_rehearsal_for_a_cases_first_sample_or_when_off(monkeypatch, rehearse
     assert log[-3:-2] == [f"call {call % 4}"]
 
 
-def _late_log(monkeypatch, device: str = "cuda", call: int = 2):
+def _late_log(monkeypatch, device: str = "cuda", call: int = 2, prepare=None):
     """_sample with timing.rehearse_late, real slots (a gapped int64 slice and a bool among
     them, laid out as the judge lays them out: the input's strides kept): the log, what
-    the slots hold once the call is sent, what the checks read and the keys sent."""
+    the slots hold once the call is sent, what the checks read and the keys sent.
+    `prepare(judge, box)` runs just before the sample."""
     from types import SimpleNamespace
 
     import torch
@@ -189,6 +190,8 @@ def _late_log(monkeypatch, device: str = "cuda", call: int = 2):
     judge._generate, judge._check_output = generate, check
     monkeypatch.setattr(sampling, "poison", lambda output: None)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)  # a "GPU" run of CPU tensors
+    if prepare is not None:
+        prepare(judge, box)
     judge.last = judge._sample(box, {}, None, call, 0, 100.0, "timed call")
     return judge, made, at_call, checked, box
 
@@ -247,6 +250,85 @@ def test_a_late_no_op_is_made_as_a_late_sample(monkeypatch):
     judge.log.clear()
     judge._noop_gap(1.0)
     assert judge.log == ["flush", "noop 0", "unmask 0 key", "noop 0"]
+
+
+def test_cpu_side_inputs_unmasked_are_written_after_the_rehearsal(monkeypatch):
+    """timing.mask_cpu_inputs false: the late order masks the GPU tensors only (here the
+    float tensor stands for one); the CPU-side ones keep their old bytes through the
+    rehearsal, are written plainly after it and before the unmasking request, and the
+    judge's timed masking covers the masked ones alone (the worker unmasks the same)."""
+    import torch
+
+    from harness.judging.masking import xor_mask
+
+    seen = {}
+
+    def prepare(judge, box):
+        judge.settings.timing.mask_cpu_inputs = False
+        monkeypatch.setattr(type(judge), "_masks", lambda self, t: t.dtype == torch.float32)
+        for slot in box.slots:  # old bytes: the inputs of call 7
+            for t, old in zip(slot, (torch.arange(64.0) + 7,
+                                     torch.arange(15).reshape(3, 5)[:, 1:4] * 7,
+                                     torch.arange(9) % 8 == 0)):
+                t.copy_(old)
+        roundtrip = judge.channel.roundtrip
+
+        def look(message, timeout, wake=True):
+            if message["op"] in ("rehearse", "unmask"):
+                seen[message["op"]] = [tuple(t.clone() for t in box.slots[k]) for k in (2, 3)]
+            return roundtrip(message, timeout, wake)
+
+        judge.channel.roundtrip = look
+
+    judge, made, at_call, checked, box = _late_log(monkeypatch, prepare=prepare)
+    assert judge.log == ["make 2", "make 3", "flush", "rehearse 0", "unmask 2 key", "call 2",
+                         "check", "check"]
+    for j, k in enumerate((2, 3)):
+        old, fresh = seen["rehearse"][j], seen["unmask"][j]
+        assert torch.equal(old[1], torch.arange(15).reshape(3, 5)[:, 1:4] * 7)  # not yet
+        assert torch.equal(old[2], torch.arange(9) % 8 == 0)
+        assert not torch.equal(old[0], made[k][0])  # masked through the rehearsal
+        assert torch.equal(fresh[1], made[k][1]) and torch.equal(fresh[2], made[k][2])
+    xor_mask((box.slots[k][0] for k in (2, 3)), judge.keys[1])  # the worker's unmasking
+    for k in (2, 3):
+        assert all(torch.equal(a, b) for a, b in zip(box.slots[k], made[k]))
+
+
+def test_a_late_no_op_writes_the_unmasked_cpu_inputs_back_after_its_rehearsal(monkeypatch):
+    """timing.mask_cpu_inputs false, a late calibration: each no-op masks the GPU tensors
+    of its slots and, after the untimed no-op, writes the CPU-side ones back from copies
+    taken once (the bytes a sample would write), then the unmasking request."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from harness.judging import sampling
+
+    settings = Settings.load()
+    settings.timing.rehearse_late, settings.timing.mask_cpu_inputs = True, False
+    judge = OrderJudge(settings, "cuda")
+    monkeypatch.setattr(OrderJudge, "_masks", lambda self, t: t.dtype == torch.float32)
+    copy = sampling.copy_spans
+
+    def logged(dst, src):
+        judge.log.append("write")
+        copy(dst, src)
+
+    monkeypatch.setattr(sampling, "copy_spans", logged)
+    slots = [(torch.arange(8.0), torch.arange(6))]
+    box = SimpleNamespace(per=1, slots=slots)
+    plain = judge._plain_copies(box)
+    assert plain is not None and plain[0][0] is slots[0][1]
+    judge.log.clear()
+    judge._noop_gap(1.0, box, plain)
+    judge._noop_gap(1.0, box, plain)
+    assert judge.log == ["flush", "noop 0", "write", "unmask 0 key", "noop 0"] * 2
+    assert torch.equal(slots[0][1], torch.arange(6))  # the same bytes written back
+    assert not torch.equal(slots[0][0], torch.arange(8.0))  # masked, for the worker
+    monkeypatch.setattr(OrderJudge, "_masks", sampling.Sampling._masks)  # CPU tensors all
+    assert len(judge._plain_copies(box)[0]) == 2
+    settings.timing.mask_cpu_inputs = True
+    assert judge._plain_copies(box) is None  # every tensor masked: nothing to write
 
 
 @pytest.mark.parametrize("device,override,late,measured", [

@@ -28,7 +28,8 @@ def test_cpu_section_replaces_gpu_values():
                                        ("long_sample_factor", "four"),
                                        ("long_sample_note", -0.1), ("long_sample_note", "false"),
                                        ("window_fill_bytes", 0), ("window_fill_bytes", 1.5),
-                                       ("window_fill_bytes", "true")])
+                                       ("window_fill_bytes", "true"),
+                                       ("mask_cpu_inputs", 1), ("mask_cpu_inputs", "maybe")])
 def test_unknown_choices_are_refused(tmp_path, key, value):
     extra = tmp_path / "bad.yaml"
     extra.write_text(f"timing:\n  {key}: {value}\n")

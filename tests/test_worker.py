@@ -225,6 +225,23 @@ def test_an_unmask_request_unmasks_its_sample_flushes_and_waits(tmp_path):
     judge_end.close()
 
 
+def test_cpu_inputs_the_judge_wrote_plainly_are_not_unmasked(tmp_path):
+    """timing.mask_cpu_inputs false (in the start message): the worker XORs its GPU
+    tensors only; CPU-side inputs, which the judge wrote plainly, stay as they are (XORed,
+    they would be garbage)."""
+    import torch
+
+    log: list = []
+    worker, judge_end = _gpu_worker(tmp_path, log, warm="kernel", mask_cpu_inputs=False)
+    inputs = [(torch.arange(8.0), torch.arange(6).reshape(2, 3).t())]
+    plain = [tuple(t.clone() for t in slot) for slot in inputs]
+    worker.slots, worker.refresh = inputs, [[]]
+    worker.shared = [list(slot) for slot in inputs]
+    assert worker._unmask_sample(0, 77) == {"event": Event.DONE, "ns": 0.0}
+    assert all(torch.equal(a, b) for a, b in zip(inputs[0], plain[0]))
+    judge_end.close()
+
+
 def test_an_unmask_without_memory_for_its_flush_answers_as_a_calls_error(tmp_path):
     """The flush buffer cannot be had (a submission keeps the GPU's memory full): the
     request answers with an out-of-memory error, as a call would, and the worker lives."""

@@ -167,6 +167,7 @@ class Judge(Sampling):
             "window_fill_bytes": window_fill_bytes(self.settings.timing, self.task.timing,
                                                    self.device.kind),
             "flush_bytes": self.flusher.nbytes if self._late() else 0,
+            "mask_cpu_inputs": self.settings.timing.mask_cpu_inputs,
             "gc_freeze": self.settings.worker.gc_freeze,
             "hold_cpu": self.held,
             "hold_others": sorted(self._hold_others),

@@ -7,7 +7,8 @@ the call's own state cold, about 1 µs on mxfp4_mm). The submission must still l
 of those inputs in the rehearsal: the judge writes each tensor's bytes XORed with a key
 stream, and sends the 63-bit key only after the rehearsal has answered, in a request of its
 own; the worker then XORs them back, off the call's clock, before the call. The same
-function masks and unmasks.
+function masks and unmasks. With `timing.mask_cpu_inputs: false` only GPU tensors are
+masked (`masks`): the judge writes the CPU-side ones plainly after the rehearsal.
 
 The stream is drawn once per sample and device, in the order of the sample's tensors: for
 GPU tensors from torch's Philox generator; for CPU tensors from SHAKE-256, or, where the
@@ -110,6 +111,13 @@ def xor_mask(tensors: Iterable[Any], key: int, fns: _Torch = _TORCH,
         for s in spans:
             fns.xor(s, fns.narrow(stream, 0, at, fns.numel(s)))
             at += fns.numel(s)
+
+
+def masks(t: Any, cpu_too: bool = True) -> bool:
+    """Whether a sample's tensor `t` is masked: a GPU tensor always; a CPU tensor unless
+    `cpu_too` is false (`timing.mask_cpu_inputs: false`: the judge then writes the CPU-side
+    inputs plainly after the rehearsal, host memory only, and neither end XORs them)."""
+    return cpu_too or t.device.type != "cpu"
 
 
 def copy_spans(dst: Iterable[Any], src: Iterable[Any], fns: _Torch = _TORCH) -> None:

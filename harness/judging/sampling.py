@@ -37,7 +37,7 @@ from harness.judging.integrity import (
     physics_floor,
     retry_reason,
 )
-from harness.judging.masking import copy_spans, draw_device, xor_mask
+from harness.judging.masking import copy_spans, draw_device, masks, xor_mask
 from harness.judging.phases import PhaseSpec
 from harness.judging.protocol import Event, ProtocolError
 from harness.judging.sandbox import WorkerDied, WorkerTimeout
@@ -116,20 +116,26 @@ class Sampling:
             raise WorkerTimeout("the phase's time limit ran out")
         return left
 
-    def _noop_gap(self, timeout: float, box: CaseBuffers | None = None) -> dict:
+    def _noop_gap(self, timeout: float, box: CaseBuffers | None = None,
+                  plain: tuple[list, list] | None = None) -> dict:
         """One no-op call: the worker's reply, with the judge's round trip (`rt`, ns). With
         `timing.rehearse_late` it is made as a late sample is: its inputs (`box`'s first
         sample of slots, where a case has them) masked, the judge's flush, an untimed no-op
         where a sample has its rehearsal (the GPU back in the worker's context), the
-        unmasking request, then the timed no-op without a flush of the judge's, so that the
-        switch from the judge's context is in neither."""
+        judge's plain writing of the CPU-side inputs where they are not masked (`plain`:
+        the slots' tensors and copies of their bytes, `_plain_copies`), the unmasking
+        request, then the timed no-op without a flush of the judge's, so that the switch
+        from the judge's context is in neither."""
         key = self._mask_key()
         if key:
             if box is not None:
-                xor_mask(self._slot_tensors(box, range(box.per)), key, draw_on=draw_device())
+                xor_mask((t for t in self._slot_tensors(box, range(box.per)) if self._masks(t)),
+                         key, draw_on=draw_device())
             self.flusher.flush()
             if self.settings.timing.rehearse:  # a sample's rehearsal switches contexts first
                 self.channel.roundtrip({"op": "noop", "slot": 0}, timeout)
+            if plain is not None:
+                copy_spans(*plain)
             unmask_rt = self._unmask(0, key, timeout)
         reply, rt = self._roundtrip({"op": "noop", "slot": 0}, timeout, flush=not key,
                                     wake=not key)
@@ -137,6 +143,25 @@ class Sampling:
             raise CaseFailure(Status.REJECTED, "the harness's no-op call failed after the "
                               f"submission was imported: {reply.get('message', '')}")
         return dict(reply, rt=rt, **({"unmask_rt": unmask_rt} if key else {}))
+
+    def _masks(self, t: Any) -> bool:
+        """Whether the late order masks the input tensor `t` (`timing.mask_cpu_inputs`)."""
+        return masks(t, self.settings.timing.mask_cpu_inputs)
+
+    def _plain_copies(self, box: CaseBuffers | None) -> tuple[list, list] | None:
+        """For a late calibration's no-ops with `timing.mask_cpu_inputs: false`: the CPU
+        tensors of `box`'s first sample of slots and private copies of their bytes, which
+        each no-op writes back over them after its rehearsal, as a sample writes its
+        CPU-side inputs (the same bytes, so the slots are left as they were). None where
+        there is nothing to write."""
+        if box is None or not self._late():
+            return None
+        slots = [t for t in self._slot_tensors(box, range(box.per)) if not self._masks(t)]
+        if not slots:
+            return None
+        copies = [twin(t) for t in slots]
+        copy_spans(copies, slots)
+        return slots, copies
 
     @staticmethod
     def _slot_tensors(box: CaseBuffers, picks: Any) -> Iterator[Any]:
@@ -150,10 +175,11 @@ class Sampling:
         started = self.clock()
         timeout = max(deadline - started, 1.0)
         replies: list[dict] = []
+        plain = self._plain_copies(box)
         while len(replies) < timing.calibration_calls and (
                 len(replies) < timing.calibration_min_calls
                 or self.clock() - started < timing.calibration_seconds):
-            replies.append(self._noop_gap(timeout, box))
+            replies.append(self._noop_gap(timeout, box, plain))
         return calibration_of(replies)
 
     def _sample(self, box: CaseBuffers, case: dict, plan: SeedPlan, call: int, ahead: int,
@@ -165,12 +191,13 @@ class Sampling:
         (`_rehearse`), before the fresh inputs are written: it never runs while they
         are in place, except in the timed calls. With `timing.rehearse_late` the judge
         writes them first, masked (`harness.judging.masking`), and flushes; then the
-        rehearsal; then a request that brings the key, and the worker unmasks and flushes
-        itself; then the call, with no wake handshake (the time the worker takes to pick it
-        up is on the clock). No work of the judge's CUDA context comes between the
-        rehearsal and the timed calls, and no call of the submission runs while the inputs
-        are readable; the unmasking's round trip is held to what the judge expects of it
-        (`check_unmasking`)."""
+        rehearsal; then (with `timing.mask_cpu_inputs: false`) the CPU-side inputs written
+        plainly, in host memory only; then a request that brings the key, and the worker
+        unmasks and flushes itself; then the call, with no wake handshake (the time the
+        worker takes to pick it up is on the clock). No work of the judge's CUDA context
+        comes between the rehearsal and the timed calls, and no call of the submission runs
+        while the inputs are readable; the unmasking's round trip is held to what the judge
+        expects of it (`check_unmasking`)."""
         began = self.clock()
         per, ring = box.per, len(box.slots)
         start = call % ring
@@ -195,16 +222,25 @@ class Sampling:
             except InputLayoutError as exc:
                 raise TaskError(f"{self.task.name}: {exc}; the harness shares input buffers "
                                 "once per case") from exc
-        if key:  # timed: what the worker's unmasking of the same bytes should take
-            mask_ns = self._timed_mask((t for target in targets for t in tensors(target)), key)
+        # (slot tensor, its twin): masked now, in the worker's order; or, with
+        # timing.mask_cpu_inputs false, the CPU-side ones written plainly after the rehearsal
+        masked: list[tuple[Any, Any]] = []
+        plain: list[tuple[Any, Any]] = []
+        if key:
             for k, target in zip(fresh, targets):
-                copy_spans(tensors(box.slots[k]), tensors(target))
+                for pair in zip(tensors(box.slots[k]), tensors(target), strict=True):
+                    (masked if self._masks(pair[1]) else plain).append(pair)
+            # timed: what the worker's unmasking of the same bytes should take
+            mask_ns = self._timed_mask((t for _, t in masked), key)
+            copy_spans([s for s, _ in masked], [t for _, t in masked])
         for k in fresh:
             poison(box.outputs[k])
         if key:
             self.flusher.flush()
             if rehearse:
                 self._rehearse((call - per) % ring, self._left(deadline))
+            if plain:  # host memory only: no work of the judge's CUDA context
+                copy_spans([s for s, _ in plain], [t for _, t in plain])
             unmask_rt = self._unmask(start, key, self._left(deadline))
         reply, rt = self._roundtrip({"op": "call", "slot": start, "ahead": ahead},
                                     self._left(deadline), flush=not key, wake=not key)

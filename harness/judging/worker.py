@@ -131,9 +131,11 @@ class Worker:
         # timing.rehearse_late: the bytes of the worker's own cache flush after unmasking
         self.flush_bytes = int(init.get("flush_bytes") or 0)
         self.flush_buffer: Any = None
-        from harness.judging.masking import draw_device, xor_mask
+        from harness.judging.masking import draw_device, masks, xor_mask
 
-        self.xor_mask = xor_mask  # taken before any submission is imported
+        self.xor_mask, self.masks = xor_mask, masks  # taken before any submission is imported
+        # timing.mask_cpu_inputs false: the judge writes the CPU-side inputs plainly
+        self.mask_cpu = bool(init.get("mask_cpu_inputs", True))
         self.draw_on = draw_device() if self.cuda else None  # as the judge draws (masking)
         # The clock and the nap of the polling loop, taken before the import too: a
         # submission that replaces time.perf_counter (under another name than the screen
@@ -534,8 +536,8 @@ class Worker:
         """XOR the judge's mask off the inputs of `picks` (the judge wrote them masked and
         sends the key only after the rehearsal), then write the flush buffer, so that the
         inputs, just rewritten, are not left in the caches."""
-        self.xor_mask((t for i in picks if self.shared for t in self.shared[i]), key,
-                      draw_on=self.draw_on)
+        self.xor_mask((t for i in picks if self.shared for t in self.shared[i]
+                       if self.masks(t, self.mask_cpu)), key, draw_on=self.draw_on)
         if self.flush_bytes <= 0:
             return
         calls = self.calls
