@@ -136,3 +136,13 @@ def test_the_gpu_drawn_stream_round_trips_a_cpu_tensor():
     assert not torch.equal(masked, plain)
     xor_mask([masked], 12345, draw_on="cuda")
     assert torch.equal(masked, plain)
+
+
+def test_cpu_tensors_alone_are_left_unmasked_on_request():
+    """timing.mask_cpu_inputs: a GPU tensor (any device but the CPU; here `meta`) is
+    always masked, a CPU tensor unless the setting is false."""
+    from harness.judging.masking import masks
+
+    gpu, cpu = torch.empty(1, device="meta"), torch.empty(1)
+    assert masks(gpu, False) and masks(gpu, True) and masks(cpu, True)
+    assert not masks(cpu, False)

@@ -297,7 +297,8 @@ def test_cpu_side_inputs_unmasked_are_written_after_the_rehearsal(monkeypatch):
 def test_a_late_no_op_writes_the_unmasked_cpu_inputs_back_after_its_rehearsal(monkeypatch):
     """timing.mask_cpu_inputs false, a late calibration: each no-op masks the GPU tensors
     of its slots and, after the untimed no-op, writes the CPU-side ones back from copies
-    taken once (the bytes a sample would write), then the unmasking request."""
+    taken once before the calibration's clock starts (the bytes a sample would write),
+    then the unmasking request."""
     from types import SimpleNamespace
 
     import torch
@@ -317,13 +318,20 @@ def test_a_late_no_op_writes_the_unmasked_cpu_inputs_back_after_its_rehearsal(mo
     monkeypatch.setattr(sampling, "copy_spans", logged)
     slots = [(torch.arange(8.0), torch.arange(6))]
     box = SimpleNamespace(per=1, slots=slots)
-    plain = judge._plain_copies(box)
-    assert plain is not None and plain[0][0] is slots[0][1]
-    judge.log.clear()
-    judge._noop_gap(1.0, box, plain)
-    judge._noop_gap(1.0, box, plain)
-    assert judge.log == ["flush", "noop 0", "write", "unmask 0 key", "noop 0"] * 2
-    assert torch.equal(slots[0][1], torch.arange(6))  # the same bytes written back
+    settings.timing.calibration_calls = settings.timing.calibration_min_calls = 2
+    roundtrip, at_unmask = judge.channel.roundtrip, []
+
+    def spoil(message, timeout, wake=True):
+        if message["op"] == "noop" and judge.log[-1:] == ["flush"]:  # the untimed no-op
+            slots[0][1].fill_(-1)  # other bytes, as a sample's slot holds before its write
+        if message["op"] == "unmask":
+            at_unmask.append(slots[0][1].clone())
+        return roundtrip(message, timeout, wake)
+
+    judge.channel.roundtrip = spoil
+    judge._calibrate(100.0, box)
+    assert judge.log == ["write"] + ["flush", "noop 0", "write", "unmask 0 key", "noop 0"] * 2
+    assert len(at_unmask) == 2 and all(torch.equal(t, torch.arange(6)) for t in at_unmask)
     assert not torch.equal(slots[0][0], torch.arange(8.0))  # masked, for the worker
     monkeypatch.setattr(OrderJudge, "_masks", sampling.Sampling._masks)  # CPU tensors all
     assert len(judge._plain_copies(box)[0]) == 2

@@ -227,16 +227,22 @@ def test_an_unmask_request_unmasks_its_sample_flushes_and_waits(tmp_path):
 
 def test_cpu_inputs_the_judge_wrote_plainly_are_not_unmasked(tmp_path):
     """timing.mask_cpu_inputs false (in the start message): the worker XORs its GPU
-    tensors only; CPU-side inputs, which the judge wrote plainly, stay as they are (XORed,
-    they would be garbage)."""
+    tensors only (here the float tensor stands for one, masked by the judge); CPU-side
+    inputs, which the judge wrote plainly, stay as they are (XORed, they would be
+    garbage)."""
     import torch
+
+    from harness.judging.masking import xor_mask
 
     log: list = []
     worker, judge_end = _gpu_worker(tmp_path, log, warm="kernel", mask_cpu_inputs=False)
+    worker.masks = lambda t, cpu_too: cpu_too or t.dtype == torch.float32
     inputs = [(torch.arange(8.0), torch.arange(6).reshape(2, 3).t())]
     plain = [tuple(t.clone() for t in slot) for slot in inputs]
+    xor_mask([inputs[0][0]], 77)  # the judge masked the "GPU" tensor only
     worker.slots, worker.refresh = inputs, [[]]
-    worker.shared = [list(slot) for slot in inputs]
+    worker.shared = [worker._masked_tensors(slot) for slot in inputs]
+    assert worker.shared == [[inputs[0][0]]]
     assert worker._unmask_sample(0, 77) == {"event": Event.DONE, "ns": 0.0}
     assert all(torch.equal(a, b) for a, b in zip(inputs[0], plain[0]))
     judge_end.close()

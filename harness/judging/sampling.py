@@ -172,10 +172,10 @@ class Sampling:
         """The case's no-op gaps: `calibration_calls` of them, or, once
         `calibration_seconds` have passed, no more than `calibration_min_calls`."""
         timing = self.settings.timing
+        plain = self._plain_copies(box)  # before the clock: not the no-ops' time
         started = self.clock()
         timeout = max(deadline - started, 1.0)
         replies: list[dict] = []
-        plain = self._plain_copies(box)
         while len(replies) < timing.calibration_calls and (
                 len(replies) < timing.calibration_min_calls
                 or self.clock() - started < timing.calibration_seconds):
@@ -260,7 +260,9 @@ class Sampling:
         and flush (`Worker._unmask_sample`), after the rehearsal, which it follows at once
         (no wake handshake: the worker is still polling). Its round trip (ns) is returned:
         off the two-clock check, but held to what the judge expects of it
-        (`check_unmasking`), since the fresh inputs are readable from there on."""
+        (`check_unmasking`), since the fresh inputs are readable from there on (the
+        CPU-side ones, with `timing.mask_cpu_inputs: false`, from the judge's plain writing
+        just before, as in the early order)."""
         return self._untimed({"op": "unmask", "slot": slot, "key": key}, timeout,
                              "while the worker unmasked the fresh inputs (timing.rehearse_late)",
                              wake=False)

@@ -143,7 +143,8 @@ class Worker:
         # inputs of the next call are readable. The judge's side bounds what remains
         # (no wake handshake after an unmasking; check_unmasking).
         self._clock, self._nap = time.perf_counter, time.sleep
-        self.shared: list[list[Any]] = []  # per slot: its shared tensors, as the judge masks them
+        # per slot: its shared tensors that the judge masks (`_masked_tensors`)
+        self.shared: list[list[Any]] = []
         self.gc_freeze = bool(init.get("gc_freeze", False))
         self.hold = None  # worker.hold_cpu: this thread's own CPU through the calls
         if init.get("hold_cpu") is not None and self.cuda:
@@ -274,11 +275,16 @@ class Worker:
         self.arenas.add(notices, fds)
 
     # -- cases and calls -------------------------------------------------------------
+    def _masked_tensors(self, shared: Any) -> list[Any]:
+        """Of a slot's shared tensors, in order, those the judge masks (all of them, or with
+        `timing.mask_cpu_inputs: false` the GPU ones: it writes the CPU-side ones plainly)."""
+        return [t for t in shared if self.masks(t, self.mask_cpu)]
+
     def set_case(self, message: dict[str, Any]) -> None:
         from harness.judging.structure import tensors
 
         self.slots = [self.arenas.from_wire(s) for s in message["slots"]]
-        self.shared = [list(tensors(s)) for s in self.slots]
+        self.shared = [self._masked_tensors(tensors(s)) for s in self.slots]
         self.refresh = [[] for _ in self.slots]
         if self.cuda:
             self.slots = [self._private_host(s, k) for k, s in enumerate(self.slots)]
@@ -536,8 +542,8 @@ class Worker:
         """XOR the judge's mask off the inputs of `picks` (the judge wrote them masked and
         sends the key only after the rehearsal), then write the flush buffer, so that the
         inputs, just rewritten, are not left in the caches."""
-        self.xor_mask((t for i in picks if self.shared for t in self.shared[i]
-                       if self.masks(t, self.mask_cpu)), key, draw_on=self.draw_on)
+        self.xor_mask((t for i in picks if self.shared for t in self.shared[i]), key,
+                      draw_on=self.draw_on)
         if self.flush_bytes <= 0:
             return
         calls = self.calls
