@@ -34,12 +34,16 @@ def run_batch(folder, tmp_path, *backend):
     verdicts = {p["file"].split("/")[-1]: p["status"] for p in doc["results"]}
     board = json.loads(run_cli("leaderboard", "vectoradd", "--json", "--db", str(db)).out)
     ranking = [row["user"] for row in board["devices"]["CPU"]]
-    return doc, verdicts, ranking
+    return doc, verdicts, ranking, r.out
 
 
 def test_local_backend(batch_dir, tmp_path):
-    doc, verdicts, ranking = run_batch(batch_dir, tmp_path, "--jobs", "2")
+    doc, verdicts, ranking, out = run_batch(batch_dir, tmp_path, "--jobs", "2")
     assert verdicts == EXPECTED
+    # into a pipe, each result as a line when it ends, before the table at the end
+    table = out.index("Batch: 6 submissions")
+    for name, status in EXPECTED.items():
+        assert 0 <= out.find(f"{name} (vectoradd): {status}") < table, out
     assert ranking == ["fast", "sleep_1ms", "sleep_3ms"]
     slots = {w for r in doc["results"] for w in r["where"]}
     assert slots == {"CPU slot 0", "CPU slot 1"}  # both slots were used
@@ -52,8 +56,8 @@ def test_local_backend(batch_dir, tmp_path):
 @pytest.mark.ray
 def test_ray_backend_agrees(batch_dir, tmp_path):
     pytest.importorskip("ray")
-    _, local_verdicts, local_ranking = run_batch(batch_dir, tmp_path / "local", "--jobs", "2")
-    doc, verdicts, ranking = run_batch(batch_dir, tmp_path / "ray", "--backend", "ray")
+    _, local_verdicts, local_ranking, _ = run_batch(batch_dir, tmp_path / "local", "--jobs", "2")
+    doc, verdicts, ranking, _ = run_batch(batch_dir, tmp_path / "ray", "--backend", "ray")
     assert verdicts == local_verdicts == EXPECTED
     assert ranking == local_ranking
     assert doc["backend"] == "ray"

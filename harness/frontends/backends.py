@@ -147,6 +147,19 @@ class RayBackend:
             pending[ref] = job
             job.state, job.where, job.started = JobState.RUNNING, "ray", time.time()
         on_change()
+        try:
+            self._collect(ray, batch, pending, on_change)
+        except BaseException:  # the driver is stopping: its tasks' judges die with them
+            for ref in pending:
+                try:
+                    ray.cancel(ref, force=True)
+                except Exception:  # noqa: BLE001 - a task already gone
+                    pass
+            raise
+
+    @staticmethod
+    def _collect(ray: Any, batch: BatchRun, pending: dict, on_change: Callable[[], None]) -> None:
+        """Record each task's result as it comes."""
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:

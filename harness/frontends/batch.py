@@ -121,6 +121,14 @@ class Batch:
             job.submission_id = record_evaluation(self.store, self.boards[job.task], who, ev,
                                                   self.settings.integrity.refuse_ranking_on)
 
+    def line(self, job: Job) -> str:
+        """One finished job as a line (a log's view of the live table's row)."""
+        colour = "green" if job.status == Status.PASSED else "red"
+        score = fmt_ns(job.doc.get("score_ns")) if job.doc and job.doc.get("score_ns") else ""
+        where = f" on {job.where}" if job.where else ""
+        return (f"{escape(job.file.name)} ({job.task}): [{colour}]{escape(job.status)}[/]"
+                + (f" {score}" if score else "") + f"{where}, {job.wall:.1f} s")
+
     def view(self) -> Table:
         tasks = ", ".join(self.tasks)
         table = Table(title=f"Batch: {len(self.jobs)} submissions to {tasks} ({self.mode})",
@@ -173,13 +181,34 @@ def run_batch(console: Console, paths: list[Path], options: RunOptions, jobs: in
     except (ValueError, TaskError) as exc:
         console.print(f"[red]error:[/] {exc}")
         return ExitCode.USAGE
+    from harness.frontends.judge_process import stop_judges
+    from harness.frontends.stopping import stop_on_sigterm
+
+    stop_on_sigterm()
     t0 = time.time()
+    told: set[int] = set()  # into a pipe or a CI log, where the live table shows only at the end
+    telling = threading.Lock()
     with Live(batch.view(), console=console, refresh_per_second=4, transient=False) as live:
         def on_change() -> None:
             live.update(batch.view())
+            if console.is_terminal:
+                return
+            with telling:
+                for i, job in enumerate(batch.jobs):
+                    if job.state == JobState.DONE and i not in told:
+                        told.add(i)
+                        console.print(batch.line(job))
 
-        make_backend(backend, address, jobs, shares_cores(settings.worker)).run(batch, on_change)
+        try:
+            make_backend(backend, address, jobs, shares_cores(settings.worker)).run(batch, on_change)
+        except BaseException:  # SIGTERM (stopping.py) or Ctrl-C: no judge left running
+            stopped = stop_judges()
+            console.print(f"[red]stopped:[/] {stopped} running evaluation(s) ended, nothing more "
+                          "started; the results recorded so far stay")
+            raise
         live.update(batch.view())
+    if not console.is_terminal:
+        console.line()  # the live table's last render ends without one there
     wall = time.time() - t0
     for job in batch.jobs:
         if job.error:

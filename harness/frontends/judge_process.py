@@ -12,15 +12,24 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from harness.judging.cpus import parse
 from harness.judging.cpus import pin as pin_cpus
+from harness.judging.sandbox import die_with_parent
 from harness.settings import ROOT
+
+# The judge processes this process runs now (`run_judge`), for `stop_judges`.
+_running: set[subprocess.Popen] = set()
+_stopping = False
+_lock = threading.Lock()
 
 
 def evaluate_request(request: dict[str, Any]) -> dict[str, Any]:
@@ -43,8 +52,10 @@ def evaluate_request(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> int:
+    from harness.frontends.stopping import stop_on_sigterm
     from harness.quiet import hush_numpy_warning
 
+    stop_on_sigterm()  # the batch driver's stop: its worker goes with it
     hush_numpy_warning()
     request = json.loads(sys.stdin.read())
     try:
@@ -62,21 +73,65 @@ def run_judge(request: dict[str, Any], env_extra: dict[str, str], wall_limit: fl
         env = {**os.environ, **{k: v for k, v in env_extra.items() if not k.startswith("_")}}
         env["PYTHONPATH"] = str(ROOT)
         cpus = parse(env_extra.get("_cpus", ""))
-        proc = subprocess.Popen([sys.executable, "-m", "harness.frontends.judge_process"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                                cwd=ROOT, start_new_session=True, text=True,
-                                preexec_fn=(lambda: pin_cpus(cpus)) if cpus else None)
+        parent = os.getpid()
+
+        def prepare() -> None:  # in the child, between fork and exec
+            die_with_parent(parent)
+            if cpus:
+                pin_cpus(cpus)
+
+        with _lock:
+            if _stopping:
+                return {"error": "not run: the batch was stopped"}
+            proc = subprocess.Popen([sys.executable, "-m", "harness.frontends.judge_process"],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, env=env, cwd=ROOT,
+                                    start_new_session=True, text=True, preexec_fn=prepare)
+            _running.add(proc)
         try:
             out, _ = proc.communicate(json.dumps(request), timeout=wall_limit)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, 9)
             proc.wait()
             return {"error": f"the judge process ran past {wall_limit:.0f} s and was killed"}
+        finally:
+            with _lock:
+                _running.discard(proc)
+        if _stopping:
+            return {"error": "stopped with the batch"}
         path = Path(request["out"])
         if not path.exists():
             return {"error": f"the judge process ended without a result (exit {proc.returncode}): "
                              f"{out[-2000:]}"}
         return json.loads(path.read_text())
+
+
+def stop_judges(grace: float = 10.0) -> int:
+    """Stop every judge process this process runs, and start no more (the batch driver is
+    stopping): SIGTERM first, so that each ends its worker and removes its folders
+    (`stopping.stop_on_sigterm`), then, after `grace` seconds, SIGKILL to the process
+    groups of those still there (their workers die with them). How many there were."""
+    global _stopping
+    with _lock:
+        _stopping = True
+        procs = list(_running)
+    for proc in procs:
+        _signal(proc, signal.SIGTERM, group=False)
+    deadline = time.monotonic() + grace
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
+        except subprocess.TimeoutExpired:
+            _signal(proc, signal.SIGKILL, group=True)
+            proc.wait()
+    return len(procs)
+
+
+def _signal(proc: subprocess.Popen, sig: int, group: bool) -> None:
+    try:
+        os.killpg(proc.pid, sig) if group else proc.send_signal(sig)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 if __name__ == "__main__":

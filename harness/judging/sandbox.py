@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, Pipe
 from multiprocessing.reduction import sendfds
 from pathlib import Path
@@ -149,6 +149,21 @@ def _signal_quietly(pid: int, sig: int, group: bool) -> None:
         pass
 
 
+def die_with_parent(parent: int) -> None:
+    """In a child between fork and exec: be killed when the process that started it ends,
+    however it ends (SIGKILL included, which leaves it no cleanup), so that a worker never
+    outlives its judge, running a submission with nobody to stop it (Linux's
+    PR_SET_PDEATHSIG; it holds across exec). Exits at once where the parent is gone
+    already."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:
+        os._exit(1)
+
+
 @dataclass
 class Limits:
     file_size: int
@@ -157,10 +172,13 @@ class Limits:
     ruleset: landlock.Ruleset | None = None
     no_ip: NoIpSockets | None = None
     drop_capabilities: bool = True
+    parent: int = field(default_factory=os.getpid)  # the judge, where the limits are made
 
     def apply(self) -> None:
-        """Runs in the child between fork and exec; the sandbox last, once nothing else
-        needs a right it takes away."""
+        """Runs in the child between fork and exec: it dies with its parent (the judge,
+        `die_with_parent`); the sandbox last, once nothing else needs a right it takes
+        away."""
+        die_with_parent(self.parent)
         if self.cpus:
             pin(self.cpus)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

@@ -1,0 +1,37 @@
+"""Stopping an evaluation from outside (a CI job's time limit, `kill`, Ctrl-C) without
+leaving anything running.
+
+A judge (`runner.py submit`, a batch's judge process) that receives SIGTERM ends as
+Ctrl-C would end it: `SystemExit` is raised in its main thread, so every `finally` and
+`with` on the way out runs, which kills its worker and the worker's processes, removes
+the run's folders and leaves no half-written record (a transaction rolls back). Without
+this, SIGTERM ended the judge at once and its worker, in a session of its own, went on
+running the submission with nobody to stop it. A worker (and a batch's judge process)
+also dies with the process that started it, however that ends (`sandbox.die_with_parent`).
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from typing import Any
+
+EXIT_CODE = 128 + signal.SIGTERM  # as a shell reports a process ended by SIGTERM
+
+
+def stop_on_sigterm() -> None:
+    """From now on SIGTERM raises `SystemExit` in the main thread (say so on stderr), so
+    that the cleanup on the way out runs. Called in the main thread only (elsewhere, and
+    where a handler other than the default is installed, nothing changes)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+    signal.signal(signal.SIGTERM, _stop)
+
+
+def _stop(signum: int, frame: Any) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends it at once
+    print("stopped by SIGTERM: cleaning up", file=sys.stderr, flush=True)
+    raise SystemExit(EXIT_CODE)

@@ -1,0 +1,129 @@
+"""harness/frontends/stopping.py and sandbox.die_with_parent: a judge stopped from outside
+(SIGTERM: a CI job's time limit; SIGKILL) leaves no worker running the submission, and a
+batch stopped so leaves no judge. Real processes, found in /proc."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import BAD, ROOT
+
+from harness.frontends.stopping import EXIT_CODE, stop_on_sigterm
+
+HANG = BAD / "hang.py"  # a call that never returns: its worker would spin for ever
+
+
+def _children(pid: int, marker: str) -> list[int]:
+    """The live child processes of `pid` whose command line holds `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[-1].split()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z" and marker in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _wait_for(predicate, seconds: float):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    return predicate()
+
+
+def _left_alive(pids: list[int], seconds: float) -> list[int]:
+    """Those of `pids` still alive after waiting up to `seconds` for all to end."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.2)
+    return [p for p in pids if _alive(p)]
+
+
+def _start(*args: str, tmp_path: Path) -> subprocess.Popen:
+    env = dict(os.environ, HARNESS_DB=str(tmp_path / "stop.db"))
+    return subprocess.Popen([sys.executable, str(ROOT / "runner.py"), *args], cwd=tmp_path,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def test_sigterm_raises_system_exit_in_the_main_thread():
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        stop_on_sigterm()
+        with pytest.raises(SystemExit) as stopped:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1)  # the handler runs at the next bytecode
+        assert stopped.value.code == EXIT_CODE == 143
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # a second one ends it
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_stopped_submit_leaves_no_worker_running(tmp_path, sig):
+    """SIGTERM: the judge cleans up on its way out (exit 143, says so); SIGKILL leaves it
+    no cleanup, and its worker dies with it (PR_SET_PDEATHSIG)."""
+    runner = _start("submit", str(HANG), "--task", "vectoradd", "--device", "cpu",
+                    "--mode", "test", "--timeout", "120", tmp_path=tmp_path)
+    try:
+        workers = _wait_for(lambda: _children(runner.pid, "harness.judging.worker"), 90)
+        assert workers, "no worker started"
+        time.sleep(3)  # the worker imports and starts the hanging call
+        runner.send_signal(sig)
+        out, _ = runner.communicate(timeout=60)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+    if sig == signal.SIGTERM:
+        assert runner.returncode == EXIT_CODE, out
+        assert "stopped by SIGTERM" in out and "Traceback" not in out, out
+    assert not _left_alive(workers, 15), "a worker outlived its judge"
+
+
+def test_a_stopped_batch_leaves_no_judge_running(tmp_path):
+    """SIGTERM to the batch driver: each running judge process is stopped (and stops its
+    worker), no queued submission starts, the driver says so and exits 143."""
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    for name in ("a", "b", "c"):
+        (folder / f"hang_{name}.py").write_text(HANG.read_text())
+    driver = _start("batch", str(folder), "--task", "vectoradd", "--device", "cpu", "--jobs", "2",
+                    "--mode", "test", "--timeout", "120", tmp_path=tmp_path)
+    try:
+        judges = _wait_for(lambda: (lambda j: j if len(j) == 2 else [])(
+            _children(driver.pid, "harness.frontends.judge_process")), 60)
+        assert len(judges) == 2, "two judges did not start"
+        workers = _wait_for(lambda: (lambda w: w if len(w) == 2 else [])(
+            [w for j in judges for w in _children(j, "harness.judging.worker")]), 90)
+        assert len(workers) == 2, "two workers did not start"
+        time.sleep(3)
+        driver.send_signal(signal.SIGTERM)
+        out, _ = driver.communicate(timeout=60)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+    assert driver.returncode == EXIT_CODE, out
+    assert "stopped:" in out and "2 running evaluation(s) ended" in out, out
+    assert not _left_alive(judges + workers, 15), out
+    assert not _children(os.getpid(), "harness.frontends.judge_process")
