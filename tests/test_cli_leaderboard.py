@@ -92,3 +92,15 @@ def test_show_prints_a_cases_note_and_the_runs_warnings(cli, tmp_path):
     shown = run_cli("show", str(sid), env=env)
     assert "note: 1 of 10 samples took over 4x the median" in shown.out, shown.out
     assert "warning: the SM clock read 900 MHz" in shown.out
+
+
+def test_reading_commands_refuse_a_missing_database(tmp_path):
+    """leaderboard, history, show, export and mark on a database that does not exist: a
+    message and exit 2, and no empty file left behind (a typo in --db made one before);
+    record makes the database it records into."""
+    missing = tmp_path / "typo.db"
+    for args in (["leaderboard", "vectoradd"], ["history"], ["show", "1"],
+                 ["export", "--format", "json"], ["mark", "1", "--status", "hacked"]):
+        r = run_cli(*args, "--db", str(missing))
+        assert r.rc == 2 and "no results database at" in r.out, (args, r.out)
+        assert not missing.exists(), args

@@ -21,12 +21,15 @@ from harness.frontends.report import fmt_ns, print_ranked
 from harness.options import UNRECORDED_MODES
 from harness.results.document import case_notes
 from harness.results.recording import resolve_user
-from harness.results.store import Store, resolve_db
+from harness.results.store import Store, require_existing, resolve_db
 from harness.settings import Settings
 
 
-def open_store(db: str | None) -> Store:
-    return Store(resolve_db(db, Settings.load().store_path))
+def open_store(db: str | None, read_only: bool = True) -> Store:
+    """The results database; one that does not exist is an error for a command that only
+    reads it (`read_only`), made for one that records."""
+    url = resolve_db(db, Settings.load().store_path)
+    return Store(require_existing(url) if read_only else url)
 
 
 def leaderboard(console: Console, task_name: str, device: str | None, as_json: bool,
@@ -131,7 +134,7 @@ def record(console: Console, documents: list[Path], user: str | None, db: str | 
     from harness.results.document import document_to_evaluation
     from harness.results.recording import record_evaluation
 
-    store = open_store(db)
+    store = open_store(db, read_only=False)
     refuse_on = Settings.load().integrity.refuse_ranking_on
     for path in documents:
         try:

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from harness.consts import ExitCode
-from harness.results.store import resolve_db
+from harness.results.store import StoreError, require_existing, resolve_db
 from harness.settings import Settings
 
 
@@ -29,10 +29,10 @@ def run_serve(console: Console, db: str | None, host: str | None, port: int | No
         console.print(f"[red]error:[/] settings: {escape(str(exc))}")
         return ExitCode.USAGE
     web = settings.web
-    url = resolve_db(db, settings.store_path)
-    postgres = url.startswith(("postgresql://", "postgres://"))
-    if not postgres and not Path(url.removeprefix("sqlite:///")).is_file():
-        console.print(f"[red]error:[/] no results database at {url} (give --db or $HARNESS_DB)")
+    try:
+        url = require_existing(resolve_db(db, settings.store_path))
+    except StoreError as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}")
         return ExitCode.USAGE
     show = web.show_code if show_code is None else show_code
     app = create_app(url, show, web)

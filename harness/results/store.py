@@ -83,6 +83,16 @@ def resolve_db(flag: str | None, configured: str) -> str:
     return flag or os.environ.get(ENV_DB) or configured
 
 
+def require_existing(url: str) -> str:
+    """`url` where it names a database that exists (a server's always counts); else a
+    StoreError: commands that only read must not leave an empty file behind a typo."""
+    postgres = url.startswith(("postgresql://", "postgres://"))
+    if not postgres and not Path(url.removeprefix("sqlite:///")).is_file():
+        raise StoreError(f"no results database at {url} (give --db or $HARNESS_DB; "
+                         "submit makes one)")
+    return url
+
+
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
