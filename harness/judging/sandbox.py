@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, Pipe
 from multiprocessing.reduction import sendfds
 from pathlib import Path
+from typing import Any
 
 from harness import bytecode
 from harness.judging import landlock
@@ -149,17 +150,28 @@ def _signal_quietly(pid: int, sig: int, group: bool) -> None:
         pass
 
 
+def _prctl() -> Any:
+    """libc's prctl, looked up once in the parent: a child between fork and exec of a
+    process with threads should not load libraries (another thread may have held the
+    loader's lock at the fork)."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _prctl()
+
+
 def die_with_parent(parent: int) -> None:
     """In a child between fork and exec: be killed when the process that started it ends,
     however it ends (SIGKILL included, which leaves it no cleanup), so that a worker never
     outlives its judge, running a submission with nobody to stop it (Linux's
     PR_SET_PDEATHSIG; it holds across exec). Exits at once where the parent is gone
     already."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
+    if _PRCTL is None:
         return
+    _PRCTL(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
     if os.getppid() != parent:
         os._exit(1)
 
