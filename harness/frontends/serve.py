@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from harness.consts import ExitCode
-from harness.results.store import StoreError, require_existing, resolve_db
+from harness.results.store import StoreError, is_server, require_existing, resolve_db
 from harness.settings import Settings
 
 
@@ -42,7 +42,7 @@ def run_serve(console: Console, db: str | None, host: str | None, port: int | No
     except (OSError, SystemExit):  # Werkzeug has said why (port in use, unknown address)
         console.print(f"[red]error:[/] cannot listen on {host}:{port}")
         return ExitCode.USAGE
-    shown = "postgresql" if postgres else url
+    shown = "postgresql" if is_server(url) else url
     console.print(f"serving the leaderboard of {shown} at http://{host}:{server.port}/ "
                   f"(read-only, code {'shown' if show else 'hidden'}; Ctrl-C stops)")
     try:

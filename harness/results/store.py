@@ -83,11 +83,15 @@ def resolve_db(flag: str | None, configured: str) -> str:
     return flag or os.environ.get(ENV_DB) or configured
 
 
+def is_server(url: str) -> bool:
+    """Whether `url` names a database server (PostgreSQL), not a SQLite file."""
+    return url.startswith(("postgresql://", "postgres://"))
+
+
 def require_existing(url: str) -> str:
     """`url` where it names a database that exists (a server's always counts); else a
     StoreError: commands that only read must not leave an empty file behind a typo."""
-    postgres = url.startswith(("postgresql://", "postgres://"))
-    if not postgres and not Path(url.removeprefix("sqlite:///")).is_file():
+    if not is_server(url) and not Path(url.removeprefix("sqlite:///")).is_file():
         raise StoreError(f"no results database at {url} (give --db or $HARNESS_DB; "
                          "submit makes one)")
     return url
@@ -110,7 +114,7 @@ class Store:
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self.postgres = url.startswith(("postgresql://", "postgres://"))
+        self.postgres = is_server(url)
         if self.postgres:
             try:
                 import psycopg
