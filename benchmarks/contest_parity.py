@@ -214,8 +214,8 @@ def main() -> int:
     return _print_summary(report, args.out)
 
 
-def merge(paths: list[Path]) -> dict:
-    """One report of the pairs in `paths`, the runs of a pair named twice pooled."""
+def pool(paths: list[Path]) -> list[dict]:
+    """The pairs in `paths`, the runs of a pair named in several files pooled."""
     entries: dict[str, dict] = {}
     for path in paths:
         for e in json.loads(path.read_text())["pairs"]:
@@ -224,7 +224,12 @@ def merge(paths: list[Path]) -> dict:
             into["harness"] += e["harness"]
             if "test_mode_wall_s" in e:
                 into["test_mode_wall_s"] = e["test_mode_wall_s"]
-    report = {"merged_from": [str(p) for p in paths], "pairs": list(entries.values())}
+    return list(entries.values())
+
+
+def merge(paths: list[Path]) -> dict:
+    """One report of the pairs in `paths`, the runs of a pair named twice pooled."""
+    report = {"merged_from": [str(p) for p in paths], "pairs": pool(paths)}
     for e in report["pairs"]:
         print(f"== {e['name']} ({len(e['public'])} public, {len(e['harness'])} harness runs)")
         _summarize(e)
@@ -247,16 +252,18 @@ def _print_summary(report: dict, out: Path) -> int:
     return 0
 
 
-def _summarize(entry: dict) -> None:
-    def per_case(runs: list[dict]) -> list[float | None]:
-        n = max((len(r["means_ns"]) for r in runs), default=0)
-        out = []
-        for i in range(n):
-            vals = [r["means_ns"][i] for r in runs if i < len(r["means_ns"]) and r["means_ns"][i]]
-            out.append(statistics.median(vals) if vals else None)
-        return out
+def case_medians(runs: list[dict]) -> list[float | None]:
+    """Each case's median mean over `runs` (None for a case no run timed)."""
+    n = max((len(r["means_ns"]) for r in runs), default=0)
+    out = []
+    for i in range(n):
+        vals = [r["means_ns"][i] for r in runs if i < len(r["means_ns"]) and r["means_ns"][i]]
+        out.append(statistics.median(vals) if vals else None)
+    return out
 
-    pub, har = per_case(entry["public"]), per_case(entry["harness"])
+
+def _summarize(entry: dict) -> None:
+    pub, har = case_medians(entry["public"]), case_medians(entry["harness"])
     ratios = [h / p for p, h in zip(pub, har) if p and h]
     both = [(p, h) for p, h in zip(pub, har) if p and h]
     entry["summary"] = {

@@ -229,3 +229,41 @@ def test_sandbox_startup_help():
     run = subprocess.run([sys.executable, str(BENCH / "sandbox_startup.py"), "--help"],
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 0 and "--device" in run.stdout
+
+
+def test_parity_noise_asks_the_criterion_of_the_public_evaluator_against_itself(tmp_path):
+    """parity_noise.py draws two groups of k runs every way: the public evaluator's own runs
+    split in two (A/A) and k of the harness's against k of the public's (A/B)."""
+    def run(means: list[float]) -> dict:
+        return {"means_ns": means, "wall_s": 1.0, "passed": True}
+
+    # the public evaluator moves 1.0-1.3x between runs; the harness sits at 1.0 throughout
+    public = [[100.0, 1000.0], [130.0, 1300.0], [100.0, 1000.0], [130.0, 1300.0]]
+    (tmp_path / "p.json").write_text(json.dumps({"pairs": [{
+        "name": "pair", "public": [run(m) for m in public],
+        "harness": [run([100.0, 1000.0]) for _ in public] + [run([100.0, None])]}]}))
+    out = tmp_path / "noise.json"
+    done = python(str(BENCH / "parity_noise.py"), str(tmp_path / "p.json"), "--k", "2",
+                  "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    row = json.loads(out.read_text())[0]
+    assert row["harness_runs"] == 4  # the run that missed a case is left out
+    assert row["paired_run_ratios"] == pytest.approx([1.0, 1 / 1.3, 1.0, 1 / 1.3])
+    same = row["public_vs_public"]
+    # three splits: {0,1}|{2,3} and {0,3}|{1,2} equal (met); {0,2}|{1,3} 1.3x apart
+    assert same["draws"] == 3 and same["met"] == 2
+    assert same["apart_max"] == pytest.approx(0.3)
+    cross = row["harness_vs_public"]
+    # 6 public pairs x 6 harness pairs; a public pair's median is 1.0, 1.15 or 1.3
+    assert cross["draws"] == 36 and cross["met"] == 6  # only {0,2} (median 1.0) meets it
+    assert cross["ratio_min"] == pytest.approx(1 / 1.3)
+    assert "criterion met in 2 of 3 draws (67%)" in done.stdout
+
+
+def test_parity_noise_reads_too_few_runs_as_such(tmp_path):
+    (tmp_path / "p.json").write_text(json.dumps({"pairs": [{
+        "name": "pair", "public": [{"means_ns": [1.0], "wall_s": 1.0}],
+        "harness": [{"means_ns": [1.0], "wall_s": 1.0}]}]}))
+    done = python(str(BENCH / "parity_noise.py"), str(tmp_path / "p.json"))
+    assert done.returncode == 0, done.stderr
+    assert "too few runs for two groups of 3" in done.stdout

@@ -1,0 +1,111 @@
+"""How often issue 14's criterion holds between the public evaluator and itself.
+
+    python benchmarks/parity_noise.py A/parity.json [B/parity.json ...] [--k 3] [--out FILE]
+
+Reads the runs `contest_parity.py` recorded (several files pooled by pair, as `--merge`
+does) and asks, for each pair, the criterion's question of every way of drawing two
+groups of `k` runs (the median of k runs each, the geomean within 5%, no case beyond 15%):
+
+- public against public: two disjoint groups of the public evaluator's own runs (A/A);
+- harness against public: k of the harness's runs against k of the public's (A/B).
+
+Where the public evaluator meets the criterion against itself in only a fraction of the
+draws, a single record of k runs a side cannot show parity on that pair better than that
+fraction, whatever the harness does; what can be compared is the two fractions, and the
+geomean ratios' spread in both. Each run's own ratio (harness over public, the two run
+back to back in one call) is printed too. No GPU: it reads files only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.contest_parity import case_medians, geomean, pool, verdict  # noqa: E402
+
+
+def compare(reference: list[dict], candidate: list[dict]) -> dict:
+    """Issue 14's criterion on `candidate`'s runs against `reference`'s (medians per case)."""
+    ref, cand = case_medians(reference), case_medians(candidate)
+    both = [(r, c) for r, c in zip(ref, cand) if r and c]
+    ratio = geomean([c for _, c in both]) / geomean([r for r, _ in both]) if both else math.nan
+    summary = {"public_case_ns": ref, "harness_case_ns": cand, "geomean_ratio": ratio}
+    return {"ratio": ratio, "met": verdict(summary, reference)["met"]}
+
+
+def draws(public: list[dict], harness: list[dict], k: int) -> dict:
+    """The criterion over every A/A split of `public` and every A/B draw of k runs a side."""
+    same = []
+    for a in itertools.combinations(range(len(public)), k):
+        rest = [i for i in range(len(public)) if i not in a]
+        for b in itertools.combinations(rest, k):
+            if a < b:  # each unordered split once
+                same.append(compare([public[i] for i in a], [public[i] for i in b]))
+    cross = [compare(list(p), list(h)) for p in itertools.combinations(public, k)
+             for h in itertools.combinations(harness, k)]
+    return {"public_vs_public": _tally(same), "harness_vs_public": _tally(cross)}
+
+
+def _tally(results: list[dict]) -> dict:
+    """How many draws met the criterion, and how far their geomean ratios lie from 1: the
+    distance folded (1.1 and 1/1.1 both 10%), since an A/A split has no direction."""
+    if not results:
+        return {"draws": 0}
+    ratios = sorted(r["ratio"] for r in results)
+    apart = sorted(math.expm1(abs(math.log(r))) for r in ratios)
+    return {"draws": len(results), "met": sum(r["met"] for r in results),
+            "met_fraction": sum(r["met"] for r in results) / len(results),
+            "ratio_min": ratios[0], "ratio_median": statistics.median(ratios),
+            "ratio_max": ratios[-1],
+            "apart_median": statistics.median(apart), "apart_max": apart[-1]}
+
+
+def complete(runs: list[dict]) -> list[dict]:
+    """The runs that timed every case."""
+    return [r for r in runs if r["means_ns"] and all(r["means_ns"])]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", type=Path, nargs="+")
+    parser.add_argument("--k", type=int, default=3, help="runs a side (the issue's 3)")
+    parser.add_argument("--out", type=Path, help="write the figures here as JSON")
+    args = parser.parse_args()
+    report = []
+    for entry in pool(args.files):
+        public, harness = complete(entry["public"]), complete(entry["harness"])
+        paired = [geomean(h["means_ns"]) / geomean(p["means_ns"])
+                  for p, h in zip(entry["public"], entry["harness"])
+                  if p in public and h in harness]
+        row = {"name": entry["name"], "public_runs": len(public), "harness_runs": len(harness),
+               "paired_run_ratios": paired, **draws(public, harness, args.k)}
+        report.append(row)
+        print(f"== {entry['name']}: {len(public)} public, {len(harness)} harness runs; each "
+              f"run's ratio {' '.join(f'{r:.3f}' for r in paired)}"
+              + (f" (geomean {geomean(paired):.3f})" if paired else ""))
+        for side in ("public_vs_public", "harness_vs_public"):
+            t = row[side]
+            if not t["draws"]:
+                print(f"   {side.replace('_', ' ')}: too few runs for two groups of {args.k}")
+                continue
+            ratios = ("" if side == "public_vs_public" else  # an A/A split has no direction
+                      f"geomean ratio {t['ratio_min']:.3f}-{t['ratio_max']:.3f}, median "
+                      f"{t['ratio_median']:.3f}; ")
+            print(f"   {side.replace('_', ' ')}: criterion met in {t['met']} of {t['draws']} "
+                  f"draws ({t['met_fraction']:.0%}); {ratios}the two geomeans "
+                  f"{t['apart_median']:.1%} apart (median), {t['apart_max']:.1%} at most")
+    if args.out:
+        args.out.write_text(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
