@@ -267,3 +267,11 @@ def test_parity_noise_reads_too_few_runs_as_such(tmp_path):
     done = python(str(BENCH / "parity_noise.py"), str(tmp_path / "p.json"))
     assert done.returncode == 0, done.stderr
     assert "too few runs for two groups of 3" in done.stdout
+
+
+def test_host_speed_runs_its_triton_kind_on_the_gpu_only():
+    import host_speed
+
+    assert host_speed.kinds_for("cpu") == ["dispatch", "python"]
+    assert host_speed.kinds_for("cuda") == ["dispatch", "python", "triton"]
+    ast.parse(host_speed.KINDS["triton"])  # a submission file as written
