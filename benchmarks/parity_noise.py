@@ -9,11 +9,15 @@ groups of `k` runs (the median of k runs each, the geomean within 5%, no case be
 - public against public: two disjoint groups of the public evaluator's own runs (A/A);
 - harness against public: k of the harness's runs against k of the public's (A/B).
 
-Where the public evaluator meets the criterion against itself in only a fraction of the
-draws, a single record of k runs a side cannot show parity on that pair better than that
-fraction, whatever the harness does; what can be compared is the two fractions, and the
-geomean ratios' spread in both. Each run's own ratio (harness over public, the two run
-back to back in one call) is printed too. No GPU: it reads files only.
+The A/A fraction is how often an evaluator identical to the public one would meet the
+criterion against it on these runs, and its spread how far such an evaluator's figure
+moves; it bounds nothing (the harness may meet the criterion more often). Runs pooled from
+several sessions make it a measure of the movement between sessions too, which a record of
+k runs a side in one session does not see. Each run's own ratio (harness over public, the
+two run back to back in one call) is printed too, with the geomean of these paired ratios
+and its 95% interval (Student's t on their logarithms): the pairing removes what moves
+between runs, and the interval says how large a difference the runs can resolve. No GPU:
+it reads files only.
 """
 
 from __future__ import annotations
@@ -68,6 +72,22 @@ def _tally(results: list[dict]) -> dict:
             "apart_median": statistics.median(apart), "apart_max": apart[-1]}
 
 
+# Student's t, two-sided 95%, by degrees of freedom (a df between two keys takes the lower)
+_T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
+         9: 2.262, 10: 2.228, 12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042, 60: 2.000}
+
+
+def paired_interval(ratios: list[float]) -> tuple[float, float, float] | None:
+    """The geomean of paired per-run ratios and its 95% interval (None below two runs)."""
+    if len(ratios) < 2:
+        return None
+    logs = [math.log(r) for r in ratios]
+    mean, se = statistics.fmean(logs), statistics.stdev(logs) / math.sqrt(len(logs))
+    df = len(logs) - 1
+    t = _T975[max(k for k in _T975 if k <= df)] if df <= 60 else 1.96
+    return math.exp(mean), math.exp(mean - t * se), math.exp(mean + t * se)
+
+
 def complete(runs: list[dict]) -> list[dict]:
     """The runs that timed every case."""
     return [r for r in runs if r["means_ns"] and all(r["means_ns"])]
@@ -85,12 +105,15 @@ def main() -> int:
         paired = [geomean(h["means_ns"]) / geomean(p["means_ns"])
                   for p, h in zip(entry["public"], entry["harness"])
                   if p in public and h in harness]
+        interval = paired_interval(paired)
         row = {"name": entry["name"], "public_runs": len(public), "harness_runs": len(harness),
-               "paired_run_ratios": paired, **draws(public, harness, args.k)}
+               "paired_run_ratios": paired, "paired_geomean_interval": interval,
+               **draws(public, harness, args.k)}
         report.append(row)
         print(f"== {entry['name']}: {len(public)} public, {len(harness)} harness runs; each "
               f"run's ratio {' '.join(f'{r:.3f}' for r in paired)}"
-              + (f" (geomean {geomean(paired):.3f})" if paired else ""))
+              + (f" (geomean {interval[0]:.3f}, 95% interval {interval[1]:.3f}-"
+                 f"{interval[2]:.3f})" if interval else ""))
         for side in ("public_vs_public", "harness_vs_public"):
             t = row[side]
             if not t["draws"]:

@@ -275,3 +275,18 @@ def test_host_speed_runs_its_triton_kind_on_the_gpu_only():
     assert host_speed.kinds_for("cpu") == ["dispatch", "python"]
     assert host_speed.kinds_for("cuda") == ["dispatch", "python", "triton"]
     ast.parse(host_speed.KINDS["triton"])  # a submission file as written
+
+
+def test_parity_noise_paired_interval_is_students_t_on_the_logs():
+    import parity_noise
+
+    assert parity_noise.paired_interval([1.1]) is None
+    g, low, high = parity_noise.paired_interval([1.0, 1.21])  # logs 0 and 2 ln 1.1
+    assert g == pytest.approx(1.1)
+    half = 12.706 * (2 * math.log(1.1) / math.sqrt(2)) / math.sqrt(2)  # t(1) * sd / sqrt(n)
+    assert (low, high) == pytest.approx((1.1 * math.exp(-half), 1.1 * math.exp(half)))
+    # more runs of the same spread narrow it; df 13 takes df 12's quantile (the lower key)
+    many = parity_noise.paired_interval([1.0, 1.21] * 7)
+    assert many[2] / many[1] < high / low
+    sd = statistics.stdev([0.0, 2 * math.log(1.1)] * 7)
+    assert many[2] == pytest.approx(1.1 * math.exp(2.179 * sd / math.sqrt(14)))
