@@ -1,14 +1,16 @@
 """The harness against the public contests' own evaluators, same code, same machine, same run.
 
-    python benchmarks/contest_parity.py --reference-kernels PATH [--runs 3]
-        [--pairs vectoradd,nvfp4,mxfp4] [--only NAME_PART] [--out DIR]
+    python benchmarks/contest_parity.py --reference-kernels PATH [--runs 3] [--interleave]
+        [--pairs vectoradd,nvfp4,mxfp4] [--only NAME_PART] [--skip-test-mode] [--out DIR]
     python benchmarks/contest_parity.py --merge A/parity.json B/parity.json [--out DIR]
 
 PATH is a local copy of gpu-mode/reference-kernels (nothing of it is copied into this
 project). For each pair (a task folder, a submission, the contest's evaluator) it runs the
 public `eval.py` in benchmark mode and `runner.py submit --mode benchmark`, alternating,
 `--runs` times each, then prints per-case means (median over runs) of both, their ratio,
-the geometric means, and the wall times of both (also for one test-mode run each):
+the geometric means, and the wall times of both (also for one test-mode run each, after
+the benchmark runs; `--runs 0` gives the test-mode walls alone). A pair's runs come one
+after another, or with `--interleave` run 1 of every pair, then run 2, and so on:
 
 - vectoradd: the public pmpp_v2/vectoradd_py folder itself, with its submission.py and its
   solutions/correct/submission_triton.py, under its own eval.py;
@@ -169,6 +171,10 @@ def main() -> int:
     parser.add_argument("--pairs", default="vectoradd,nvfp4,mxfp4")
     parser.add_argument("--out", type=Path, default=Path("parity-out"))
     parser.add_argument("--skip-test-mode", action="store_true")
+    parser.add_argument("--interleave", action="store_true",
+                        help="run 1 of every pair, then run 2, ... (default: a pair's runs "
+                             "together): a step cut short leaves the pairs even, and the "
+                             "host's drift falls on every pair alike")
     parser.add_argument("--only", action="append", default=[],
                         help="keep the pairs whose name contains this (repeatable)")
     parser.add_argument("--harness-config", type=Path,
@@ -186,32 +192,43 @@ def main() -> int:
                     "harness_config": str(args.harness_config) if args.harness_config else None}
     chosen = [p for p in pairs(args.reference_kernels, args.pairs.split(","))
               if not args.only or any(part in p["name"] for part in args.only)]
-    for pair in chosen:
-        print(f"== {pair['name']}", flush=True)
-        entry: dict = {"name": pair["name"], "public": [], "harness": []}
-        report["pairs"].append(entry)  # saved after every run: a cut step keeps what ran
-        for i in range(args.runs):
-            means, wall, ok = public_run(pair, "benchmark", tmp)
-            entry["public"].append({"means_ns": means, "wall_s": wall, "passed": ok})
-            h_means, h_wall, h_ok, doc = harness_run(pair, "benchmark", tmp, args.harness_config)
-            cal = doc.get("calibration", {})
-            entry["harness"].append({
-                "means_ns": h_means, "wall_s": h_wall, "passed": h_ok,
-                "host_launch_ns": [c.get("host_launch_ns") for c in _first_phase(doc)["cases"]],
-                "roundtrip_median_ns": cal.get("median_ns"),
-                "where_time_went": _where_time_went(doc),
-            })
-            print(f"   run {i + 1}: public {wall:.1f} s {_fmt(means)} | harness {h_wall:.1f} s "
-                  f"{_fmt(h_means)}{flagged_cases(doc)}", flush=True)
-            (args.out / "parity.json").write_text(json.dumps(report, indent=2))
+    entries = [{"name": pair["name"], "public": [], "harness": []} for pair in chosen]
+    report["pairs"] = entries  # saved after every run: a cut step keeps what ran
+    if args.interleave:  # run 1 of every pair, then run 2, ...: a cut leaves them even
+        steps = [(k, i) for i in range(args.runs) for k in range(len(chosen))]
+    else:
+        steps = [(k, i) for k in range(len(chosen)) for i in range(args.runs)]
+    for k, i in steps:
+        if i == 0 or args.interleave:
+            print(f"== {chosen[k]['name']}", flush=True)
+        _benchmark_run(chosen[k], entries[k], i, args, tmp)
+        (args.out / "parity.json").write_text(json.dumps(report, indent=2))
+    for pair, entry in zip(chosen, entries):
         if not args.skip_test_mode:
             _, pw, pok = public_run(pair, "test", tmp)
             _, hw, hok, _ = harness_run(pair, "test", tmp, args.harness_config)
             entry["test_mode_wall_s"] = {"public": pw, "harness": hw,
                                          "public_passed": pok, "harness_passed": hok}
+        print(f"== {pair['name']} ({len(entry['public'])} runs)")
         _summarize(entry)
         (args.out / "parity.json").write_text(json.dumps(report, indent=2))
     return _print_summary(report, args.out)
+
+
+def _benchmark_run(pair: dict, entry: dict, i: int, args: argparse.Namespace, tmp: Path) -> None:
+    """Run `i` of a pair: the public evaluator, then the harness, each in benchmark mode."""
+    means, wall, ok = public_run(pair, "benchmark", tmp)
+    entry["public"].append({"means_ns": means, "wall_s": wall, "passed": ok})
+    h_means, h_wall, h_ok, doc = harness_run(pair, "benchmark", tmp, args.harness_config)
+    cal = doc.get("calibration", {})
+    entry["harness"].append({
+        "means_ns": h_means, "wall_s": h_wall, "passed": h_ok,
+        "host_launch_ns": [c.get("host_launch_ns") for c in _first_phase(doc)["cases"]],
+        "roundtrip_median_ns": cal.get("median_ns"),
+        "where_time_went": _where_time_went(doc),
+    })
+    print(f"   run {i + 1}: public {wall:.1f} s {_fmt(means)} | harness {h_wall:.1f} s "
+          f"{_fmt(h_means)}{flagged_cases(doc)}", flush=True)
 
 
 def pool(paths: list[Path]) -> list[dict]:
@@ -241,6 +258,12 @@ def _print_summary(report: dict, out: Path) -> int:
     print("\n== summary (medians of runs; ratio = harness / public)")
     for e in report["pairs"]:
         s = e.get("summary", {})
+        test = e.get("test_mode_wall_s")
+        if test:
+            print(f"{e['name']}: test mode wall {test['public']:.1f} s vs {test['harness']:.1f} s "
+                  f"(passed: public {test['public_passed']}, harness {test['harness_passed']})")
+        if not e["public"] and not e["harness"]:
+            continue  # --runs 0: test mode only
         print(f"{e['name']}: geomean public {_us(s.get('public_geomean_ns'))} harness "
               f"{_us(s.get('harness_geomean_ns'))} ratio {s.get('geomean_ratio', math.nan):.3f}; "
               f"worst case ratio {s.get('worst_case_ratio', math.nan):.3f}; benchmark wall "
@@ -272,8 +295,8 @@ def _summarize(entry: dict) -> None:
         "harness_geomean_ns": geomean([h for _, h in both]),
         "geomean_ratio": geomean([h for _, h in both]) / geomean([p for p, _ in both]) if both else math.nan,
         "worst_case_ratio": max(ratios, key=lambda r: abs(math.log(r))) if ratios else math.nan,
-        "public_wall_s": statistics.median(r["wall_s"] for r in entry["public"]),
-        "harness_wall_s": statistics.median(r["wall_s"] for r in entry["harness"]),
+        "public_wall_s": _median([r["wall_s"] for r in entry["public"]]),
+        "harness_wall_s": _median([r["wall_s"] for r in entry["harness"]]),
         "roundtrip_median_ns": statistics.median(
             [r["roundtrip_median_ns"] for r in entry["harness"] if r["roundtrip_median_ns"]] or [math.nan]),
         # how far each evaluator moves from run to run (highest / lowest per-run geomean):
@@ -328,6 +351,10 @@ def _verdict_text(v: dict) -> str:
         parts.append(f"case {m['case']} at {m['ratio']:.3f}, {where} the public evaluator's "
                      f"own range {low:.1f}-{high:.1f} µs")
     return "missed: " + "; ".join(parts)
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else math.nan
 
 
 def _run_spread(runs: list[dict]) -> float:

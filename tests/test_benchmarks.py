@@ -290,3 +290,54 @@ def test_parity_noise_paired_interval_is_students_t_on_the_logs():
     assert many[2] / many[1] < high / low
     sd = statistics.stdev([0.0, 2 * math.log(1.1)] * 7)
     assert many[2] == pytest.approx(1.1 * math.exp(2.179 * sd / math.sqrt(14)))
+
+
+def _fake_parity_run(monkeypatch, tmp_path, *argv: str) -> tuple[list[tuple], dict, str]:
+    """contest_parity.main() with the two evaluators faked: what ran, in order, and the report."""
+    import contextlib
+    import io
+
+    import contest_parity
+
+    order: list[tuple] = []
+    monkeypatch.setattr(contest_parity, "pairs", lambda refk, which: [{"name": "a"}, {"name": "b"}])
+
+    def public(pair, mode, tmp):
+        order.append(("public", pair["name"], mode))
+        return [100.0, 200.0], 2.0, True
+
+    def harness(pair, mode, tmp, config=None):
+        order.append(("harness", pair["name"], mode))
+        return [110.0, 200.0], 1.0, True, {"phases": [{"cases": [{}, {}]}]}
+
+    monkeypatch.setattr(contest_parity, "public_run", public)
+    monkeypatch.setattr(contest_parity, "harness_run", harness)
+    out = tmp_path / "out"
+    monkeypatch.setattr(sys, "argv", ["contest_parity.py", "--reference-kernels", str(tmp_path),
+                                      "--out", str(out), *argv])
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert contest_parity.main() == 0
+    return order, json.loads((out / "parity.json").read_text()), printed.getvalue()
+
+
+def test_contest_parity_runs_pair_by_pair_or_interleaved(monkeypatch, tmp_path):
+    order, report, _ = _fake_parity_run(monkeypatch, tmp_path, "--runs", "2", "--skip-test-mode")
+    assert [name for who, name, _ in order if who == "public"] == ["a", "a", "b", "b"]
+    order, report, _ = _fake_parity_run(monkeypatch, tmp_path, "--runs", "2", "--skip-test-mode",
+                                        "--interleave")
+    # each public run is followed by the harness's on the same pair
+    assert order[:4] == [("public", "a", "benchmark"), ("harness", "a", "benchmark"),
+                         ("public", "b", "benchmark"), ("harness", "b", "benchmark")]
+    assert [name for who, name, _ in order if who == "public"] == ["a", "b", "a", "b"]
+    assert [len(e["public"]) for e in report["pairs"]] == [2, 2]
+    assert report["pairs"][0]["summary"]["geomean_ratio"] == pytest.approx(1.1 ** 0.5)
+
+
+def test_contest_parity_runs_zero_gives_test_mode_walls_alone(monkeypatch, tmp_path):
+    order, report, printed = _fake_parity_run(monkeypatch, tmp_path, "--runs", "0")
+    assert {mode for _, _, mode in order} == {"test"} and len(order) == 4
+    assert report["pairs"][0]["test_mode_wall_s"] == {
+        "public": 2.0, "harness": 1.0, "public_passed": True, "harness_passed": True}
+    assert "a: test mode wall 2.0 s vs 1.0 s (passed: public True, harness True)" in printed
+    assert "geomean public" not in printed  # no benchmark runs: no ratio to state
