@@ -273,8 +273,13 @@ def test_host_speed_runs_its_triton_kind_on_the_gpu_only():
     import host_speed
 
     assert host_speed.kinds_for("cpu") == ["dispatch", "python"]
-    assert host_speed.kinds_for("cuda") == ["dispatch", "python", "triton"]
-    ast.parse(host_speed.KINDS["triton"])  # a submission file as written
+    assert host_speed.kinds_for("cuda") == ["dispatch", "python", "triton", "triton_input"]
+    for kind in ("triton", "triton_input"):
+        ast.parse(host_speed.KINDS[kind])  # a submission file as written
+        assert "SOURCE" not in host_speed.KINDS[kind]
+    # the two differ only in what the kernel reads: memory the call made, or the input
+    assert "src = y\n" in host_speed.KINDS["triton"]
+    assert "src = x\n" in host_speed.KINDS["triton_input"]
 
 
 def test_parity_noise_paired_interval_is_students_t_on_the_logs():
