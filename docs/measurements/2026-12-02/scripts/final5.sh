@@ -10,7 +10,8 @@
 # nvfp4 torch_dequant, this run's nvfp4 triton_hopper, run105's mxfp4 Triton, and
 # mxfp4 torch_dequant's 3 runs of run105 and run106 (`contest_parity.py --merge`).
 # This run's vectoradd is a repeat, reported beside run104's and added to the pool of
-# `benchmarks/parity_noise.py` (how often vectoradd Triton's case 0 runs long).
+# `benchmarks/parity_noise.py` (how often vectoradd Triton's case 0 runs long); its two
+# examples interleaved (run 1 of each, then run 2, ...), so that a cut leaves them even.
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export PYTHONUNBUFFERED=1
 { date -u; nproc; lscpu | grep -i "model name"
@@ -20,6 +21,6 @@ cat "$OUT/machine.txt"
 timeout 260 python benchmarks/contest_parity.py --reference-kernels .refk --pairs nvfp4 \
   --only triton --runs 3 --skip-test-mode --out "$OUT/nvfp4_triton" > "$OUT/parity_nvfp4_triton.log" 2>&1
 grep -v "^   case" "$OUT/parity_nvfp4_triton.log" | tail -n 4
-timeout 230 python benchmarks/contest_parity.py --reference-kernels .refk --pairs vectoradd \
+timeout 230 python benchmarks/contest_parity.py --reference-kernels .refk --pairs vectoradd --interleave \
   --runs 3 --skip-test-mode --out "$OUT/vectoradd" > "$OUT/parity_vectoradd.log" 2>&1
 grep -v "^   case" "$OUT/parity_vectoradd.log" | tail -n 4
