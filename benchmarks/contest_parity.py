@@ -203,16 +203,25 @@ def main() -> int:
             print(f"== {chosen[k]['name']}", flush=True)
         _benchmark_run(chosen[k], entries[k], i, args, tmp)
         (args.out / "parity.json").write_text(json.dumps(report, indent=2))
-    for pair, entry in zip(chosen, entries):
-        if not args.skip_test_mode:
-            _, pw, pok = public_run(pair, "test", tmp)
-            _, hw, hok, _ = harness_run(pair, "test", tmp, args.harness_config)
-            entry["test_mode_wall_s"] = {"public": pw, "harness": hw,
-                                         "public_passed": pok, "harness_passed": hok}
-        print(f"== {pair['name']} ({len(entry['public'])} runs)")
-        _summarize(entry)
-        (args.out / "parity.json").write_text(json.dumps(report, indent=2))
+        if not args.interleave and i == args.runs - 1:  # the pair is done: finish it now,
+            _finish(chosen[k], entries[k], args, tmp)   # so that a later cut keeps it whole
+            (args.out / "parity.json").write_text(json.dumps(report, indent=2))
+    for k in range(len(chosen)):
+        if args.interleave or args.runs == 0:
+            _finish(chosen[k], entries[k], args, tmp)
+            (args.out / "parity.json").write_text(json.dumps(report, indent=2))
     return _print_summary(report, args.out)
+
+
+def _finish(pair: dict, entry: dict, args: argparse.Namespace, tmp: Path) -> None:
+    """A pair's test-mode run (unless skipped) and its summary, its cases printed."""
+    if not args.skip_test_mode:
+        _, pw, pok = public_run(pair, "test", tmp)
+        _, hw, hok, _ = harness_run(pair, "test", tmp, args.harness_config)
+        entry["test_mode_wall_s"] = {"public": pw, "harness": hw,
+                                     "public_passed": pok, "harness_passed": hok}
+    print(f"== {pair['name']} ({len(entry['public'])} runs)", flush=True)
+    _summarize(entry)
 
 
 def _benchmark_run(pair: dict, entry: dict, i: int, args: argparse.Namespace, tmp: Path) -> None:
@@ -259,12 +268,13 @@ def _print_summary(report: dict, out: Path) -> int:
     for e in report["pairs"]:
         s = e.get("summary", {})
         test = e.get("test_mode_wall_s")
-        if test:
-            print(f"{e['name']}: test mode wall {test['public']:.1f} s vs {test['harness']:.1f} s "
-                  f"(passed: public {test['public_passed']}, harness {test['harness_passed']})")
-        if not e["public"] and not e["harness"]:
-            continue  # --runs 0: test mode only
-        print(f"{e['name']}: geomean public {_us(s.get('public_geomean_ns'))} harness "
+        test_text = (f"test mode wall {test['public']:.1f} s vs {test['harness']:.1f} s (passed: "
+                     f"public {test['public_passed']}, harness {test['harness_passed']})"
+                     if test else "")
+        if not e["public"] and not e["harness"]:  # --runs 0, or a pair a cut never reached
+            print(f"{e['name']}: {test_text or 'no runs'}")
+            continue
+        print(f"{e['name']}: {test_text + '; ' if test_text else ''}geomean public {_us(s.get('public_geomean_ns'))} harness "
               f"{_us(s.get('harness_geomean_ns'))} ratio {s.get('geomean_ratio', math.nan):.3f}; "
               f"worst case ratio {s.get('worst_case_ratio', math.nan):.3f}; benchmark wall "
               f"{s.get('public_wall_s', 0):.1f} s vs {s.get('harness_wall_s', 0):.1f} s; "

@@ -187,6 +187,8 @@ def main() -> int:
     variants = args.variants or [v for v in VARIANTS
                                  if args.device == "cuda" or v not in GPU_ONLY_VARIANTS]
     kinds = args.kinds or kinds_for(args.device)
+    if set(kinds) - set(kinds_for(args.device)):
+        parser.error(f"{', '.join(sorted(set(kinds) - set(kinds_for(args.device))))}: GPU only")
     tmp = Path(tempfile.mkdtemp(prefix="host-speed-"))
     configs: dict[str, Path | None] = {}
     for name in variants:
@@ -207,6 +209,9 @@ def main() -> int:
                 got[name].append(harness(sub, args.device, configs[name], tmp))
             print(f"{kind} round {r + 1}: " + " ".join(f"{k} {v[-1]:.1f}" for k, v in got.items()),
                   flush=True)
+            if args.out:  # every round kept as it comes: a cut keeps what ran
+                report["kinds"][kind] = {"runs_us": got}
+                args.out.write_text(json.dumps(report, indent=2))
         base = statistics.median(got["bare"])
         rows = {k: {"median_us": statistics.median(v), "runs_us": v,
                     "ratio_to_bare": statistics.median(v) / base} for k, v in got.items()}

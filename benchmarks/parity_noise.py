@@ -6,7 +6,8 @@ Reads the runs `contest_parity.py` recorded (several files pooled by pair, as `-
 does) and asks, for each pair, the criterion's question of every way of drawing two
 groups of `k` runs (the median of k runs each, the geomean within 5%, no case beyond 15%):
 
-- public against public: two disjoint groups of the public evaluator's own runs (A/A);
+- public against public: two disjoint groups of the public evaluator's own runs, each
+  split taken both ways (A/A);
 - harness against public: k of the harness's runs against k of the public's (A/B).
 
 The A/A fraction is how often an evaluator identical to the public one would meet the
@@ -51,8 +52,9 @@ def draws(public: list[dict], harness: list[dict], k: int) -> dict:
     for a in itertools.combinations(range(len(public)), k):
         rest = [i for i in range(len(public)) if i not in a]
         for b in itertools.combinations(rest, k):
-            if a < b:  # each unordered split once
-                same.append(compare([public[i] for i in a], [public[i] for i in b]))
+            # each split both ways: the criterion is not symmetric (0.951 passes, 1/0.951
+            # does not), and one fixed way would always take the earliest run's group first
+            same.append(compare([public[i] for i in a], [public[i] for i in b]))
     cross = [compare(list(p), list(h)) for p in itertools.combinations(public, k)
              for h in itertools.combinations(harness, k)]
     return {"public_vs_public": _tally(same), "harness_vs_public": _tally(cross)}
@@ -74,7 +76,8 @@ def _tally(results: list[dict]) -> dict:
 
 # Student's t, two-sided 95%, by degrees of freedom (a df between two keys takes the lower)
 _T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
-         9: 2.262, 10: 2.228, 12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042, 60: 2.000}
+         9: 2.262, 10: 2.228, 12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042, 60: 2.000,
+         120: 1.980}
 
 
 def paired_interval(ratios: list[float]) -> tuple[float, float, float] | None:
@@ -84,7 +87,7 @@ def paired_interval(ratios: list[float]) -> tuple[float, float, float] | None:
     logs = [math.log(r) for r in ratios]
     mean, se = statistics.fmean(logs), statistics.stdev(logs) / math.sqrt(len(logs))
     df = len(logs) - 1
-    t = _T975[max(k for k in _T975 if k <= df)] if df <= 60 else 1.96
+    t = _T975[max(k for k in _T975 if k <= df)]  # past 120: 1.980 (the limit is 1.960)
     return math.exp(mean), math.exp(mean - t * se), math.exp(mean + t * se)
 
 

@@ -250,14 +250,15 @@ def test_parity_noise_asks_the_criterion_of_the_public_evaluator_against_itself(
     assert row["harness_runs"] == 4  # the run that missed a case is left out
     assert row["paired_run_ratios"] == pytest.approx([1.0, 1 / 1.3, 1.0, 1 / 1.3])
     same = row["public_vs_public"]
-    # three splits: {0,1}|{2,3} and {0,3}|{1,2} equal (met); {0,2}|{1,3} 1.3x apart
-    assert same["draws"] == 3 and same["met"] == 2
+    # three splits, each both ways: {0,1}|{2,3} and {0,3}|{1,2} equal (met); {0,2}|{1,3}
+    # 1.3x apart
+    assert same["draws"] == 6 and same["met"] == 4
     assert same["apart_max"] == pytest.approx(0.3)
     cross = row["harness_vs_public"]
     # 6 public pairs x 6 harness pairs; a public pair's median is 1.0, 1.15 or 1.3
     assert cross["draws"] == 36 and cross["met"] == 6  # only {0,2} (median 1.0) meets it
     assert cross["ratio_min"] == pytest.approx(1 / 1.3)
-    assert "criterion met in 2 of 3 draws (67%)" in done.stdout
+    assert "criterion met in 4 of 6 draws (67%)" in done.stdout
 
 
 def test_parity_noise_reads_too_few_runs_as_such(tmp_path):
@@ -295,10 +296,14 @@ def test_parity_noise_paired_interval_is_students_t_on_the_logs():
     assert many[2] / many[1] < high / low
     sd = statistics.stdev([0.0, 2 * math.log(1.1)] * 7)
     assert many[2] == pytest.approx(1.1 * math.exp(2.179 * sd / math.sqrt(14)))
+    lots = parity_noise.paired_interval([1.0, 1.21] * 70)  # df 139: t(120), not the limit
+    sd = statistics.stdev([0.0, 2 * math.log(1.1)] * 70)
+    assert lots[2] == pytest.approx(1.1 * math.exp(1.980 * sd / math.sqrt(140)))
 
 
-def _fake_parity_run(monkeypatch, tmp_path, *argv: str) -> tuple[list[tuple], dict, str]:
-    """contest_parity.main() with the two evaluators faked: what ran, in order, and the report."""
+def _fake_parity_run(monkeypatch, tmp_path, *argv: str, _then=None) -> tuple[list[tuple], dict, str]:
+    """contest_parity.main() with the two evaluators faked: what ran, in order, and the report
+    (`_then`: a last change to the fakes before it runs)."""
     import contextlib
     import io
 
@@ -317,6 +322,8 @@ def _fake_parity_run(monkeypatch, tmp_path, *argv: str) -> tuple[list[tuple], di
 
     monkeypatch.setattr(contest_parity, "public_run", public)
     monkeypatch.setattr(contest_parity, "harness_run", harness)
+    if _then is not None:
+        _then()
     out = tmp_path / "out"
     monkeypatch.setattr(sys, "argv", ["contest_parity.py", "--reference-kernels", str(tmp_path),
                                       "--out", str(out), *argv])
@@ -346,3 +353,27 @@ def test_contest_parity_runs_zero_gives_test_mode_walls_alone(monkeypatch, tmp_p
         "public": 2.0, "harness": 1.0, "public_passed": True, "harness_passed": True}
     assert "a: test mode wall 2.0 s vs 1.0 s (passed: public True, harness True)" in printed
     assert "geomean public" not in printed  # no benchmark runs: no ratio to state
+
+
+def test_contest_parity_keeps_a_finished_pair_whole_when_a_later_one_is_cut(monkeypatch, tmp_path):
+    """Pair by pair, a pair's test mode and summary are written as soon as its runs end: a
+    run cut during the next pair keeps them (as a device call's time limit cuts)."""
+    import contest_parity
+
+    def cut_on_b() -> None:
+        fake = contest_parity.harness_run
+
+        def harness(pair, mode, tmp, config=None):
+            if pair["name"] == "b":
+                raise KeyboardInterrupt  # what a cut leaves: the process stops here
+            return fake(pair, mode, tmp, config)
+
+        monkeypatch.setattr(contest_parity, "harness_run", harness)
+
+    with pytest.raises(KeyboardInterrupt):
+        _fake_parity_run(monkeypatch, tmp_path, "--runs", "2", _then=cut_on_b)
+    report = json.loads((tmp_path / "out" / "parity.json").read_text())
+    a, b = report["pairs"]
+    assert len(a["public"]) == 2 and a["summary"]["geomean_ratio"] == pytest.approx(1.1 ** 0.5)
+    assert a["test_mode_wall_s"]["harness"] == 1.0
+    assert b["harness"] == [] and "summary" not in b
