@@ -198,18 +198,20 @@ def main() -> int:
         steps = [(k, i) for i in range(args.runs) for k in range(len(chosen))]
     else:
         steps = [(k, i) for k in range(len(chosen)) for i in range(args.runs)]
+    def save() -> None:
+        (args.out / "parity.json").write_text(json.dumps(report, indent=2))
+
     for k, i in steps:
         if i == 0 or args.interleave:
             print(f"== {chosen[k]['name']}", flush=True)
         _benchmark_run(chosen[k], entries[k], i, args, tmp)
-        (args.out / "parity.json").write_text(json.dumps(report, indent=2))
-        if not args.interleave and i == args.runs - 1:  # the pair is done: finish it now,
-            _finish(chosen[k], entries[k], args, tmp)   # so that a later cut keeps it whole
-            (args.out / "parity.json").write_text(json.dumps(report, indent=2))
-    for k in range(len(chosen)):
-        if args.interleave or args.runs == 0:
+        save()
+        if i == args.runs - 1:  # the pair's last run: finish it now, so a later cut keeps it
             _finish(chosen[k], entries[k], args, tmp)
-            (args.out / "parity.json").write_text(json.dumps(report, indent=2))
+            save()
+    for k in range(len(chosen)) if args.runs == 0 else ():  # test mode alone
+        _finish(chosen[k], entries[k], args, tmp)
+        save()
     return _print_summary(report, args.out)
 
 
@@ -295,6 +297,17 @@ def case_medians(runs: list[dict]) -> list[float | None]:
     return out
 
 
+def geomean_ratio(reference: list[float | None], candidate: list[float | None]) -> float:
+    """Geomean of `candidate`'s cases over `reference`'s, on the cases both timed (nan: none)."""
+    both = [(r, c) for r, c in zip(reference, candidate) if r and c]
+    return geomean([c for _, c in both]) / geomean([r for r, _ in both]) if both else math.nan
+
+
+def timed_every_case(run: dict) -> bool:
+    """Whether a run's means are all there (a failed or cut case leaves a gap)."""
+    return bool(run["means_ns"]) and all(run["means_ns"])
+
+
 def _summarize(entry: dict) -> None:
     pub, har = case_medians(entry["public"]), case_medians(entry["harness"])
     ratios = [h / p for p, h in zip(pub, har) if p and h]
@@ -303,12 +316,12 @@ def _summarize(entry: dict) -> None:
         "public_case_ns": pub, "harness_case_ns": har, "case_ratios": ratios,
         "public_geomean_ns": geomean([p for p, _ in both]),
         "harness_geomean_ns": geomean([h for _, h in both]),
-        "geomean_ratio": geomean([h for _, h in both]) / geomean([p for p, _ in both]) if both else math.nan,
+        "geomean_ratio": geomean_ratio(pub, har),
         "worst_case_ratio": max(ratios, key=lambda r: abs(math.log(r))) if ratios else math.nan,
         "public_wall_s": _median([r["wall_s"] for r in entry["public"]]),
         "harness_wall_s": _median([r["wall_s"] for r in entry["harness"]]),
-        "roundtrip_median_ns": statistics.median(
-            [r["roundtrip_median_ns"] for r in entry["harness"] if r["roundtrip_median_ns"]] or [math.nan]),
+        "roundtrip_median_ns": _median(
+            [r["roundtrip_median_ns"] for r in entry["harness"] if r["roundtrip_median_ns"]]),
         # how far each evaluator moves from run to run (highest / lowest per-run geomean):
         # a ratio between them means little where the public one moves more than it
         "public_run_spread": _run_spread(entry["public"]),
@@ -369,7 +382,7 @@ def _median(values: list[float]) -> float:
 
 def _run_spread(runs: list[dict]) -> float:
     """Highest over lowest geomean of the runs that timed every case (nan below two)."""
-    values = [geomean(r["means_ns"]) for r in runs if r["means_ns"] and all(r["means_ns"])]
+    values = [geomean(r["means_ns"]) for r in runs if timed_every_case(r)]
     return max(values) / min(values) if len(values) > 1 else math.nan
 
 

@@ -140,9 +140,13 @@ print(json.dumps(times))
 '''
 
 
+def _on(device: str, names: dict, gpu_only: set[str]) -> list[str]:
+    return [n for n in names if device == "cuda" or n not in gpu_only]
+
+
 def kinds_for(device: str) -> list[str]:
     """The submission kinds a device runs by default (Triton's only on the GPU)."""
-    return [k for k in KINDS if device == "cuda" or k not in GPU_ONLY_KINDS]
+    return _on(device, KINDS, GPU_ONLY_KINDS)
 
 
 def bare(staged: Path, submission: Path, device: str, calls: int, flush_bytes: int) -> float:
@@ -184,11 +188,11 @@ def main() -> int:
     settings = Settings.load().for_device(args.device)
     flush = (settings.timing.cpu_flush_bytes if args.device == "cpu"
              else 2 * 50 * (1 << 20))  # about the judge's L2 flush on an H200
-    variants = args.variants or [v for v in VARIANTS
-                                 if args.device == "cuda" or v not in GPU_ONLY_VARIANTS]
+    variants = args.variants or _on(args.device, VARIANTS, GPU_ONLY_VARIANTS)
     kinds = args.kinds or kinds_for(args.device)
-    if set(kinds) - set(kinds_for(args.device)):
-        parser.error(f"{', '.join(sorted(set(kinds) - set(kinds_for(args.device))))}: GPU only")
+    refused = sorted(set(kinds) - set(kinds_for(args.device)))
+    if refused:
+        parser.error(f"{', '.join(refused)}: GPU only")
     tmp = Path(tempfile.mkdtemp(prefix="host-speed-"))
     configs: dict[str, Path | None] = {}
     for name in variants:

@@ -34,14 +34,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.contest_parity import case_medians, geomean, pool, verdict  # noqa: E402
+from benchmarks.contest_parity import (  # noqa: E402
+    case_medians, geomean, geomean_ratio, pool, timed_every_case, verdict)
 
 
 def compare(reference: list[dict], candidate: list[dict]) -> dict:
     """Issue 14's criterion on `candidate`'s runs against `reference`'s (medians per case)."""
     ref, cand = case_medians(reference), case_medians(candidate)
-    both = [(r, c) for r, c in zip(ref, cand) if r and c]
-    ratio = geomean([c for _, c in both]) / geomean([r for r, _ in both]) if both else math.nan
+    ratio = geomean_ratio(ref, cand)
     summary = {"public_case_ns": ref, "harness_case_ns": cand, "geomean_ratio": ratio}
     return {"ratio": ratio, "met": verdict(summary, reference)["met"]}
 
@@ -91,11 +91,6 @@ def paired_interval(ratios: list[float]) -> tuple[float, float, float] | None:
     return math.exp(mean), math.exp(mean - t * se), math.exp(mean + t * se)
 
 
-def complete(runs: list[dict]) -> list[dict]:
-    """The runs that timed every case."""
-    return [r for r in runs if r["means_ns"] and all(r["means_ns"])]
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", type=Path, nargs="+")
@@ -104,10 +99,11 @@ def main() -> int:
     args = parser.parse_args()
     report = []
     for entry in pool(args.files):
-        public, harness = complete(entry["public"]), complete(entry["harness"])
+        public = [r for r in entry["public"] if timed_every_case(r)]
+        harness = [r for r in entry["harness"] if timed_every_case(r)]
         paired = [geomean(h["means_ns"]) / geomean(p["means_ns"])
                   for p, h in zip(entry["public"], entry["harness"])
-                  if p in public and h in harness]
+                  if timed_every_case(p) and timed_every_case(h)]
         interval = paired_interval(paired)
         row = {"name": entry["name"], "public_runs": len(public), "harness_runs": len(harness),
                "paired_run_ratios": paired, "paired_geomean_interval": interval,
