@@ -246,7 +246,12 @@ def pool(paths: list[Path]) -> list[dict]:
     """The pairs in `paths`, the runs of a pair named in several files pooled."""
     entries: dict[str, dict] = {}
     for path in paths:
-        for e in json.loads(path.read_text())["pairs"]:
+        try:
+            found = json.loads(path.read_text())["pairs"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise SystemExit(f"{path}: not a parity.json that contest_parity.py wrote "
+                             f"({type(exc).__name__}: {exc})") from None
+        for e in found:
             into = entries.setdefault(e["name"], {"name": e["name"], "public": [], "harness": []})
             into["public"] += e["public"]
             into["harness"] += e["harness"]

@@ -377,3 +377,15 @@ def test_contest_parity_keeps_a_finished_pair_whole_when_a_later_one_is_cut(monk
     assert len(a["public"]) == 2 and a["summary"]["geomean_ratio"] == pytest.approx(1.1 ** 0.5)
     assert a["test_mode_wall_s"]["harness"] == 1.0
     assert b["harness"] == [] and "summary" not in b
+
+
+def test_parity_files_that_cannot_be_read_are_named_not_traced(tmp_path):
+    (tmp_path / "bad.json").write_text('{"runs": 1}')
+    for script in ("parity_noise.py", "contest_parity.py"):
+        merge = [] if script == "parity_noise.py" else ["--merge"]
+        for name in ("bad.json", "missing.json"):
+            done = python(str(BENCH / script), *merge, str(tmp_path / name), "--out",
+                          str(tmp_path / "out.json" if not merge else tmp_path / "o"))
+            assert done.returncode == 1
+            assert f"{tmp_path / name}: not a parity.json that contest_parity.py wrote" in done.stderr
+            assert "Traceback" not in done.stderr
