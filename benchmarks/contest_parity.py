@@ -184,7 +184,7 @@ def main() -> int:
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     if args.merge:
-        return _print_summary(merge(args.merge), args.out)
+        return _print_summary(merge(args.merge, args.only), args.out)
     if args.reference_kernels is None:
         parser.error("--reference-kernels is required to run")
     tmp = Path(tempfile.mkdtemp(prefix="parity-"))
@@ -260,9 +260,11 @@ def pool(paths: list[Path]) -> list[dict]:
     return list(entries.values())
 
 
-def merge(paths: list[Path]) -> dict:
-    """One report of the pairs in `paths`, the runs of a pair named twice pooled."""
-    report = {"merged_from": [str(p) for p in paths], "pairs": pool(paths)}
+def merge(paths: list[Path], only: list[str] | None = None) -> dict:
+    """One report of the pairs in `paths`, the runs of a pair named twice pooled; with
+    `only`, the pairs whose name contains one of its parts."""
+    kept = [e for e in pool(paths) if not only or any(part in e["name"] for part in only)]
+    report = {"merged_from": [str(p) for p in paths], "only": only or None, "pairs": kept}
     for e in report["pairs"]:
         print(f"== {e['name']} ({len(e['public'])} public, {len(e['harness'])} harness runs)")
         _summarize(e)

@@ -204,6 +204,26 @@ def test_contest_parity_merge_reports_ratios_and_each_evaluators_spread(tmp_path
     assert "case 0 at 0.700, inside the public evaluator's own range 0.1-0.2 µs" in done.stdout
 
 
+def test_contest_parity_merge_keeps_only_the_pairs_asked_for(tmp_path):
+    """--merge with --only pools the named pairs alone: a file's cut pair stays out of a
+    record that takes that pair from another file."""
+    import contest_parity
+
+    def entry(name: str, n: int) -> dict:
+        runs = [{"means_ns": [100.0], "wall_s": 1.0, "passed": True, "roundtrip_median_ns": 1e5}
+                for _ in range(n)]
+        return {"name": name, "public": runs, "harness": runs}
+
+    (tmp_path / "a.json").write_text(json.dumps({"pairs": [entry("x torch.py", 3),
+                                                           entry("x triton.py", 1)]}))
+    (tmp_path / "b.json").write_text(json.dumps({"pairs": [entry("x triton.py", 3)]}))
+    both = contest_parity.merge([tmp_path / "a.json", tmp_path / "b.json"])
+    assert [len(e["public"]) for e in both["pairs"]] == [3, 4]
+    torch_only = contest_parity.merge([tmp_path / "a.json"], ["torch"])
+    assert [e["name"] for e in torch_only["pairs"]] == ["x torch.py"]
+    assert torch_only["only"] == ["torch"]
+
+
 def test_contest_parity_verdict_is_issue_14s_criterion():
     sys.path.insert(0, str(BENCH))
     from contest_parity import verdict
