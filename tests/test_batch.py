@@ -4,9 +4,14 @@ same ranking."""
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 from conftest import BAD, ROOT, run_cli
+from rich.console import Console
+
+from harness.consts import JobState
+from harness.frontends.batch import Batch, Job
 
 LB = ROOT / "tests" / "submissions" / "leaderboard"
 EXPECTED = {"fast.py": "passed", "sleep_1ms.py": "passed", "sleep_3ms.py": "passed",
@@ -107,3 +112,25 @@ def test_a_bad_config_is_a_message_not_a_traceback(tmp_path):
                 "--config", str(bad), "--db", str(tmp_path / "b.db"))
     assert r.rc == 2 and "timing.warm must be kernel, torch or event" in r.out
     assert "Traceback" not in r.out
+
+
+def test_a_jobs_line_and_row_show_the_same_status_and_score():
+    """The log's line and the live table's row read a finished job alike: its status
+    coloured by the verdict, its score where it has one."""
+    passed = Job(Path("a.py"), "t", JobState.DONE, doc={"status": "passed", "score_ns": 1500.0})
+    failed = Job(Path("b.py"), "t", JobState.DONE, doc={"status": "failed", "score_ns": None})
+    broken = Job(Path("c.py"), "t", JobState.DONE, error="judge died")
+    assert passed.status_markup == "[green]passed[/]" and passed.score_ns == 1500.0
+    assert failed.status_markup == "[red]failed[/]" and failed.score_ns is None
+    assert broken.status_markup == "[red]harness error[/]" and broken.score_ns is None
+
+    class Shown:  # the two views without a batch: `line` and `view` read only these
+        jobs, tasks, mode = [passed, failed, broken], ["t"], "benchmark"
+
+    lines = [Batch.line(Shown(), j) for j in Shown.jobs]
+    assert lines[0].startswith("a.py (t): [green]passed[/] 1.50 µs")
+    assert lines[1].startswith("b.py (t): [red]failed[/],")
+    console = Console(width=120, record=True)
+    console.print(Batch.view(Shown()))
+    table = console.export_text()
+    assert "1.50 µs" in table and "harness error" in table

@@ -54,6 +54,17 @@ class Job:
             return "harness error"
         return self.doc["status"] if self.doc else ""
 
+    @property
+    def score_ns(self) -> float | None:
+        """The job's score, None without one."""
+        return self.doc.get("score_ns") if self.doc else None
+
+    @property
+    def status_markup(self) -> str:
+        """The job's status in rich markup: green when it passed, red otherwise."""
+        colour = "green" if self.status == Status.PASSED else "red"
+        return f"[{colour}]{escape(self.status)}[/]"
+
 
 def collect(paths: list[Path]) -> list[Path]:
     """Submission files named directly or found (recursively) in folders."""
@@ -123,24 +134,23 @@ class Batch:
 
     def line(self, job: Job) -> str:
         """One finished job as a line (a log's view of the live table's row)."""
-        colour = "green" if job.status == Status.PASSED else "red"
-        score = fmt_ns(job.doc.get("score_ns")) if job.doc and job.doc.get("score_ns") else ""
+        score = f" {fmt_ns(job.score_ns)}" if job.score_ns else ""
         where = f" on {job.where}" if job.where else ""
-        return (f"{escape(job.file.name)} ({job.task}): [{colour}]{escape(job.status)}[/]"
-                + (f" {score}" if score else "") + f"{where}, {job.wall:.1f} s")
+        return (f"{escape(job.file.name)} ({job.task}): {job.status_markup}{score}{where}, "
+                f"{job.wall:.1f} s")
 
     def view(self) -> Table:
+        """The live table: a row per job, its state, and its result once done."""
         tasks = ", ".join(self.tasks)
         table = Table(title=f"Batch: {len(self.jobs)} submissions to {tasks} ({self.mode})",
                       title_justify="left")
         for col in ("submission", "task", "state", "where", "result", "score", "time"):
             table.add_column(col)
         for job in self.jobs:
-            score = fmt_ns(job.doc.get("score_ns")) if job.doc else ""
+            score = fmt_ns(job.score_ns) if job.doc else ""
             wall = f"{job.wall:.1f} s" if job.state == JobState.DONE else (
                 f"{time.time() - job.started:.0f} s" if job.state == JobState.RUNNING else "")
-            colour = "green" if job.status == Status.PASSED else "red"
-            result = f"[{colour}]{escape(job.status)}[/]" if job.state == JobState.DONE else ""
+            result = job.status_markup if job.state == JobState.DONE else ""
             table.add_row(escape(str(job.file.name)), job.task, job.state, job.where, result,
                           score, wall)
         return table
