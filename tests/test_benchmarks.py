@@ -409,3 +409,23 @@ def test_parity_files_that_cannot_be_read_are_named_not_traced(tmp_path):
             assert done.returncode == 1
             assert f"{tmp_path / name}: not a parity.json that contest_parity.py wrote" in done.stderr
             assert "Traceback" not in done.stderr
+
+
+def test_mask_cost_times_the_masking_of_nvfp4s_cpu_inputs_and_restores_them(tmp_path):
+    """mask_cost.py on the CPU, on the smallest case: every measure has a time for each
+    round, the sample's CPU-side inputs are every call's scale factors (15 calls, a and b
+    of each group), and the unmasking gives back the bytes (the script asserts it)."""
+    out = tmp_path / "mask_cost.json"
+    done = python("benchmarks/mask_cost.py", "--device", "cpu", "--case", "3", "--rounds", "2",
+                  "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    result = json.loads(out.read_text())
+    assert set(result["median_ms"]) == {"draw", "xor_mask", "copy_after_unmask",
+                                        "copy_after_write", "copy_again"}
+    assert all(len(v) == 2 and min(v) > 0 for v in result["runs_ms"].values())
+    case = yaml.safe_load((ROOT / "tasks" / "nvfp4_group_gemm" / "task.yml").read_text())[
+        "benchmarks"][3]
+    assert result["tensors"] == 15 * 2 * case["g"]
+    assert result["bytes"] == 15 * sum((m + n) * -(-k // 16) for m, n, k in
+                                       zip(case["m"], case["n"], case["k"]))
+    assert "copy_after_unmask" in done.stdout
