@@ -109,10 +109,12 @@ def measure(device: str, rounds: int, case: int) -> dict[str, Any]:
             measures["xor_mask"].append(timed(
                 lambda: masking.xor_mask(tensors, key, draw_on=draw_on), device))  # unmasking
             measures["copy_after_unmask"].append(timed(copies, device))
+            if not all(torch.equal(t.view(torch.uint8), q.view(torch.uint8))
+                       for t, q in zip(tensors, pristine)):
+                raise SystemExit(f"round {r + 1}: the unmasking did not give the bytes back")
             write()
             measures["copy_after_write"].append(timed(copies, device))
             measures["copy_again"].append(timed(copies, device))
-        assert all(torch.equal(t, p) for t, p in zip(tensors, pristine)), "unmasking failed"
     return {"device": device, "case": case, "bytes": nbytes, "tensors": len(tensors),
             "rounds": rounds,
             "median_ms": {k: statistics.median(v) * 1e3 for k, v in measures.items()},

@@ -414,7 +414,7 @@ def test_parity_files_that_cannot_be_read_are_named_not_traced(tmp_path):
 def test_mask_cost_times_the_masking_of_nvfp4s_cpu_inputs_and_restores_them(tmp_path):
     """mask_cost.py on the CPU, on the smallest case: every measure has a time for each
     round, the sample's CPU-side inputs are every call's scale factors (15 calls, a and b
-    of each group), and the unmasking gives back the bytes (the script asserts it)."""
+    of each group), and the unmasking gives back the bytes (the script checks it each round)."""
     out = tmp_path / "mask_cost.json"
     done = python("benchmarks/mask_cost.py", "--device", "cpu", "--case", "3", "--rounds", "2",
                   "--out", str(out))
