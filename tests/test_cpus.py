@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 import textwrap
 import threading
 from pathlib import Path
@@ -256,6 +258,66 @@ def test_hold_plan_keeps_the_held_cores_sibling_idle(tmp_path):
     assert cpus.hold_plan(None) is None and cpus.hold_plan(set()) is None
 
 
+def test_evaluations_at_once_claim_different_cores_and_keep_off_each_others(tmp_path):
+    """Two evaluations sharing a machine's CPUs (two submits) hold different cores: the
+    second takes the last core the first does not hold and keeps its other threads off
+    the first's; when every core is held the last is shared as before; a claim ended
+    frees its core."""
+    sysfs = fake_sysfs(tmp_path / "sys", {c: (0, c % 3) for c in range(6)})  # 3 cores x 2
+    allowed = set(range(6))
+    first, second, third = (cpus.CoreClaims(tmp_path / "claims") for _ in range(3))
+    assert cpus.hold_plan(allowed, sysfs, first) == (2, frozenset({0, 1, 3, 4}))
+    assert cpus.hold_plan(allowed, sysfs, second) == (1, frozenset({0, 3}))
+    # no core left free of others' claims: its other threads go where they may
+    assert cpus.hold_plan(allowed, sysfs, third) == (0, frozenset({1, 2, 4, 5}))
+    fourth = cpus.CoreClaims(tmp_path / "claims")  # every core held: the last, shared
+    assert cpus.hold_plan(allowed, sysfs, fourth) == (2, frozenset({0, 1, 3, 4}))
+    assert fourth.held == []
+    first.release()
+    assert cpus.hold_plan(allowed, sysfs, fourth) == (2, frozenset({0, 1, 3, 4}))
+    assert len(fourth.held) == 1  # the freed core, claimed
+    third.release()
+    fifth = cpus.CoreClaims(tmp_path / "claims")
+    assert cpus.hold_plan(allowed, sysfs, fifth) == (0, frozenset({1, 2, 4, 5}))  # freed
+    for c in (second, fourth, fifth):
+        c.release()
+    assert cpus.hold_plan(allowed, sysfs, cpus.CoreClaims(tmp_path / "claims")) == (
+        2, frozenset({0, 1, 3, 4}))
+
+
+def test_a_claim_is_seen_from_another_process_and_ends_with_it(tmp_path):
+    """Claims are machine-wide: a core another process holds is not taken, and the
+    kernel ends the claim when that process dies (no stale lock)."""
+    sysfs = fake_sysfs(tmp_path / "sys", {0: (0, 0), 1: (0, 1)})
+    folder = tmp_path / "claims"
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; from pathlib import Path; from harness.judging import cpus; "
+         f"c = cpus.CoreClaims(Path({str(folder)!r})); "
+         f"print(cpus.hold_plan({{0, 1}}, Path({str(sysfs)!r}), c), flush=True); "
+         "time.sleep(60)"],
+        cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "(1, frozenset({0}))"
+        mine = cpus.CoreClaims(folder)
+        assert cpus.hold_plan({0, 1}, sysfs, mine) == (0, frozenset({1}))
+        mine.release()
+    finally:
+        holder.kill()
+        holder.wait()
+    assert cpus.hold_plan({0, 1}, sysfs, cpus.CoreClaims(folder)) == (1, frozenset({0}))
+
+
+def test_claims_that_cannot_be_made_leave_holding_as_before(tmp_path):
+    """A claims folder that cannot be made (a file in its place) claims nothing, and the
+    plan is the one without claims."""
+    sysfs = fake_sysfs(tmp_path / "sys", {c: (0, c % 2) for c in range(4)})
+    (tmp_path / "claims").write_text("not a folder")
+    claims = cpus.CoreClaims(tmp_path / "claims" / "sub")
+    assert cpus.hold_plan({0, 1, 2, 3}, sysfs, claims) == cpus.hold_plan({0, 1, 2, 3}, sysfs)
+    assert claims.held == [] and not claims.taken_elsewhere([0, 2])
+
+
 def test_gpu_slots_share_out_the_cores_where_a_cpu_may_be_held():
     from types import SimpleNamespace
 
@@ -289,6 +351,7 @@ def _judge_stub(hold_cpu: bool | None, pin_cpus: bool = False):
     judge.device = SimpleNamespace(kind="cuda")
     judge.cpus, judge._cpus_before = None, None
     judge.held, judge._hold_others = None, frozenset()
+    judge._claims = None
     return judge
 
 
@@ -304,12 +367,15 @@ def test_judge_keeps_its_threads_off_the_held_core_and_restores_them():
     try:
         judge._hold_cpu()
         assert judge.held == held and judge._hold_others == others
+        core = cpus.cores(allowed)[-1]
+        assert cpus.CoreClaims().taken_elsewhere(core)  # claimed machine-wide
         assert all(os.sched_getaffinity(t) == set(others) for t in cpus.threads())
         later = _threads_elsewhere(stop, 1)[0]  # started after: inherits the judge's CPUs
         assert os.sched_getaffinity(later.native_id) == set(others)
     finally:
         judge._restore_cpus()
         stop.set()
+    assert judge._claims is None and not cpus.CoreClaims().taken_elsewhere(core)
     assert all(os.sched_getaffinity(t.native_id) == allowed for t in started)
     assert os.sched_getaffinity(0) == allowed
     off, pinned = _judge_stub(False), _judge_stub(None, pin_cpus=True)

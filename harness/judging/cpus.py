@@ -16,10 +16,12 @@ are placed: the worker's other threads (CUDA's, OpenMP's) keep every other core,
 import and its first sample (a build started there would run its compilers on the one
 CPU). The worker places its threads after its reply to each sample or rehearsal, outside
 the judge's round trip (`Worker._hold_next`). Still sharing the held CPU: threads the
-calling thread starts inside a call (until the sample's reply), processes it starts
-(compilers of a later lazy build), and other evaluations on the machine unless each has
-its own share of the cores (batch slots get one,
-`harness.frontends.backends.shares_cores`; two `submit`s at once do not). A task turns
+calling thread starts inside a call (until the sample's reply) and processes it starts
+(compilers of a later lazy build). Evaluations at once on one machine get shares of the
+cores (batch slots, `harness.frontends.backends.shares_cores`), or, sharing the CPUs (two
+`submit`s), claim their held cores machine-wide (`CoreClaims`: a lock file per core): each
+holds a core no other holds and keeps its threads off the others' held cores while a core
+is left them; with every core claimed, the last one is shared as before. A task turns
 holding off with `timing.hold_cpu: false`, an organiser with `worker.hold_cpu`.
 
 With `worker.pin_cpus` (off by default: 2.2x slower on a host-bound case, runs 28-32) the
@@ -29,12 +31,16 @@ the others, so that a judge polling on a hyperthread sibling cannot slow its lau
 
 from __future__ import annotations
 
+import fcntl
 import os
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 SYSFS = Path("/sys/devices/system/cpu")
+# Where held cores are claimed (`CoreClaims`): one folder for every user of the machine.
+CLAIMS = Path(tempfile.gettempdir()) / "kernel-harness-held-cores"
 
 
 @dataclass(frozen=True)
@@ -178,13 +184,82 @@ def wants_hold(setting: bool | None, task_timing: dict, device_kind: str) -> boo
     return bool(task_timing.get("hold_cpu", True))
 
 
-def hold_plan(allowed: set[int] | frozenset[int] | None,
-              sysfs: Path | None = None) -> tuple[int, frozenset[int]] | None:
+class CoreClaims:
+    """This evaluation's claims on the physical cores its worker's thread is held on, and
+    what it sees of other evaluations' on this machine: an exclusive `flock` on a file per
+    core (named for the core's CPUs) in `folder`, which every user can write (sticky, as
+    /tmp). A claim lasts until `release`, or until its process ends (the kernel drops the
+    lock with the file). Where the folder cannot be made or opened nothing is claimed and
+    every core looks free: holding then works as without claims."""
+
+    def __init__(self, folder: Path = CLAIMS) -> None:
+        self.folder = folder
+        self.held: list[int] = []  # the open files of this evaluation's claims
+
+    def _open(self, core: list[int]) -> int | None:
+        try:
+            if not self.folder.is_dir():
+                self.folder.mkdir(parents=True, exist_ok=True)
+                os.chmod(self.folder, 0o1777)  # every user's evaluations claim here
+            return os.open(self.folder / ("core-" + "-".join(map(str, sorted(core)))),
+                           os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError:
+            return None
+
+    def _lock(self, core: list[int]) -> int | None:
+        """`core`'s claim file, opened and locked: its descriptor; None where another
+        evaluation holds the core; -1 where claims cannot be made here."""
+        fd = self._open(core)
+        if fd is None:
+            return -1
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return None
+        return fd
+
+    def take(self, core: list[int]) -> bool:
+        """Claim `core` unless another evaluation holds it (True where claims cannot be
+        made at all: nothing to keep apart from)."""
+        fd = self._lock(core)
+        if fd is not None and fd >= 0:
+            self.held.append(fd)
+        return fd is not None
+
+    def taken_elsewhere(self, core: list[int]) -> bool:
+        """Whether another evaluation holds `core` now (this one's own claims aside: a
+        core this one holds reads as taken)."""
+        fd = self._lock(core)
+        if fd is not None and fd >= 0:
+            os.close(fd)  # a lock taken to look is dropped with the file
+        return fd is None
+
+    def release(self) -> None:
+        """End this evaluation's claims."""
+        for fd in self.held:
+            os.close(fd)
+        self.held = []
+
+
+def hold_plan(allowed: set[int] | frozenset[int] | None, sysfs: Path | None = None,
+              claims: CoreClaims | None = None) -> tuple[int, frozenset[int]] | None:
     """The CPU a worker's calling thread is held on (the first of the last physical core
     of `allowed`) and the CPUs left to every other thread (the other cores: a hyperthread
     sibling of the held CPU stays idle, as the judge's polling there would slow it); None
-    with fewer than two physical cores (nothing to keep apart) or where the OS cannot say."""
-    split = plan(allowed or set(), sysfs)  # the same last core that pin_cpus gives a worker
-    if split is None:
+    with fewer than two physical cores (nothing to keep apart) or where the OS cannot say.
+
+    With `claims`, the last core that no other evaluation on the machine holds, claimed,
+    and the other threads kept off the cores others hold too (while a core is left them);
+    where every core is held, the last one, shared as without claims."""
+    groups = cores(allowed or set(), sysfs)
+    if len(groups) < 2:
         return None
-    return min(split.worker), split.judge
+    core = groups[-1]  # the same last core that pin_cpus gives a worker
+    if claims is not None:
+        core = next((g for g in reversed(groups) if claims.take(g)), core)
+    others = set(allowed or set()) - set(core)
+    if claims is not None:
+        busy = {c for g in groups if g is not core and claims.taken_elsewhere(g) for c in g}
+        others = (others - busy) or others
+    return min(core), frozenset(others)

@@ -23,6 +23,7 @@ from harness.judging.channel import Channel
 from harness.judging.checking import all_finite
 from harness.judging.compile_cache import CompileCache
 from harness.judging.cpus import (
+    CoreClaims,
     CpuPlan,
     allowed_now,
     hold_plan,
@@ -105,6 +106,7 @@ class Judge(Sampling):
         self._cpus_before: set[int] | None = None
         self.held: int | None = None  # the worker's calling thread's CPU (worker.hold_cpu)
         self._hold_others: frozenset[int] = frozenset()  # every other thread's CPUs
+        self._claims: CoreClaims | None = None  # the held core, claimed machine-wide
         become_subreaper()
         self._pin_cpus()
         self._hold_cpu()
@@ -130,7 +132,8 @@ class Judge(Sampling):
         if self.settings.worker.pin_cpus or not allowed or not wants_hold(
                 self.settings.worker.hold_cpu, self.task.timing, self.device.kind):
             return
-        found = hold_plan(allowed)
+        self._claims = CoreClaims()
+        found = hold_plan(allowed, claims=self._claims)
         if found is not None:
             self.held, self._hold_others = found
             self._cpus_before = allowed
@@ -233,10 +236,14 @@ class Judge(Sampling):
 
     def _restore_cpus(self) -> None:
         """Every thread of this process back on the CPUs it had before `pin_cpus` or
-        `hold_cpu` placed them: the process outlives this evaluation."""
+        `hold_cpu` placed them (the process outlives this evaluation), and the held core's
+        claim ended."""
         if self._cpus_before is not None:
             place_all(self._cpus_before)
             self._cpus_before = None
+        if self._claims is not None:
+            self._claims.release()
+            self._claims = None
 
     def _collect_output(self) -> None:
         if self.worker is not None:
