@@ -315,7 +315,37 @@ def test_claims_that_cannot_be_made_leave_holding_as_before(tmp_path):
     (tmp_path / "claims").write_text("not a folder")
     claims = cpus.CoreClaims(tmp_path / "claims" / "sub")
     assert cpus.hold_plan({0, 1, 2, 3}, sysfs, claims) == cpus.hold_plan({0, 1, 2, 3}, sysfs)
-    assert claims.held == [] and not claims.taken_elsewhere([0, 2])
+    assert claims.held == [] and not claims.taken_elsewhere("core-0-0")
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)  # a link in the folder's place is not followed
+    linked = cpus.CoreClaims(tmp_path / "link")
+    assert cpus.hold_plan({0, 1, 2, 3}, sysfs, linked) == cpus.hold_plan({0, 1, 2, 3}, sysfs)
+    assert linked.held == [] and list(real.iterdir()) == []
+
+
+def test_a_claim_file_that_cannot_be_used_reads_as_held_and_never_blocks(tmp_path):
+    """A FIFO (or anything but a plain file) at a core's claim file makes that core look
+    held, at once (opening a FIFO would otherwise wait for a writer); claim files are
+    made readable by every user whatever the umask."""
+    sysfs = fake_sysfs(tmp_path / "sys", {c: (0, c % 2) for c in range(4)})
+    folder = tmp_path / "claims"
+    folder.mkdir()
+    os.mkfifo(folder / "core-0-1")  # the last core's name
+    claims = cpus.CoreClaims(folder)
+    assert cpus.hold_plan({0, 1, 2, 3}, sysfs, claims) == (0, frozenset({1, 3}))
+    assert oct((folder / "core-0-0").stat().st_mode & 0o777) == oct(0o644)
+    assert oct(folder.stat().st_mode & 0o7777) == oct(0o1777)
+    claims.release()
+    old = os.umask(0o077)
+    try:
+        (folder / "core-0-0").unlink()
+        made = cpus.CoreClaims(folder)
+        assert made.take("core-0-0")
+        made.release()
+    finally:
+        os.umask(old)
+    assert oct((folder / "core-0-0").stat().st_mode & 0o777) == oct(0o644)
 
 
 def test_gpu_slots_share_out_the_cores_where_a_cpu_may_be_held():
@@ -355,7 +385,8 @@ def _judge_stub(hold_cpu: bool | None, pin_cpus: bool = False):
     return judge
 
 
-def test_judge_keeps_its_threads_off_the_held_core_and_restores_them():
+def test_judge_keeps_its_threads_off_the_held_core_and_restores_them(monkeypatch, tmp_path):
+    monkeypatch.setattr(cpus, "CLAIMS", tmp_path / "claims")  # not the machine's folder
     allowed = _two_cpus()
     found = cpus.hold_plan(allowed)
     if found is None:
@@ -367,7 +398,7 @@ def test_judge_keeps_its_threads_off_the_held_core_and_restores_them():
     try:
         judge._hold_cpu()
         assert judge.held == held and judge._hold_others == others
-        core = cpus.cores(allowed)[-1]
+        core = cpus.core_name(cpus.cores(allowed)[-1])
         assert cpus.CoreClaims().taken_elsewhere(core)  # claimed machine-wide
         assert all(os.sched_getaffinity(t) == set(others) for t in cpus.threads())
         later = _threads_elsewhere(stop, 1)[0]  # started after: inherits the judge's CPUs
@@ -375,9 +406,9 @@ def test_judge_keeps_its_threads_off_the_held_core_and_restores_them():
     finally:
         judge._restore_cpus()
         stop.set()
-    assert judge._claims is None and not cpus.CoreClaims().taken_elsewhere(core)
     assert all(os.sched_getaffinity(t.native_id) == allowed for t in started)
     assert os.sched_getaffinity(0) == allowed
+    assert judge._claims is None and not cpus.CoreClaims().taken_elsewhere(core)
     off, pinned = _judge_stub(False), _judge_stub(None, pin_cpus=True)
     off._hold_cpu()
     pinned._hold_cpu()

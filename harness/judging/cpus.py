@@ -20,8 +20,10 @@ calling thread starts inside a call (until the sample's reply) and processes it 
 (compilers of a later lazy build). Evaluations at once on one machine get shares of the
 cores (batch slots, `harness.frontends.backends.shares_cores`), or, sharing the CPUs (two
 `submit`s), claim their held cores machine-wide (`CoreClaims`: a lock file per core): each
-holds a core no other holds and keeps its threads off the others' held cores while a core
-is left them; with every core claimed, the last one is shared as before. A task turns
+holds a core no other holds, and keeps its other threads off the cores held when it
+starts, while a core is left them (an evaluation that started first does not move its
+threads off a later one's held core); with every core claimed, the last one is shared as
+before. A task turns
 holding off with `timing.hold_cpu: false`, an organiser with `worker.hold_cpu`.
 
 With `worker.pin_cpus` (off by default: 2.2x slower on a host-bound case, runs 28-32) the
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -187,59 +190,128 @@ def wants_hold(setting: bool | None, task_timing: dict, device_kind: str) -> boo
 class CoreClaims:
     """This evaluation's claims on the physical cores its worker's thread is held on, and
     what it sees of other evaluations' on this machine: an exclusive `flock` on a file per
-    core (named for the core's CPUs) in `folder`, which every user can write (sticky, as
-    /tmp). A claim lasts until `release`, or until its process ends (the kernel drops the
-    lock with the file). Where the folder cannot be made or opened nothing is claimed and
-    every core looks free: holding then works as without claims."""
+    core (named for the core's package and id) in a folder every user can write (sticky,
+    as /tmp; `CLAIMS` unless given). A claim lasts until `release`, or until its process
+    ends (the kernel drops the lock with the file). Claims never fail an evaluation: where
+    the folder cannot be used nothing is claimed and every core looks free (holding then
+    works as without claims); a claim file that cannot be used (not a plain file, not
+    readable) makes its core look held. The folder and its files are opened without
+    following links, the files without blocking (a FIFO put there cannot stall a judge)."""
 
-    def __init__(self, folder: Path = CLAIMS) -> None:
-        self.folder = folder
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder or CLAIMS
         self.held: list[int] = []  # the open files of this evaluation's claims
+        self._dir: int | None = None  # the folder, opened once
 
-    def _open(self, core: list[int]) -> int | None:
+    def _folder(self) -> int | None:
+        """The claims folder, opened (made if missing, sticky and writable by every user);
+        None where it cannot be used."""
+        if self._dir is not None:
+            return self._dir
         try:
-            if not self.folder.is_dir():
-                self.folder.mkdir(parents=True, exist_ok=True)
-                os.chmod(self.folder, 0o1777)  # every user's evaluations claim here
-            return os.open(self.folder / ("core-" + "-".join(map(str, sorted(core)))),
-                           os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+            try:
+                os.mkdir(self.folder, 0o700)
+            except FileExistsError:
+                pass
+            fd = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         except OSError:
             return None
-
-    def _lock(self, core: list[int]) -> int | None:
-        """`core`'s claim file, opened and locked: its descriptor; None where another
-        evaluation holds the core; -1 where claims cannot be made here."""
-        fd = self._open(core)
-        if fd is None:
-            return -1
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            st = os.fstat(fd)
+            if st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) != 0o1777:
+                os.fchmod(fd, 0o1777)  # through the descriptor: never a link's target
+            elif st.st_uid != os.getuid() and stat.S_IMODE(st.st_mode) & 0o1002 != 0o1002:
+                raise OSError("the claims folder is another user's, not sticky and open")
+        except OSError:
+            os.close(fd)
+            return None
+        self._dir = fd
+        return fd
+
+    def _open(self, folder: int, name: str) -> int | None:
+        """`name`'s claim file in `folder`, opened (made if missing, readable by every
+        user whatever this process's umask) and checked to be a plain file; None where
+        it cannot be."""
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+        fd = None
+        for create in (0, os.O_CREAT | os.O_EXCL, 0):  # open, else make, else open (a race)
+            try:
+                fd = os.open(name, flags | create, 0o644, dir_fd=folder)
+                break
+            except (FileNotFoundError, FileExistsError):
+                continue
+            except OSError:
+                return None
+        if fd is None:
+            return None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise OSError(f"{name} is not a plain file")
+            if st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) != 0o644:
+                os.fchmod(fd, 0o644)
         except OSError:
             os.close(fd)
             return None
         return fd
 
-    def take(self, core: list[int]) -> bool:
-        """Claim `core` unless another evaluation holds it (True where claims cannot be
-        made at all: nothing to keep apart from)."""
-        fd = self._lock(core)
+    def _lock(self, name: str) -> int | None:
+        """`name`'s claim file, opened and locked: its descriptor; None where another
+        evaluation holds the core (or its file cannot be used); -1 where the folder
+        cannot be used."""
+        folder = self._folder()
+        if folder is None:
+            return -1
+        fd = self._open(folder, name)
+        if fd is None:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # held by another evaluation (or a lock refused: as held)
+            os.close(fd)
+            return None
+        return fd
+
+    def take(self, name: str) -> bool:
+        """Claim the core `name` unless another evaluation holds it (True where claims
+        cannot be made at all: nothing to keep apart from)."""
+        fd = self._lock(name)
         if fd is not None and fd >= 0:
             self.held.append(fd)
         return fd is not None
 
-    def taken_elsewhere(self, core: list[int]) -> bool:
-        """Whether another evaluation holds `core` now (this one's own claims aside: a
-        core this one holds reads as taken)."""
-        fd = self._lock(core)
+    def taken_elsewhere(self, name: str) -> bool:
+        """Whether another evaluation holds the core `name` now (one this evaluation holds
+        reads as taken too)."""
+        fd = self._lock(name)
         if fd is not None and fd >= 0:
-            os.close(fd)  # a lock taken to look is dropped with the file
+            fcntl.flock(fd, fcntl.LOCK_UN)  # a lock taken to look, dropped at once
+            os.close(fd)
         return fd is None
 
     def release(self) -> None:
-        """End this evaluation's claims."""
+        """End this evaluation's claims (unlocked first: a child that inherited a file
+        does not keep the claim)."""
         for fd in self.held:
-            os.close(fd)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            finally:
+                os.close(fd)
         self.held = []
+        if self._dir is not None:
+            os.close(self._dir)
+            self._dir = None
+
+
+def core_name(core: list[int], sysfs: Path | None = None) -> str:
+    """A physical core's name on this machine, the same whatever CPUs a process may use:
+    its package and core id, or its first CPU where the topology cannot be read."""
+    topology = (sysfs or SYSFS) / f"cpu{min(core)}" / "topology"
+    try:
+        return (f"core-{(topology / 'physical_package_id').read_text().strip()}"
+                f"-{(topology / 'core_id').read_text().strip()}")
+    except OSError:
+        return f"cpu-{min(core)}"
 
 
 def hold_plan(allowed: set[int] | frozenset[int] | None, sysfs: Path | None = None,
@@ -250,16 +322,17 @@ def hold_plan(allowed: set[int] | frozenset[int] | None, sysfs: Path | None = No
     with fewer than two physical cores (nothing to keep apart) or where the OS cannot say.
 
     With `claims`, the last core that no other evaluation on the machine holds, claimed,
-    and the other threads kept off the cores others hold too (while a core is left them);
-    where every core is held, the last one, shared as without claims."""
+    and the other threads kept off the cores others hold now too (while a core is left
+    them); where every core is held, the last one, shared as without claims."""
     groups = cores(allowed or set(), sysfs)
     if len(groups) < 2:
         return None
     core = groups[-1]  # the same last core that pin_cpus gives a worker
     if claims is not None:
-        core = next((g for g in reversed(groups) if claims.take(g)), core)
+        core = next((g for g in reversed(groups) if claims.take(core_name(g, sysfs))), core)
     others = set(allowed or set()) - set(core)
     if claims is not None:
-        busy = {c for g in groups if g is not core and claims.taken_elsewhere(g) for c in g}
+        busy = {c for g in groups if g is not core
+                and claims.taken_elsewhere(core_name(g, sysfs)) for c in g}
         others = (others - busy) or others
     return min(core), frozenset(others)
