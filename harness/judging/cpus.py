@@ -61,17 +61,20 @@ def cores(allowed: set[int] | frozenset[int], sysfs: Path | None = None) -> list
     """`allowed` grouped by physical core (hyperthread siblings together), in CPU order.
 
     A CPU whose topology cannot be read counts as a core of its own."""
-    sysfs = sysfs or SYSFS
     groups: dict[tuple[str, str], list[int]] = {}
     for cpu in sorted(allowed):
-        topology = sysfs / f"cpu{cpu}" / "topology"
-        try:
-            key = ((topology / "physical_package_id").read_text().strip(),
-                   (topology / "core_id").read_text().strip())
-        except OSError:
-            key = ("?", str(cpu))
-        groups.setdefault(key, []).append(cpu)
+        groups.setdefault(_topology(cpu, sysfs or SYSFS), []).append(cpu)
     return sorted(groups.values())
+
+
+def _topology(cpu: int, sysfs: Path) -> tuple[str, str]:
+    """(package, core id) of a logical CPU; ("?", the CPU) where it cannot be read."""
+    topology = sysfs / f"cpu{cpu}" / "topology"
+    try:
+        return ((topology / "physical_package_id").read_text().strip(),
+                (topology / "core_id").read_text().strip())
+    except OSError:
+        return ("?", str(cpu))
 
 
 def plan(allowed: set[int] | frozenset[int], sysfs: Path | None = None) -> CpuPlan | None:
@@ -306,12 +309,8 @@ class CoreClaims:
 def core_name(core: list[int], sysfs: Path | None = None) -> str:
     """A physical core's name on this machine, the same whatever CPUs a process may use:
     its package and core id, or its first CPU where the topology cannot be read."""
-    topology = (sysfs or SYSFS) / f"cpu{min(core)}" / "topology"
-    try:
-        return (f"core-{(topology / 'physical_package_id').read_text().strip()}"
-                f"-{(topology / 'core_id').read_text().strip()}")
-    except OSError:
-        return f"cpu-{min(core)}"
+    package, core_id = _topology(min(core), sysfs or SYSFS)
+    return f"cpu-{core_id}" if package == "?" else f"core-{package}-{core_id}"
 
 
 def hold_plan(allowed: set[int] | frozenset[int] | None, sysfs: Path | None = None,
