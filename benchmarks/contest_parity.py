@@ -191,7 +191,7 @@ def main() -> int:
     report: dict = {"runs": args.runs, "pairs": [],
                     "harness_config": str(args.harness_config) if args.harness_config else None}
     chosen = [p for p in pairs(args.reference_kernels, args.pairs.split(","))
-              if not args.only or any(part in p["name"] for part in args.only)]
+              if _wanted(p["name"], args.only)]
     entries = [{"name": pair["name"], "public": [], "harness": []} for pair in chosen]
     report["pairs"] = entries  # saved after every run: a cut step keeps what ran
     if args.interleave:  # run 1 of every pair, then run 2, ...: a cut leaves them even
@@ -260,10 +260,15 @@ def pool(paths: list[Path]) -> list[dict]:
     return list(entries.values())
 
 
+def _wanted(name: str, only: list[str] | None) -> bool:
+    """Whether a pair is kept under `--only` (every pair without it)."""
+    return not only or any(part in name for part in only)
+
+
 def merge(paths: list[Path], only: list[str] | None = None) -> dict:
     """One report of the pairs in `paths`, the runs of a pair named twice pooled; with
     `only`, the pairs whose name contains one of its parts."""
-    kept = [e for e in pool(paths) if not only or any(part in e["name"] for part in only)]
+    kept = [e for e in pool(paths) if _wanted(e["name"], only)]
     report = {"merged_from": [str(p) for p in paths], "only": only or None, "pairs": kept}
     for e in report["pairs"]:
         print(f"== {e['name']} ({len(e['public'])} public, {len(e['harness'])} harness runs)")
@@ -283,7 +288,8 @@ def _print_summary(report: dict, out: Path) -> int:
         if not e["public"] and not e["harness"]:  # --runs 0, or a pair a cut never reached
             print(f"{e['name']}: {test_text or 'no runs'}")
             continue
-        print(f"{e['name']}: {test_text + '; ' if test_text else ''}geomean public {_us(s.get('public_geomean_ns'))} harness "
+        print(f"{e['name']}: {test_text + '; ' if test_text else ''}geomean public "
+              f"{_us(s.get('public_geomean_ns'))} harness "
               f"{_us(s.get('harness_geomean_ns'))} ratio {s.get('geomean_ratio', math.nan):.3f}; "
               f"worst case ratio {s.get('worst_case_ratio', math.nan):.3f}; benchmark wall "
               f"{s.get('public_wall_s', 0):.1f} s vs {s.get('harness_wall_s', 0):.1f} s; "
