@@ -44,30 +44,23 @@ import torch
 from _load import load_task_modules
 
 from harness.judging import masking
+from harness.judging.sharing import SharedAllocator
 
 CALLS_PER_SAMPLE = 15  # tasks/nvfp4_group_gemm/task.yml's timing.calls_per_sample
 
 
-def shared_copy(t: torch.Tensor, folder: Path, name: str) -> torch.Tensor:
-    """`t` copied into a file of `folder`, mapped shared, as the harness maps CPU inputs."""
-    path = folder / name
-    flat = torch.from_file(str(path), shared=True, size=t.numel() * t.element_size(),
-                           dtype=torch.uint8)
-    out = flat.view(t.dtype).view(t.shape)
-    out.copy_(t)
-    return out
-
-
 def sample_inputs(case: int, device: str, folder: Path) -> list[torch.Tensor]:
-    """The CPU-side inputs of one sample of benchmark `case`: every call's scale factors."""
+    """The CPU-side inputs of one sample of benchmark `case`: every call's scale factors,
+    placed in `folder` by the harness's own allocator (a mapped file each, their layout
+    kept), as the judge places them."""
     ref, _, benchmarks = load_task_modules("nvfp4_group_gemm")
     spec = {k: v for k, v in benchmarks[case].items() if k != "seed"}
+    shared = SharedAllocator(folder)
     tensors = []
     for call in range(CALLS_PER_SAMPLE):
         _, sf_plain, _, _ = ref.generate_input(**spec, seed=1000 + call, device=device)
-        for g, pair in enumerate(sf_plain):
-            for side, t in zip("ab", pair):
-                tensors.append(shared_copy(t.contiguous(), folder, f"sf_{call}_{g}_{side}"))
+        for t in (t for pair in sf_plain for t in pair):
+            tensors.append(shared.empty_like_strided(t).copy_(t))
     return tensors
 
 
