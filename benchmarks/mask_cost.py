@@ -10,9 +10,12 @@ benchmark's wall lower (calibration 2.5-4.6 s against 7.1-17.4). This times, in 
 process, on one sample's CPU-side inputs of a benchmark case, laid out as the harness lays
 them (files in a shared-memory folder, mapped):
 
-  draw       the key stream alone (drawn on the GPU and copied, as the product does on a
-             GPU; SHAKE-256 on the CPU)
+  draw       the key stream alone (drawn on the GPU and copied into the process's kept
+             page-locked buffer, as the product does on a GPU; SHAKE-256 on the CPU)
   xor_mask   one side's whole masking (`xor_mask`: the draw and the XOR)
+  draw_fresh, xor_mask_fresh   the same with the stream copied into fresh pageable memory
+             each time (`HostStream(reuse=False)`: what the product did before the kept
+             buffer)
   copy_after_unmask   the call's use of those inputs right after the worker's unmasking:
              each scale tensor `.to(device)`, as torch_dequant does (host clock, the
              device synchronized), all 15 calls' worth
@@ -91,13 +94,21 @@ def measure(device: str, rounds: int, case: int) -> dict[str, Any]:
                 t.copy_(p)
 
         cpu = torch.device("cpu")
+        fresh = masking.HostStream(reuse=False)
         measures: dict[str, list[float]] = {k: [] for k in (
-            "draw", "xor_mask", "copy_after_unmask", "copy_after_write", "copy_again")}
+            "draw", "draw_fresh", "xor_mask", "xor_mask_fresh", "copy_after_unmask",
+            "copy_after_write", "copy_again")}
         copies()  # the first copies warm the path
+        masking._stream(0, cpu, nbytes, masking._TORCH, draw_on)  # and the kept buffer
         for r in range(rounds):
             key = 12345 + r
             measures["draw"].append(timed(lambda: masking._stream(
                 key, cpu, nbytes, masking._TORCH, draw_on), device))
+            measures["draw_fresh"].append(timed(lambda: masking._stream(
+                key, cpu, nbytes, masking._TORCH, draw_on, fresh), device))
+            masking.xor_mask(tensors, key, draw_on=draw_on)  # a masking and its unmasking,
+            measures["xor_mask_fresh"].append(timed(  # the old way
+                lambda: masking.xor_mask(tensors, key, draw_on=draw_on, host=fresh), device))
             masking.xor_mask(tensors, key, draw_on=draw_on)  # the judge's masking
             measures["xor_mask"].append(timed(
                 lambda: masking.xor_mask(tensors, key, draw_on=draw_on), device))  # unmasking

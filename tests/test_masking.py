@@ -146,3 +146,38 @@ def test_cpu_tensors_alone_are_left_unmasked_on_request():
     gpu, cpu = torch.empty(1, device="meta"), torch.empty(1)
     assert masks(gpu, False) and masks(gpu, True) and masks(cpu, True)
     assert not masks(cpu, False)
+
+
+def test_host_stream_falls_back_to_a_fresh_copy_where_nothing_can_be_pinned():
+    """Without a GPU no page-locked buffer can be taken: the stream's copy is a fresh tensor
+    (the kept buffer stays unset), its bytes those drawn."""
+    from harness.judging.masking import HostStream
+
+    if torch.cuda.is_available():
+        pytest.skip("pinning works here")
+    host = HostStream()
+    drawn = torch.arange(300, dtype=torch.int16).to(torch.uint8)
+    first = host.copy(drawn)
+    assert torch.equal(first, drawn) and host.buffer is None and not host.reuse
+    assert torch.equal(host.copy(drawn), drawn) and host.buffer is None
+
+
+@gpu
+def test_host_stream_reuses_one_pinned_buffer_and_grows_it():
+    """On a GPU the stream lands in one page-locked buffer, kept across samples and grown
+    for a larger one; a masking through it unmasks as one through a fresh copy does."""
+    from harness.judging.masking import HostStream
+
+    host = HostStream()
+    small = torch.randint(0, 256, (1000,), dtype=torch.uint8, device="cuda")
+    a = host.copy(small)
+    assert a.is_pinned() and torch.equal(a, small.cpu())
+    b = host.copy(small.flip(0))
+    assert b.data_ptr() == a.data_ptr() and torch.equal(b, small.flip(0).cpu())
+    large = torch.randint(0, 256, (5000,), dtype=torch.uint8, device="cuda")
+    assert torch.equal(host.copy(large), large.cpu()) and host.buffer.numel() == 5000
+    ts = _inputs()
+    before = [_bytes(t) for t in ts]
+    xor_mask(ts, 77, draw_on="cuda", host=host)
+    xor_mask(ts, 77, draw_on="cuda", host=HostStream(reuse=False))
+    assert [_bytes(t) for t in ts] == before

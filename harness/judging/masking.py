@@ -16,7 +16,10 @@ process has a GPU (a GPU run), from Philox on the GPU, copied (SHAKE-256 runs at
 GB/s, and nvfp4's CPU-side inputs are some 227 MB a sample). Each is seeded with a 64-bit
 BLAKE2b digest of the key and the tensors' device (the CPU generator, mt19937, would read
 only 32 bits of a seed: a rehearsal could try them all against the bytes of a known
-input). Bytes are XORed as bytes over each tensor's span in its storage (gaps of a strided
+input). A stream drawn on the GPU for CPU tensors is copied into one page-locked host
+buffer that each process keeps and reuses (`HostStream`), not into fresh pageable memory
+each time: a fresh 227 MB buffer is mapped, faulted in page by page and copied at pageable
+speed for every sample and every calibration no-op, on both sides. Bytes are XORed as bytes over each tensor's span in its storage (gaps of a strided
 layout included), never as values. The functions are taken as this module is imported (before
 any submission): a submission that replaces `torch.Tensor.bitwise_xor_` later is not
 called with the stream.
@@ -74,11 +77,44 @@ def stream_seed(key: int, device_type: str, fns: _Torch = _TORCH) -> int:
     return int.from_bytes(digest.digest(), "little")
 
 
-def _stream(key: int, device: Any, n: int, fns: _Torch, draw_on: str | None = None) -> Any:
+class HostStream:
+    """One page-locked host buffer for the CPU tensors' stream drawn on the GPU, kept by the
+    process and grown to the largest sample it has masked. The stream is copied into it
+    rather than into fresh pageable memory (`_stream`); `reuse=False` gives the fresh copy
+    (measured against it by `benchmarks/mask_cost.py`). Where pinning fails (no GPU, the
+    driver refuses), the fresh copy it is."""
+
+    def __init__(self, fns: _Torch = _TORCH, reuse: bool = True) -> None:
+        self.fns, self.reuse = fns, reuse
+        self.buffer: Any = None
+
+    def copy(self, drawn: Any) -> Any:
+        """`drawn` (a 1-d uint8 GPU tensor) on the host: a view of the kept buffer."""
+        fns = self.fns
+        n = fns.numel(drawn)
+        if self.reuse and (self.buffer is None or fns.numel(self.buffer) < n):
+            self.buffer = None  # the old one goes before the larger one is taken
+            try:
+                self.buffer = fns.empty(n, dtype=fns.u8, pin_memory=True)
+            except RuntimeError:
+                self.reuse = False
+        if not self.reuse:
+            return fns.to(drawn, "cpu")
+        view = fns.narrow(self.buffer, 0, 0, n)
+        fns.copy(view, drawn)  # synchronous: the stream is on the host when it returns
+        return view
+
+
+_HOST = HostStream()
+
+
+def _stream(key: int, device: Any, n: int, fns: _Torch, draw_on: str | None = None,
+            host: HostStream | None = None) -> Any:
     """`n` bytes of the sample's stream for the tensors on `device`. CPU tensors' bytes are
     drawn with SHAKE-256, or, with `draw_on="cuda"` (a GPU run: both ends pass it), with
-    Philox on the GPU and copied: SHAKE-256 runs at some 0.3 GB/s, and nvfp4's CPU-side
-    inputs are some 227 MB a sample. The seed is the CPU's either way (its own stream)."""
+    Philox on the GPU and copied into `host` (the process's kept buffer by default):
+    SHAKE-256 runs at some 0.3 GB/s, and nvfp4's CPU-side inputs are some 227 MB a sample.
+    The seed is the CPU's either way (its own stream)."""
     seed = stream_seed(key, device.type, fns)
     if device.type == "cpu" and draw_on is None:
         data = bytearray(fns.shake_256(seed.to_bytes(8, "little")).digest(n))
@@ -87,7 +123,7 @@ def _stream(key: int, device: Any, n: int, fns: _Torch, draw_on: str | None = No
     gen = fns.generator(device=where)
     fns.manual_seed(gen, seed)
     out = fns.randint(0, 256, (n,), dtype=fns.u8, device=where, generator=gen)
-    return fns.to(out, device) if device.type == "cpu" else out
+    return (host or _HOST).copy(out) if device.type == "cpu" else out
 
 
 def draw_device(fns: _Torch = _TORCH) -> str | None:
@@ -97,16 +133,18 @@ def draw_device(fns: _Torch = _TORCH) -> str | None:
 
 
 def xor_mask(tensors: Iterable[Any], key: int, fns: _Torch = _TORCH,
-             draw_on: str | None = None) -> None:
+             draw_on: str | None = None, host: HostStream | None = None) -> None:
     """XOR the bytes of every tensor, in place, with the sample's key stream of its device,
     in order. Applied twice with one key to tensors of the same layouts, in the same order
-    (and the same `draw_on`, see `_stream`), the bytes are back as they were."""
+    (and the same `draw_on`, see `_stream`), the bytes are back as they were. `host`: where
+    a stream drawn on the GPU for CPU tensors lands (default: the process's kept buffer)."""
     groups: dict[Any, list[Any]] = {}
     for t in tensors:
         if fns.numel(t):
             groups.setdefault(t.device, []).append(span_bytes(t, fns))
     for device, spans in groups.items():
-        stream = _stream(key, device, fns.sum([fns.numel(s) for s in spans]), fns, draw_on)
+        stream = _stream(key, device, fns.sum([fns.numel(s) for s in spans]), fns, draw_on,
+                         host)
         at = 0
         for s in spans:
             fns.xor(s, fns.narrow(stream, 0, at, fns.numel(s)))
