@@ -36,7 +36,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 ph = d["phases"][-1]
 print(" passed", d.get("passed"), "document wall", round(d["wall_seconds"], 1),
-      "startup", round(d.get("startup_seconds") or 0, 1))
+      "startup", round(d.get("startup_seconds") or 0, 1), "calibration", d.get("calibration"))
 for c in ph["cases"]:
     p = c.get("wall_parts") or {}
     print("  case", c["index"], c["status"], "score_us", round((c["score_ns"] or 0) / 1e3, 1),
