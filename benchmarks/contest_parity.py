@@ -124,6 +124,8 @@ def _where_time_went(doc: dict) -> dict:
     phase = _first_phase(doc)
     return {
         "document_s": doc.get("wall_seconds"),
+        # the process's seconds before the evaluation began (interpreter, imports, task)
+        "before_s": (doc.get("harness") or {}).get("process_age_s"),
         "startup_s": doc.get("startup_seconds"),
         "compile_cache": (doc.get("harness") or {}).get("compile_cache"),  # reused: warm
         "held_cpu": (doc.get("harness") or {}).get("held_cpu"),  # worker.hold_cpu / the task's

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -99,12 +101,24 @@ def test_a_task_that_cannot_be_imported_stops_the_head_start(tmp_path):
 def test_a_run_says_whether_its_worker_had_a_head_start(tmp_path, on):
     config = tmp_path / "c.yaml"
     config.write_text(f"worker:\n  head_start: {str(on).lower()}\n")
+    began = time.monotonic()
     run = run_cli("submit", str(ADD), "--task", "vectoradd", "--mode", "test", "--device", "cpu",
                   "--no-record", "--config", str(config), json_path=tmp_path / "r.json")
+    wall = time.monotonic() - began
     assert run.rc == 0, run.out
     assert run.doc["passed"]
     assert run.doc["harness"]["head_start"] is on
     assert run.doc["startup_seconds"] > 0
+    # the process's time before the evaluation: its interpreter and imports, within its wall
+    assert 0.05 < run.doc["harness"]["process_age_s"] < wall
+
+
+def test_process_age_counts_from_the_process_start():
+    code = ("import time; time.sleep(0.4); from harness.judging.evaluate import process_age; "
+            "print(process_age())")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          check=True)
+    assert 0.4 <= float(done.stdout) < 60
 
 
 def test_a_head_start_whose_judge_goes_away_exits_quietly():

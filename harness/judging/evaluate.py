@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
 import platform
 import shutil
 import tempfile
@@ -81,7 +82,7 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
         harness={"version": __version__, "python": platform.python_version(),
                  "platform": platform.platform(),
                  "containment": expected_containment(settings.worker, device.kind).to_dict(),
-                 "head_start": False},
+                 "head_start": False, "process_age_s": process_age()},
     )
     specs = phase_specs(prepared, settings)
     try:
@@ -201,6 +202,18 @@ def _finish(evaluation: Evaluation, started: float) -> Evaluation:
     evaluation.ended = _now()
     evaluation.wall_seconds = time.monotonic() - started
     return evaluation
+
+
+def process_age() -> float | None:
+    """Seconds since this process started (Linux: its start time in /proc/self/stat, to a
+    clock tick), or None where that cannot be read. At the evaluation's start it is what the
+    process spent before it: the interpreter, the imports, the task's loading."""
+    try:
+        after_name = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        started = int(after_name[19]) / os.sysconf("SC_CLK_TCK")  # field 22: start time
+        return round(time.clock_gettime(time.CLOCK_BOOTTIME) - started, 3)
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
 
 
 def _now() -> str:
