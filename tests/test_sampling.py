@@ -205,7 +205,7 @@ def test_the_late_rehearsal_runs_after_masked_inputs_and_the_judges_flush(monkey
     checks read the inputs themselves, never masked."""
     import torch
 
-    from harness.judging.masking import xor_mask
+    from harness.judging.masking import draw_device, xor_mask
 
     judge, made, at_call, checked, box = _late_log(monkeypatch)
     assert judge.log == ["make 2", "make 3", "flush", "rehearse 0", "unmask 2 key", "call 2",
@@ -218,7 +218,8 @@ def test_the_late_rehearsal_runs_after_masked_inputs_and_the_judges_flush(monkey
     assert judge.last["unmask_rt"] == 2.0  # its round trip, for check_unmasking
     assert judge.last["mask_ns"] > 0  # the judge's own masking, timed
     assert not any(torch.equal(a, b) for a, b in zip(at_call[2][:2], made[2][:2]))
-    xor_mask((t for k in (2, 3) for t in box.slots[k]), key)
+    # drawn where the judge draws it (on a GPU machine, on the GPU: draw_device)
+    xor_mask((t for k in (2, 3) for t in box.slots[k]), key, draw_on=draw_device())
     for k in (2, 3):
         assert all(torch.equal(a, b) for a, b in zip(box.slots[k], made[k]))
         assert box.slots[k][1].stride() == made[k][1].stride()  # the layout kept
@@ -259,7 +260,7 @@ def test_cpu_side_inputs_unmasked_are_written_after_the_rehearsal(monkeypatch):
     judge's timed masking covers the masked ones alone (the worker unmasks the same)."""
     import torch
 
-    from harness.judging.masking import xor_mask
+    from harness.judging.masking import draw_device, xor_mask
 
     seen = {}
 
@@ -289,7 +290,8 @@ def test_cpu_side_inputs_unmasked_are_written_after_the_rehearsal(monkeypatch):
         assert torch.equal(old[2], torch.arange(9) % 8 == 0)
         assert not torch.equal(old[0], made[k][0])  # masked through the rehearsal
         assert torch.equal(fresh[1], made[k][1]) and torch.equal(fresh[2], made[k][2])
-    xor_mask((box.slots[k][0] for k in (2, 3)), judge.keys[1])  # the worker's unmasking
+    xor_mask((box.slots[k][0] for k in (2, 3)), judge.keys[1],  # the worker's unmasking
+             draw_on=draw_device())
     for k in (2, 3):
         assert all(torch.equal(a, b) for a, b in zip(box.slots[k], made[k]))
 
