@@ -59,10 +59,12 @@ def cli() -> None:
               "show each case's mean per run, their median and spread.")
 def submit(file: Path, **kwargs) -> None:
     """Evaluate FILE: check it, time it, record it and show where it ranks."""
+    from harness.frontends.stopping import exit_now
     from harness.frontends.submit import run_submit
     from harness.options import RunOptions
 
-    sys.exit(run_submit(RunOptions(file=file, cases=list(kwargs.pop("cases")), **kwargs), console))
+    # everything is cleaned up and written when run_submit returns: skip the teardown
+    exit_now(run_submit(RunOptions(file=file, cases=list(kwargs.pop("cases")), **kwargs), console))
 
 
 @cli.command()

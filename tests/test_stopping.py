@@ -4,6 +4,7 @@ batch stopped so leaves no judge. Real processes, found in /proc."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -127,3 +128,38 @@ def test_a_stopped_batch_leaves_no_judge_running(tmp_path):
     assert "stopped:" in out and "2 running evaluation(s) ended" in out, out
     assert not _left_alive(judges + workers, 15), out
     assert not _children(os.getpid(), "harness.frontends.judge_process")
+
+
+def test_exit_now_flushes_what_is_buffered_and_keeps_the_code():
+    """`submit` ends with exit_now (no interpreter teardown): what the command printed and
+    left in the buffers still reaches a pipe, and the exit code is the command's."""
+    code = ("import sys, atexit; from harness.frontends.stopping import exit_now; "
+            "atexit.register(lambda: print('teardown ran')); "
+            "sys.stdout.write('x' * 100); sys.stderr.write('e' * 50); exit_now(3)")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # buffered
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          env=env)
+    assert done.returncode == 3
+    assert done.stdout == "x" * 100  # flushed (less than a buffer), no teardown after it
+    assert done.stderr == "e" * 50
+
+
+@pytest.mark.parametrize("submission, code", [("add_torch.py", 0), ("wrong", 1)])
+def test_submit_exits_with_its_verdicts_code_and_a_whole_report(tmp_path, submission, code):
+    """A submit through exit_now: the table's last lines and the JSON are all there, the
+    exit code is the verdict's, whether it passed or failed."""
+    sub = ROOT / "submissions" / "vectoradd" / submission
+    if submission == "wrong":
+        sub = tmp_path / "wrong.py"
+        sub.write_text("from task import input_t, output_t\n\n\n"
+                       "def custom_kernel(data: input_t) -> output_t:\n    a, b = data\n"
+                       "    return a - b\n")
+    out = tmp_path / "r.json"
+    done = subprocess.run([sys.executable, "runner.py", "submit", str(sub), "--task", "vectoradd",
+                           "--mode", "test", "--device", "cpu", "--no-record", "--json", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"})
+    assert done.returncode == code, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert f"exit code {code})" in lines[-2] and lines[-1].startswith("time: start-up")
+    assert json.loads(out.read_text())["exit_code"] == code

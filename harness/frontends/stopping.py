@@ -12,10 +12,11 @@ also dies with the process that started it, however that ends (`sandbox.die_with
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
-from typing import Any
+from typing import Any, NoReturn
 
 EXIT_CODE = 128 + signal.SIGTERM  # as a shell reports a process ended by SIGTERM
 
@@ -35,3 +36,17 @@ def _stop(signum: int, frame: Any) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends it at once
     print("stopped by SIGTERM: cleaning up", file=sys.stderr, flush=True)
     raise SystemExit(EXIT_CODE)
+
+
+def exit_now(code: int) -> NoReturn:
+    """End the process with `code` once its work is done and cleaned up (the worker killed,
+    the folders removed, the result written and recorded), without the interpreter's
+    teardown: unloading torch and the rest takes 0.3 s on the 2-core CI machine, more where
+    a CUDA context is open, and is all after the result is out. The standard streams are
+    flushed first. Only for a command's last step: a `finally` still pending is skipped."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # closed, or a reader that went away
+            pass
+    os._exit(code)
