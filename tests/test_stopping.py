@@ -163,3 +163,38 @@ def test_submit_exits_with_its_verdicts_code_and_a_whole_report(tmp_path, submis
     lines = done.stdout.splitlines()
     assert f"exit code {code})" in lines[-2] and lines[-1].startswith("time: start-up")
     assert json.loads(out.read_text())["exit_code"] == code
+
+
+def _submit(tmp_path: Path, *args: str, prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *prefix, "runner.py", "submit",
+                           str(ROOT / "submissions" / "vectoradd" / "add_torch.py"), "--task",
+                           "vectoradd", "--mode", "test", "--device", "cpu", *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def test_a_recorded_submit_leaves_the_database_whole_in_its_file(tmp_path):
+    """The process ends without a teardown, so the database is closed before: SQLite folds
+    its write-ahead log into the file, and a copy of the file alone holds the record."""
+    import shutil
+    import sqlite3
+
+    db = tmp_path / "results.db"
+    done = _submit(tmp_path, "--record", "--db", str(db), "--user", "alice")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not Path(f"{db}-wal").exists()
+    copy = tmp_path / "copy" / "results.db"
+    copy.parent.mkdir()
+    shutil.copy(db, copy)  # the file alone, as a backup would take it
+    conn = sqlite3.connect(copy)
+    try:
+        assert conn.execute("SELECT COUNT(*) FROM submissions").fetchone()[0] == 1
+    finally:
+        conn.close()
+
+
+def test_a_profiled_submit_exits_the_ordinary_way_and_the_profile_is_written(tmp_path):
+    """Under a profiler exit_now leaves by sys.exit, so that cProfile writes its file."""
+    prof = tmp_path / "judge.prof"
+    done = _submit(tmp_path, "--no-record", prefix=("-m", "cProfile", "-o", str(prof)))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert prof.exists() and prof.stat().st_size > 0

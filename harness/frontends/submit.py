@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -11,6 +12,10 @@ from harness.consts import ExitCode
 from harness.judging.head_start import HeadStart
 from harness.options import RunOptions
 from harness.settings import Settings
+
+if TYPE_CHECKING:
+    from harness.judging.prepare import Prepared
+    from harness.results.recording import Recorder
 
 
 def run_submit(opts: RunOptions, console: Console) -> int:
@@ -33,13 +38,10 @@ def run_submit(opts: RunOptions, console: Console) -> int:
 
 
 def _run(opts: RunOptions, console: Console, settings: Settings, head: HeadStart | None) -> int:
-    from harness.frontends.report import LiveProgress, print_evaluation, print_ranking
     from harness.judging.devices import DeviceError
-    from harness.judging.evaluate import evaluate
     from harness.judging.prepare import UsageError, prepare
     from harness.loading.cases import CaseError
     from harness.loading.task_folder import TaskError
-    from harness.results.document import status_severity, write_json
 
     try:
         prepared = prepare(opts)
@@ -64,6 +66,23 @@ def _run(opts: RunOptions, console: Console, settings: Settings, head: HeadStart
             console.print(f"[red]error:[/] cannot open the results database: {exc}")
             return ExitCode.USAGE
         opts.secret = recorder.secret
+    try:
+        return _evaluate_and_report(opts, console, settings, head, prepared, recorder)
+    finally:
+        if recorder is not None:  # closed here: the process may end without a teardown
+            recorder.close()
+
+
+def _evaluate_and_report(opts: RunOptions, console: Console, settings: Settings,
+                         head: HeadStart | None, prepared: Prepared,
+                         recorder: Recorder | None) -> int:
+    """Run the evaluation `opts.repeat` times, record and show each, write the JSON and the
+    summary; the exit code."""
+    from harness.frontends.report import LiveProgress, print_evaluation, print_ranking
+    from harness.judging.evaluate import evaluate
+    from harness.loading.task_folder import TaskError
+    from harness.results.document import status_severity, write_json
+
     evaluations, failure = [], None
     for run in range(opts.repeat):
         if run:

@@ -100,6 +100,10 @@ class Recorder:
     def secret(self) -> bytes:
         return self.board.secret
 
+    def close(self) -> None:
+        """Close the database (SQLite folds its write-ahead log into the file then)."""
+        self.store.close()
+
     def record(self, ev: Evaluation) -> int:
         refused = refusal(ev, self.refuse_on)
         self.submission_id = record_evaluation(self.store, self.board, self.user, ev,
