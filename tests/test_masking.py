@@ -153,8 +153,11 @@ def test_host_stream_falls_back_to_a_fresh_copy_where_nothing_can_be_pinned():
     (the kept buffer stays unset), its bytes those drawn."""
     from harness.judging.masking import HostStream
 
-    if torch.cuda.is_available():
+    try:
+        torch.empty(1, pin_memory=True)
         pytest.skip("pinning works here")
+    except RuntimeError:
+        pass
     host = HostStream()
     drawn = torch.arange(300, dtype=torch.int16).to(torch.uint8)
     first = host.copy(drawn)

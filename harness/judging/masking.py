@@ -107,7 +107,7 @@ class HostStream:
         return view
 
 
-_HOST = HostStream()
+_HOST = HostStream()  # no lock: a process masks from one thread (one evaluation a process)
 
 
 def _stream(key: int, device: Any, n: int, fns: _Torch, draw_on: str | None = None,
@@ -116,7 +116,8 @@ def _stream(key: int, device: Any, n: int, fns: _Torch, draw_on: str | None = No
     drawn with SHAKE-256, or, with `draw_on="cuda"` (a GPU run: both ends pass it), with
     Philox on the GPU and copied into `host` (the process's kept buffer by default):
     SHAKE-256 runs at some 0.3 GB/s, and nvfp4's CPU-side inputs are some 227 MB a sample.
-    The seed is the CPU's either way (its own stream)."""
+    The seed is the CPU's either way (its own stream). A stream in `host`'s kept buffer is a
+    view that the next call in this process overwrites: use it before drawing another."""
     seed = stream_seed(key, device.type, fns)
     if device.type == "cpu" and draw_on is None:
         data = bytearray(fns.shake_256(seed.to_bytes(8, "little")).digest(n))
