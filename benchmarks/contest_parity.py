@@ -294,7 +294,8 @@ def _print_summary(report: dict, out: Path) -> int:
               f"{_us(s.get('public_geomean_ns'))} harness "
               f"{_us(s.get('harness_geomean_ns'))} ratio {s.get('geomean_ratio', math.nan):.3f}; "
               f"worst case ratio {s.get('worst_case_ratio', math.nan):.3f}; benchmark wall "
-              f"{s.get('public_wall_s', 0):.1f} s vs {s.get('harness_wall_s', 0):.1f} s; "
+              f"{s.get('public_wall_s', 0):.1f} s vs {s.get('harness_wall_s', 0):.1f} s"
+              f"{_wall_split_text(s.get('harness_wall_split_s'))}; "
               f"round trip {_us(s.get('roundtrip_median_ns'))}; run-to-run spread public "
               f"{s.get('public_run_spread', math.nan):.3f} harness "
               f"{s.get('harness_run_spread', math.nan):.3f}; criterion "
@@ -341,6 +342,7 @@ def _summarize(entry: dict) -> None:
         # a ratio between them means little where the public one moves more than it
         "public_run_spread": _run_spread(entry["public"]),
         "harness_run_spread": _run_spread(entry["harness"]),
+        "harness_wall_split_s": wall_split(entry["harness"]),
     }
     entry["summary"]["verdict"] = verdict(entry["summary"], entry["public"])
     for i, (p, h) in enumerate(zip(pub, har)):
@@ -389,6 +391,31 @@ def _verdict_text(v: dict) -> str:
         parts.append(f"case {m['case']} at {m['ratio']:.3f}, {where} the public evaluator's "
                      f"own range {low:.1f}-{high:.1f} µs")
     return "missed: " + "; ".join(parts)
+
+
+def wall_split(runs: list[dict]) -> dict | None:
+    """Where the harness's process wall went, medians over the runs that say so: before the
+    evaluation (`before_s`: the interpreter, the imports), the evaluation (the result
+    document's wall) and after it (the rest: the worker's end, the report, the exit). None
+    where no run recorded its `before_s` (runs before it existed)."""
+    parts = []
+    for r in runs:
+        w = r.get("where_time_went") or {}
+        if w.get("before_s") is not None and w.get("document_s") is not None:
+            before, document = w["before_s"], w["document_s"]
+            parts.append((before, document, r["wall_s"] - before - document))
+    if not parts:
+        return None
+    return {"runs": len(parts), "before": _median([b for b, _, _ in parts]),
+            "evaluation": _median([d for _, d, _ in parts]),
+            "after": _median([a for _, _, a in parts])}
+
+
+def _wall_split_text(split: dict | None) -> str:
+    if not split:
+        return ""
+    return (f" (harness: {split['before']:.1f} s before the evaluation, "
+            f"{split['evaluation']:.1f} s in it, {split['after']:.1f} s after)")
 
 
 def _median(values: list[float]) -> float:

@@ -429,3 +429,28 @@ def test_mask_cost_times_the_masking_of_nvfp4s_cpu_inputs_and_restores_them(tmp_
     assert result["bytes"] == 15 * sum((m + n) * -(-k // 16) for m, n, k in
                                        zip(case["m"], case["n"], case["k"]))
     assert "copy_after_unmask" in done.stdout
+
+
+def test_contest_parity_splits_the_harness_wall_where_runs_say_so(tmp_path):
+    """The summary gives the harness's process wall in three parts (medians over the runs
+    with `before_s`): before the evaluation, the document's wall, and the rest after."""
+    import contest_parity
+
+    def run(wall, before, document):
+        where = {"document_s": document} | ({"before_s": before} if before is not None else {})
+        return {"means_ns": [100.0], "wall_s": wall, "passed": True, "where_time_went": where,
+                "roundtrip_median_ns": 1e5}
+
+    runs = [run(13.0, 4.0, 8.0), run(11.0, 3.0, 7.0), run(12.0, None, 7.5)]
+    assert contest_parity.wall_split(runs) == {
+        "runs": 2, "before": 3.5, "evaluation": 7.5, "after": pytest.approx(1.0)}
+    assert contest_parity.wall_split(runs[2:]) is None  # runs from before before_s existed
+    (tmp_path / "p.json").write_text(json.dumps({"runs": 1, "pairs": [
+        {"name": "pair", "public": [{"means_ns": [100.0], "wall_s": 11.0, "passed": True}],
+         "harness": runs}]}))
+    done = subprocess.run([sys.executable, str(BENCH / "contest_parity.py"), "--merge",
+                           str(tmp_path / "p.json"), "--out", str(tmp_path / "o")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert ("benchmark wall 11.0 s vs 12.0 s (harness: 3.5 s before the evaluation, 7.5 s in "
+            "it, 1.0 s after)") in done.stdout
