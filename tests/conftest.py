@@ -76,12 +76,14 @@ class Run:
 
 
 def run_cli(*args: str, json_path: Path | None = None, env: dict | None = None,
-            timeout: float = 600, cwd: Path = ROOT) -> Run:
-    """Run `python runner.py ARGS` as a user would; read the JSON document if asked."""
-    cmd = [sys.executable, str(ROOT / "runner.py"), *args]
+            timeout: float = 600, cwd: Path = ROOT, python: tuple[str, ...] = ()) -> Run:
+    """Run `python [PYTHON] runner.py ARGS` as a user would; read the JSON document if
+    asked. A variable set to None in `env` is removed from the environment."""
+    cmd = [sys.executable, *python, str(ROOT / "runner.py"), *args]
     if json_path is not None:
         cmd += ["--json", str(json_path)]
-    full_env = {**os.environ, "COLUMNS": "200", **(env or {})}
+    full_env = {k: v for k, v in {**os.environ, "COLUMNS": "200", **(env or {})}.items()
+                if v is not None}
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env,
                           cwd=cwd)
     doc = None

@@ -4,7 +4,6 @@ batch stopped so leaves no judge. Real processes, found in /proc."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -13,9 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import BAD, ROOT
+from conftest import BAD, ROOT, Run, run_cli
 
 from harness.frontends.stopping import EXIT_CODE, stop_on_sigterm
+
+ADD = ROOT / "submissions" / "vectoradd" / "add_torch.py"
 
 HANG = BAD / "hang.py"  # a call that never returns: its worker would spin for ever
 
@@ -130,18 +131,28 @@ def test_a_stopped_batch_leaves_no_judge_running(tmp_path):
     assert not _children(os.getpid(), "harness.frontends.judge_process")
 
 
+BUFFERED = {"PYTHONUNBUFFERED": None}  # as a pipe normally is: a missing flush loses text
+
+
 def test_exit_now_flushes_what_is_buffered_and_keeps_the_code():
     """`submit` ends with exit_now (no interpreter teardown): what the command printed and
     left in the buffers still reaches a pipe, and the exit code is the command's."""
     code = ("import sys, atexit; from harness.frontends.stopping import exit_now; "
             "atexit.register(lambda: print('teardown ran')); "
             "sys.stdout.write('x' * 100); sys.stderr.write('e' * 50); exit_now(3)")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # buffered
+    env = {k: v for k, v in os.environ.items() if k not in BUFFERED}
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                           env=env)
     assert done.returncode == 3
     assert done.stdout == "x" * 100  # flushed (less than a buffer), no teardown after it
     assert done.stderr == "e" * 50
+
+
+def _submit(*args: str, file: Path = ADD, python: tuple[str, ...] = (),
+            json_path: Path | None = None) -> Run:
+    """`runner.py submit FILE` on vectoradd's tests on the CPU, its streams buffered."""
+    return run_cli("submit", str(file), "--task", "vectoradd", "--mode", "test", "--device",
+                   "cpu", *args, json_path=json_path, env=BUFFERED, python=python, timeout=300)
 
 
 @pytest.mark.parametrize("submission, code", [("add_torch.py", 0), ("wrong", 1)])
@@ -154,22 +165,11 @@ def test_submit_exits_with_its_verdicts_code_and_a_whole_report(tmp_path, submis
         sub.write_text("from task import input_t, output_t\n\n\n"
                        "def custom_kernel(data: input_t) -> output_t:\n    a, b = data\n"
                        "    return a - b\n")
-    out = tmp_path / "r.json"
-    done = subprocess.run([sys.executable, "runner.py", "submit", str(sub), "--task", "vectoradd",
-                           "--mode", "test", "--device", "cpu", "--no-record", "--json", str(out)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300,
-                          env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"})
-    assert done.returncode == code, done.stdout + done.stderr
-    lines = done.stdout.splitlines()
+    done = _submit("--no-record", file=sub, json_path=tmp_path / "r.json")
+    assert done.rc == code, done.out
+    lines = done.out.splitlines()
     assert f"exit code {code})" in lines[-2] and lines[-1].startswith("time: start-up")
-    assert json.loads(out.read_text())["exit_code"] == code
-
-
-def _submit(tmp_path: Path, *args: str, prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *prefix, "runner.py", "submit",
-                           str(ROOT / "submissions" / "vectoradd" / "add_torch.py"), "--task",
-                           "vectoradd", "--mode", "test", "--device", "cpu", *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.doc["exit_code"] == code
 
 
 def test_a_recorded_submit_leaves_the_database_whole_in_its_file(tmp_path):
@@ -179,8 +179,8 @@ def test_a_recorded_submit_leaves_the_database_whole_in_its_file(tmp_path):
     import sqlite3
 
     db = tmp_path / "results.db"
-    done = _submit(tmp_path, "--record", "--db", str(db), "--user", "alice")
-    assert done.returncode == 0, done.stdout + done.stderr
+    done = _submit("--record", "--db", str(db), "--user", "alice")
+    assert done.rc == 0, done.out
     assert not Path(f"{db}-wal").exists()
     copy = tmp_path / "copy" / "results.db"
     copy.parent.mkdir()
@@ -195,6 +195,6 @@ def test_a_recorded_submit_leaves_the_database_whole_in_its_file(tmp_path):
 def test_a_profiled_submit_exits_the_ordinary_way_and_the_profile_is_written(tmp_path):
     """Under a profiler exit_now leaves by sys.exit, so that cProfile writes its file."""
     prof = tmp_path / "judge.prof"
-    done = _submit(tmp_path, "--no-record", prefix=("-m", "cProfile", "-o", str(prof)))
-    assert done.returncode == 0, done.stdout + done.stderr
+    done = _submit("--no-record", python=("-m", "cProfile", "-o", str(prof)))
+    assert done.rc == 0, done.out
     assert prof.exists() and prof.stat().st_size > 0
