@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,6 +74,7 @@ class Run:
     rc: int
     out: str
     doc: dict | None
+    wall: float = 0.0  # the process's wall time, seconds
 
 
 def run_cli(*args: str, json_path: Path | None = None, env: dict | None = None,
@@ -84,12 +86,14 @@ def run_cli(*args: str, json_path: Path | None = None, env: dict | None = None,
         cmd += ["--json", str(json_path)]
     full_env = {k: v for k, v in {**os.environ, "COLUMNS": "200", **(env or {})}.items()
                 if v is not None}
+    began = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env,
                           cwd=cwd)
+    wall = time.monotonic() - began
     doc = None
     if json_path is not None and json_path.exists():
         doc = json.loads(json_path.read_text())
-    return Run(proc.returncode, proc.stdout + proc.stderr, doc)
+    return Run(proc.returncode, proc.stdout + proc.stderr, doc, wall)
 
 
 @pytest.fixture

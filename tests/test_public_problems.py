@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -50,10 +49,8 @@ def test_verdict_matches_the_public_evaluator(problem, file, tmp_path):
     task = load_task(str(folder))
     public = run_eval(stage_all(task, submission, Path(tempfile.mkdtemp(dir=tmp_path))),
                       "test", task.tests, timeout=600)
-    began = time.monotonic()  # the process's wall, as the public evaluator's is
     harness = run_cli("submit", str(submission), "--task", str(folder), "--mode", "test",
                       "--no-record", json_path=tmp_path / "result.json")
-    harness_wall = time.monotonic() - began
     assert harness.rc != 5, harness.out  # never an internal error
     harness_passed = bool(harness.doc) and harness.doc["passed"]
     if os.environ.get("PARITY_OUT"):
@@ -62,7 +59,7 @@ def test_verdict_matches_the_public_evaluator(problem, file, tmp_path):
         rows.append({"problem": problem, "file": file, "public_passed": public.passed,
                      "harness_passed": harness_passed, "harness_status": harness.doc.get("status"),
                      "public_wall_s": public.wall_seconds,
-                     "harness_wall_s": harness_wall,
+                     "harness_wall_s": harness.wall,  # the process's, as the public's
                      "harness_evaluation_s": harness.doc.get("wall_seconds")})
         out.write_text(json.dumps(rows, indent=2))
     assert harness_passed == public.passed, (
