@@ -116,3 +116,31 @@ def test_usage_errors_exit_2(cli, tmp_path):
             want_json=False)
     assert r.rc == 2 and "cannot open the results database" in r.out
     assert "Traceback" not in r.out
+
+
+
+def test_a_worker_that_dies_before_the_submission_loads_is_the_harnesss_side(cli, tmp_path):
+    """A worker that cannot start (here: an environment that the organiser passes on and
+    that stops every interpreter at once; runner.py itself runs with -E, blind to it) is a
+    clean verdict that says so and shows the worker's own words, not an internal error,
+    and does not blame the submission."""
+    config = tmp_path / "broken.yaml"
+    config.write_text("worker:\n  env_pass: [PYTHONMALLOC]\n")
+    r = cli("submit", "submissions/vectoradd/add_torch.py", *FAST, "--config", str(config),
+            env={"PYTHONMALLOC": "no-such-allocator"}, python=("-E",))
+    assert r.rc == 3 and "Traceback" not in r.out and "internal harness error" not in r.out
+    assert r.doc["load_error"]["kind"] == "worker_start"
+    assert "not the submission's doing" in r.doc["load_error"]["hint"]
+    assert r.doc["status"] == "crashed" and r.doc["phases"] == []
+    message = r.doc["load_error"]["message"]
+    assert "exited with status 1 as it started" in message and "PYTHONMALLOC" in message
+    assert "the worker could not start" in r.out and "the worker's stderr" in r.out
+
+
+def test_a_worker_that_does_not_answer_at_its_start_times_out_cleanly(cli, tmp_path):
+    config = tmp_path / "impatient.yaml"
+    config.write_text("worker:\n  start_timeout: 0.001\n  head_start: false\n")
+    r = cli("submit", "submissions/vectoradd/add_torch.py", *FAST, "--config", str(config))
+    assert r.rc == 3 and "Traceback" not in r.out
+    assert r.doc["load_error"]["kind"] == "worker_start"
+    assert r.doc["status"] == "timed out" and "no answer within" in r.doc["load_error"]["message"]

@@ -147,7 +147,8 @@ def print_evaluation(console: Console, ev: Evaluation) -> None:
                 console.print(f"  score ({ev.task['ranking_by']} of case means): "
                               f"[bold]{fmt_ns(phase.score_ns)}[/]")
         _print_failures(console, phase)
-    _print_output(console, ev.worker_output)
+    started = (ev.load_error or {}).get("kind") != "worker_start"
+    _print_output(console, ev.worker_output, "the submission's" if started else "the worker's")
     colour = "green" if ev.passed else "red"
     console.print(f"[bold {colour}]{ev.status.upper()}[/]  ({ev.wall_seconds:.1f} s, "
                   f"exit code {ev.exit_code})")
@@ -269,11 +270,11 @@ def _print_failures(console: Console, phase: PhaseResult) -> None:
             console.print(f"[cyan]note[/] ({phase.name} case {c.index}): {escape(note)}")
 
 
-def _print_output(console: Console, output: dict[str, str]) -> None:
+def _print_output(console: Console, output: dict[str, str], whose: str) -> None:
     for stream in ("stdout", "stderr"):
         text = (output or {}).get(stream, "").strip()
         if text:
-            console.print(Panel(escape(text[-4000:]), title=f"the submission's {stream} (tail)",
+            console.print(Panel(escape(text[-4000:]), title=f"{whose} {stream} (tail)",
                                 border_style="dim", expand=False))
 
 

@@ -159,29 +159,26 @@ class Judge(Sampling):
             w.start()
         self.worker = w
         self.containment = w.containment
-        w.send({
-            "device": self.device.kind, "staging": str(self.staging),
-            "submission": self.task.submission_name, "shown_name": self.submission.name,
-            "gpu_memory_fraction": self.settings.worker.gpu_memory_fraction,
-            "spin_seconds": self.settings.timing.spin_seconds,
-            "mailbox": self._open_channel(w),
-            "sync": self.settings.timing.sync,
-            "warm": self.settings.timing.warm,
-            "window_fill_bytes": window_fill_bytes(self.settings.timing, self.task.timing,
-                                                   self.device.kind),
-            "flush_bytes": self.flusher.nbytes if self._late() else 0,
-            "mask_cpu_inputs": self.settings.timing.mask_cpu_inputs,
-            "gc_freeze": self.settings.worker.gc_freeze,
-            "hold_cpu": self.held,
-            "hold_others": sorted(self._hold_others),
-        })
+        try:
+            self._send_start(w)
+        except WorkerDied:
+            self._worker_could_not_start(Status.CRASHED, w.exit_description("as it started"))
+            return False
         if warm_case is not None and self.settings.worker.warm_reference \
                 and self.device.kind == "cuda":
             self.ref.warm(warm_case, self.device.kind)
         try:
             ready = w.recv(self.settings.worker.start_timeout)
-            if ready.get("event") == Event.ERROR:
-                raise CaseFailure(Status.CRASHED, ready.get("message", "the worker failed to start"))
+        except WorkerDied:
+            self._worker_could_not_start(Status.CRASHED, w.exit_description("as it started"))
+            return False
+        except (WorkerTimeout, ProtocolError) as exc:
+            self._worker_could_not_start(*self._fault(exc))
+            return False
+        if ready.get("event") == Event.ERROR:
+            self._worker_could_not_start(Status.CRASHED, str(ready.get("message", "")))
+            return False
+        try:
             self.base_calibration = calibration_of(
                 [self._noop_gap(timeout) for _ in range(self.settings.timing.calibration_calls)])
             w.send({"op": "load"})
@@ -202,6 +199,44 @@ class Judge(Sampling):
             self.stop()
             return False
         return True
+
+    def _send_start(self, w: WorkerProcess) -> None:
+        """The worker's settings: its first message, before it reports ready."""
+        memory_gb = self.settings.worker.cpu_memory_limit_gb
+        w.send({
+            "device": self.device.kind, "staging": str(self.staging),
+            "submission": self.task.submission_name, "shown_name": self.submission.name,
+            "gpu_memory_fraction": self.settings.worker.gpu_memory_fraction,
+            "spin_seconds": self.settings.timing.spin_seconds,
+            "mailbox": self._open_channel(w),
+            "sync": self.settings.timing.sync,
+            "warm": self.settings.timing.warm,
+            "window_fill_bytes": window_fill_bytes(self.settings.timing, self.task.timing,
+                                                   self.device.kind),
+            "flush_bytes": self.flusher.nbytes if self._late() else 0,
+            "mask_cpu_inputs": self.settings.timing.mask_cpu_inputs,
+            "gc_freeze": self.settings.worker.gc_freeze,
+            "hold_cpu": self.held,
+            "hold_others": sorted(self._hold_others),
+            "memory_limit_bytes": (int(memory_gb * (1 << 30))
+                                   if self.device.kind == "cpu" and memory_gb > 0 else 0),
+        })
+
+    def _worker_could_not_start(self, status: str, message: str) -> None:
+        """The verdict where the worker died or failed before the submission was loaded:
+        the harness's side (its settings, the machine's torch), with the worker's last
+        words on stderr."""
+        self._collect_output()
+        lines = [line.strip() for line in self.worker_output["stderr"].splitlines()]
+        errors = [line for line in lines if "error" in line.lower()] or list(filter(None, lines))
+        self.load_error = {
+            "status": status, "kind": "worker_start",
+            "title": "the worker could not start (before the submission was loaded)",
+            "hint": "not the submission's doing: check the worker settings and this "
+                    "machine's torch install",
+            "message": message + (f"; it said: {errors[-1]}" if errors else ""),
+        }
+        self.stop()
 
     def _open_channel(self, worker: WorkerProcess) -> str | None:
         path = str(self.shm_root / f"mailbox{self.restarts}")

@@ -179,7 +179,6 @@ def die_with_parent(parent: int) -> None:
 @dataclass
 class Limits:
     file_size: int
-    address_space: int | None
     cpus: frozenset[int] | None = None
     ruleset: landlock.Ruleset | None = None
     no_ip: NoIpSockets | None = None
@@ -195,8 +194,6 @@ class Limits:
             pin(self.cpus)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_FSIZE, (self.file_size, self.file_size))
-        if self.address_space:
-            resource.setrlimit(resource.RLIMIT_AS, (self.address_space, self.address_space))
         if self.ruleset is not None:
             self.ruleset.restrict_self(drop_capabilities=self.drop_capabilities)
         if self.no_ip is not None:
@@ -219,11 +216,8 @@ def contain(settings: WorkerSettings, device: str, scratch: Path, readable: list
     beside the scratch folder and the system's paths). Call `Limits.close` after the start.
     """
     env = worker_env(scratch, device, settings.env_pass)
-    address_space = None
-    if device == "cpu" and settings.cpu_memory_limit_gb > 0:
-        address_space = int(settings.cpu_memory_limit_gb * (1 << 30))
     if settings.sandbox == "off":
-        return env, Limits(settings.file_size_limit_bytes, address_space, cpus), landlock.off()
+        return env, Limits(settings.file_size_limit_bytes, cpus), landlock.off()
     policy = build_policy(scratch, readable, writable, device, settings.sandbox_read)
     no_ip = (NoIpSockets(settings.sandbox_speculation_mitigations)
              if settings.sandbox_seccomp and NoIpSockets.available() else None)
@@ -235,7 +229,7 @@ def contain(settings: WorkerSettings, device: str, scratch: Path, readable: list
     ruleset, report = make_ruleset(policy)
     if no_ip is not None:
         report.enforced.append("no IP sockets (seccomp)")
-    limits = Limits(settings.file_size_limit_bytes, address_space, cpus, ruleset, no_ip,
+    limits = Limits(settings.file_size_limit_bytes, cpus, ruleset, no_ip,
                     settings.sandbox_drop_capabilities)
     return env, limits, report
 
@@ -332,8 +326,8 @@ class WorkerProcess:
             if self.proc.poll() is not None and not self.conn.poll(0):
                 raise WorkerDied(self.exit_description())
 
-    def exit_description(self) -> str:
-        """How the worker ended: a signal's name, or its exit status."""
+    def exit_description(self, when: str = "in the middle of the run") -> str:
+        """How the worker ended: a signal's name, or its exit status `when`."""
         if self.proc is None:
             return "the worker never started"
         try:
@@ -354,7 +348,7 @@ class WorkerProcess:
                 "SIGFPE": "an arithmetic fault",
             }.get(name, "")
             return f"the worker was killed by {name}" + (f" ({hint})" if hint else "")
-        return f"the worker exited with status {code} in the middle of the run"
+        return f"the worker exited with status {code} {when}"
 
     def output(self) -> tuple[str, str]:
         """Captured stdout and stderr, each cut to the configured limit (the tail kept)."""
