@@ -1,8 +1,15 @@
 """Every bad submission gets a clear verdict and exit code, through runner.py, on the CPU.
 The GPU-only ones (a CUDA fault, a kernel that fails to compile) are in test_gpu.py."""
 
+import json
+
 import pytest
-from conftest import BAD, case_statuses
+from conftest import BAD, ROOT, case_statuses
+
+from harness.frontends.batch import Batch
+from harness.options import RunOptions
+from harness.results.store import Store
+from harness.settings import Settings
 
 FAST = ["--task", "vectoradd", "--mode", "test", "--device", "cpu", "--timeout", "30"]
 
@@ -127,7 +134,7 @@ def test_a_worker_that_dies_before_the_submission_loads_is_the_harnesss_side(cli
     config = tmp_path / "broken.yaml"
     config.write_text("worker:\n  env_pass: [PYTHONMALLOC]\n")
     r = cli("submit", "submissions/vectoradd/add_torch.py", *FAST, "--config", str(config),
-            env={"PYTHONMALLOC": "no-such-allocator"}, python=("-E",))
+            "--record", env={"PYTHONMALLOC": "no-such-allocator"}, python=("-E",))
     assert r.rc == 3 and "Traceback" not in r.out and "internal harness error" not in r.out
     assert r.doc["load_error"]["kind"] == "worker_start"
     assert "not the submission's doing" in r.doc["load_error"]["hint"]
@@ -135,6 +142,17 @@ def test_a_worker_that_dies_before_the_submission_loads_is_the_harnesss_side(cli
     message = r.doc["load_error"]["message"]
     assert "exited with status 1 as it started" in message and "PYTHONMALLOC" in message
     assert "the worker could not start" in r.out and "the worker's stderr" in r.out
+    # never recorded against the submission: not by submit, `record` or a batch's driver
+    assert "not recorded: the worker could not start" in r.out
+    document = tmp_path / "result0.json"
+    again = cli("record", str(document), "--db", str(cli.db), want_json=False)
+    assert again.rc == 0 and "skipped" in again.out and "not recorded" in again.out
+    batch = Batch([ROOT / "submissions/vectoradd/add_torch.py"],
+                  RunOptions(task="vectoradd", mode="test", db=str(cli.db)), Settings.load())
+    batch.finish(batch.jobs[0], json.loads(document.read_text()))
+    assert batch.jobs[0].status == "harness error" and "PYTHONMALLOC" in batch.jobs[0].error
+    assert batch.jobs[0].submission_id is None
+    assert Store(str(cli.db)).entries("vectoradd", batch.tasks["vectoradd"].content_hash) == []
 
 
 def test_a_worker_that_does_not_answer_at_its_start_times_out_cleanly(cli, tmp_path):
@@ -144,3 +162,18 @@ def test_a_worker_that_does_not_answer_at_its_start_times_out_cleanly(cli, tmp_p
     assert r.rc == 3 and "Traceback" not in r.out
     assert r.doc["load_error"]["kind"] == "worker_start"
     assert r.doc["status"] == "timed out" and "no answer within" in r.doc["load_error"]["message"]
+
+
+def test_a_worker_that_cannot_be_started_at_all_is_a_clean_verdict(cli, tmp_path):
+    """Its limits fail between fork and exec (a file-size limit no kernel takes): no
+    process to talk to, still the same clean verdict, and its scratch folder goes."""
+    config = tmp_path / "refused.yaml"
+    config.write_text(f"worker:\n  file_size_limit_bytes: {1 << 65}\n  head_start: false\n")
+    temp = tmp_path / "temp"  # the run's own temporary folder: what it leaves is seen
+    temp.mkdir()
+    r = cli("submit", "submissions/vectoradd/add_torch.py", *FAST, "--config", str(config),
+            env={"TMPDIR": str(temp)})
+    assert r.rc == 3 and "Traceback" not in r.out
+    assert r.doc["load_error"]["kind"] == "worker_start"
+    assert "could not be started" in r.doc["load_error"]["message"]
+    assert list(temp.glob("harness-worker-*")) == []

@@ -112,3 +112,21 @@ def test_a_crashing_evaluator_is_a_clean_verdict(tmp_path, folder):
                 "--no-record", json_path=tmp_path / "out.json")
     assert r.rc == 3, r.out
     assert "Traceback (most recent call last)" not in r.out
+
+
+def test_the_evaluators_process_is_capped_from_its_start_over_what_the_judge_maps(tmp_path,
+                                                                                  folder):
+    """It imports the submission before the harness could cap it as a worker caps itself:
+    its whole process is capped at what the judge maps (torch imported) plus the setting,
+    the cap the result records and the submission sees."""
+    config = tmp_path / "limits.yaml"
+    config.write_text("cpu:\n  worker:\n    cpu_memory_limit_gb: 0.5\n")
+    sub = write(tmp_path, "import resource\n"
+                          "print('cap', resource.getrlimit(resource.RLIMIT_AS)[0], flush=True)\n"
+                          "def double(n):\n    return 2 * n\n")
+    r = run_cli("submit", str(sub), "--task", str(folder), "--device", "cpu", "--mode", "test",
+                "--no-record", "--config", str(config), json_path=tmp_path / "out.json")
+    assert r.rc == 0, r.out
+    told = r.doc["worker_output"]["stdout"].split()
+    cap = int(told[told.index("cap") + 1])
+    assert cap == r.doc["harness"]["memory_cap_bytes"] > (1 << 30) // 2

@@ -25,6 +25,7 @@ from harness.consts import ExitCode, JobState, Status
 from harness.frontends.backends import make_backend, shares_cores
 from harness.frontends.report import fmt_ns, print_ranked
 from harness.judging.containment import recording_refusal
+from harness.judging.verdicts import not_judged
 from harness.loading.task_folder import TaskError, load_task
 from harness.options import RunOptions
 from harness.results.document import case_flags, document_to_evaluation
@@ -120,6 +121,10 @@ class Batch:
                 job.error = doc["error"]
                 return
             job.doc = doc
+            unjudged = not_judged(doc.get("load_error"))
+            if unjudged:  # the worker never got to the submission: the machine's side
+                job.error = f"{unjudged}: {doc['load_error']['message']}"
+                return
             level = doc.get("harness", {}).get("containment", {}).get("level")
             if (self.mode == "leaderboard" and level != "full"
                     and not self.options.allow_partial_containment):

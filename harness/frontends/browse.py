@@ -131,6 +131,7 @@ def export(fmt: str, output: Path | None, db: str | None) -> int:
 def record(console: Console, documents: list[Path], user: str | None, db: str | None,
            repeat: int) -> int:
     """Record result documents written by `submit --json` (e.g. CI artifacts)."""
+    from harness.judging.verdicts import not_judged
     from harness.results.document import document_to_evaluation
     from harness.results.recording import record_evaluation
 
@@ -146,6 +147,10 @@ def record(console: Console, documents: list[Path], user: str | None, db: str | 
         if ev.mode in UNRECORDED_MODES:
             console.print(f"[red]error:[/] {path}: a {ev.mode} run is never recorded")
             return ExitCode.USAGE
+        unjudged = not_judged(ev.load_error)
+        if unjudged:  # a machine's failure, not the submission's: the others still count
+            console.print(f"[yellow]skipped[/] {path}: {unjudged}")
+            continue
         board = store.leaderboard(ev.task["name"], ev.task["content_hash"])
         who = user or doc.get("record", {}).get("user") or resolve_user(None)
         for _ in range(repeat):

@@ -23,6 +23,7 @@ from rich.text import Text
 from harness.consts import Status
 from harness.judging.phases import PhaseSpec
 from harness.judging.phases import Progress as JudgeProgress
+from harness.judging.verdicts import not_judged
 from harness.loading.cases import format_case
 from harness.results.document import CaseResult, Evaluation, PhaseResult, case_notes
 from harness.results.ranking import find, rank
@@ -147,8 +148,8 @@ def print_evaluation(console: Console, ev: Evaluation) -> None:
                 console.print(f"  score ({ev.task['ranking_by']} of case means): "
                               f"[bold]{fmt_ns(phase.score_ns)}[/]")
         _print_failures(console, phase)
-    started = (ev.load_error or {}).get("kind") != "worker_start"
-    _print_output(console, ev.worker_output, "the submission's" if started else "the worker's")
+    _print_output(console, ev.worker_output,
+                  "the worker's" if not_judged(ev.load_error) else "the submission's")
     colour = "green" if ev.passed else "red"
     console.print(f"[bold {colour}]{ev.status.upper()}[/]  ({ev.wall_seconds:.1f} s, "
                   f"exit code {ev.exit_code})")

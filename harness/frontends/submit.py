@@ -80,6 +80,7 @@ def _evaluate_and_report(opts: RunOptions, console: Console, settings: Settings,
     summary; the exit code."""
     from harness.frontends.report import LiveProgress, print_evaluation, print_ranking
     from harness.judging.evaluate import evaluate
+    from harness.judging.verdicts import not_judged
     from harness.loading.task_folder import TaskError
     from harness.results.document import status_severity, write_json
 
@@ -102,11 +103,14 @@ def _evaluate_and_report(opts: RunOptions, console: Console, settings: Settings,
                           + "".join(traceback.format_exc()))
             failure = ExitCode.INTERNAL
             break
-        if recorder is not None:
+        unjudged = not_judged(evaluation.load_error)  # the worker never got to the submission
+        if recorder is not None and not unjudged:
             recorder.record(evaluation)
         print_evaluation(console, evaluation)
-        if recorder is not None:
+        if recorder is not None and not unjudged:
             print_ranking(console, recorder, evaluation)
+        elif recorder is not None:
+            console.print(f"[yellow]{unjudged}[/]")
         evaluations.append(evaluation)
         if evaluation.load_error is not None:
             break  # a submission that does not load fails the same way every run

@@ -137,6 +137,8 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
             evaluation.harness["cpus"] = judge.cpus.to_dict()
         if judge.held is not None:
             evaluation.harness["held_cpu"] = judge.held
+        if judge.memory_cap is not None:
+            evaluation.harness["memory_cap_bytes"] = judge.memory_cap
         evaluation.warnings += judge.warnings
         _note_containment(evaluation, judge.containment, judge.worker_output)
         if judge.stray_pids:
@@ -171,8 +173,11 @@ def _own_evaluator(prepared: Prepared, settings: Settings, specs: list[PhaseSpec
     """A folder whose own eval.py judges: run it contained, mark the result as such."""
     task, request = prepared.task, prepared.request
     started = time.monotonic()
-    evaluation.phases, tail, report = run_foreign(task, Path(request.file), specs, settings,
-                                                  prepared.device.kind, request.secret, progress)
+    evaluation.phases, tail, report, cap = run_foreign(task, Path(request.file), specs,
+                                                       settings, prepared.device.kind,
+                                                       request.secret, progress)
+    if cap:
+        evaluation.harness["memory_cap_bytes"] = cap
     evaluation.startup_seconds = 0.0
     evaluation.worker_output = {"stdout": tail, "stderr": ""}
     _note_containment(evaluation, report, evaluation.worker_output)

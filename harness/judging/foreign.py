@@ -16,6 +16,7 @@ from pathlib import Path
 
 from harness.consts import Status
 from harness.judging import landlock
+from harness.judging.memory_cap import gb_to_bytes, whole_process_cap
 from harness.judging.phases import PhaseSpec, Progress
 from harness.judging.sandbox import contain
 from harness.judging.seeds import SeedPlan
@@ -37,9 +38,11 @@ MARK = "the task's own evaluator"
 def run_foreign(task: Task, submission: Path, specs: list[PhaseSpec], settings: Settings,
                 device: str, secret: bytes | None,
                 progress: Progress | None = None,
-                ) -> tuple[list[PhaseResult], str, landlock.Report | None]:
-    """Each phase through the task's evaluator, contained as a worker is: the phases, the
-    evaluator's output, and what the sandbox enforced."""
+                ) -> tuple[list[PhaseResult], str, landlock.Report | None, int | None]:
+    """Each phase through the task's evaluator, contained as a worker is (on the CPU its
+    address space capped from its start: what the judge maps plus the setting, since the
+    harness cannot enter it before the submission's import): the phases, the evaluator's
+    output, what the sandbox enforced, and the address-space cap (None: none)."""
     progress = progress or Progress()
     scratch = Path(tempfile.mkdtemp(prefix="harness-foreign-"))
     outputs: list[str] = []
@@ -47,7 +50,9 @@ def run_foreign(task: Task, submission: Path, specs: list[PhaseSpec], settings: 
     limits, report = None, None
     try:
         staged = stage_all(task, submission, scratch / "task")
-        env, limits, report = contain(settings.worker, device, scratch, [staged], [])
+        extra = gb_to_bytes(settings.worker.cpu_memory_limit_gb) if device == "cpu" else 0
+        env, limits, report = contain(settings.worker, device, scratch, [staged], [],
+                                      address_space=whole_process_cap(extra))
         for spec in specs:
             progress.phase_start(spec)
             mode = "test" if not spec.timed else (
@@ -69,7 +74,7 @@ def run_foreign(task: Task, submission: Path, specs: list[PhaseSpec], settings: 
             limits.close()
         shutil.rmtree(scratch, ignore_errors=True)
     tail = "\n".join(outputs)[-settings.worker.output_limit_bytes:]
-    return phases, tail, report
+    return phases, tail, report, limits.address_space if limits is not None else None
 
 
 def to_phase(run: EvalRun, spec: PhaseSpec, ranking_by: str) -> PhaseResult:

@@ -9,6 +9,7 @@ the output against the judge's own pristine copy of the input.
 from __future__ import annotations
 
 import shutil
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable
@@ -34,6 +35,7 @@ from harness.judging.cpus import (
 from harness.judging.cuda_vmm import CudaVmmError
 from harness.judging.devices import ClockReading, DeviceInfo, Flusher
 from harness.judging.head_start import shm_folder
+from harness.judging.memory_cap import gb_to_bytes
 from harness.judging.integrity import (
     Calibration,
     clock_note,
@@ -63,6 +65,7 @@ from harness.judging.verdicts import (
     STATUS_BY_KIND,
     CaseFailure,
     load_error_verdict,
+    worker_start_verdict,
 )
 from harness.loading.task_folder import Reference, Task, TaskError
 from harness.results.document import CaseResult, PhaseResult
@@ -93,6 +96,7 @@ class Judge(Sampling):
         self.restarts = 0
         self.base_calibration: Calibration | None = None
         self.load_error: dict[str, Any] | None = None
+        self.memory_cap: int | None = None  # the CPU worker's RLIMIT_AS (memory_cap.py)
         self.flusher = Flusher(device, settings.timing.l2_flush_factor, settings.timing.cpu_flush_bytes)
         self.shm_root = shm_root or shm_folder()
         self._started = started
@@ -145,7 +149,8 @@ class Judge(Sampling):
 
         On a GPU run with `worker.warm_reference`, the judge runs the task's own code on
         `warm_case` while the worker starts, so that its one-off costs overlap the
-        worker's start-up instead of adding to the first case."""
+        worker's start-up instead of adding to the first case. A worker that cannot start,
+        or ends before the submission is loaded, is the harness's side (`worker_start`)."""
         w, self._started = self._started, None
         if w is None or self.cpus is not None:
             if w is not None:
@@ -156,31 +161,41 @@ class Judge(Sampling):
                               cpus=self.cpus.worker if self.cpus else None,
                               readable=[self.staging], writable=[self.shm_root],
                               compile_cache=self.compile_cache and self.compile_cache.folder)
-            w.start()
+            self.worker = w
+            try:
+                w.start()
+            except (OSError, subprocess.SubprocessError) as exc:  # fork, exec, the sandbox
+                self._worker_could_not_start(Status.CRASHED,
+                                             f"the worker could not be started: {exc}")
+                return False
         self.worker = w
         self.containment = w.containment
         try:
             self._send_start(w)
-        except WorkerDied:
-            self._worker_could_not_start(Status.CRASHED, w.exit_description("as it started"))
-            return False
-        if warm_case is not None and self.settings.worker.warm_reference \
-                and self.device.kind == "cuda":
-            self.ref.warm(warm_case, self.device.kind)
-        try:
+            if warm_case is not None and self.settings.worker.warm_reference \
+                    and self.device.kind == "cuda":
+                self.ref.warm(warm_case, self.device.kind)
             ready = w.recv(self.settings.worker.start_timeout)
+            if ready.get("event") == Event.ERROR:
+                self._worker_could_not_start(Status.CRASHED, str(ready.get("message", "")))
+                return False
+            cap = ready.get("memory_cap_bytes")
+            self.memory_cap = cap if isinstance(cap, int) and not isinstance(cap, bool) else None
+            self.base_calibration = calibration_of(  # no-ops: no submission code yet
+                [self._noop_gap(timeout) for _ in range(self.settings.timing.calibration_calls)])
         except WorkerDied:
             self._worker_could_not_start(Status.CRASHED, w.exit_description("as it started"))
             return False
-        except (WorkerTimeout, ProtocolError) as exc:
-            self._worker_could_not_start(*self._fault(exc))
+        except WorkerTimeout as exc:
+            self._worker_could_not_start(Status.TIMED_OUT, f"timed out: {exc}; the worker was killed")
             return False
-        if ready.get("event") == Event.ERROR:
-            self._worker_could_not_start(Status.CRASHED, str(ready.get("message", "")))
+        except ProtocolError as exc:
+            self._worker_could_not_start(Status.CRASHED, f"unreadable start: {exc}")
+            return False
+        except CaseFailure as exc:
+            self._worker_could_not_start(Status.CRASHED, exc.message)
             return False
         try:
-            self.base_calibration = calibration_of(
-                [self._noop_gap(timeout) for _ in range(self.settings.timing.calibration_calls)])
             w.send({"op": "load"})
             loaded = w.recv(timeout)
         except (WorkerDied, WorkerTimeout, ProtocolError, CaseFailure) as exc:
@@ -202,7 +217,6 @@ class Judge(Sampling):
 
     def _send_start(self, w: WorkerProcess) -> None:
         """The worker's settings: its first message, before it reports ready."""
-        memory_gb = self.settings.worker.cpu_memory_limit_gb
         w.send({
             "device": self.device.kind, "staging": str(self.staging),
             "submission": self.task.submission_name, "shown_name": self.submission.name,
@@ -218,24 +232,18 @@ class Judge(Sampling):
             "gc_freeze": self.settings.worker.gc_freeze,
             "hold_cpu": self.held,
             "hold_others": sorted(self._hold_others),
-            "memory_limit_bytes": (int(memory_gb * (1 << 30))
-                                   if self.device.kind == "cpu" and memory_gb > 0 else 0),
+            "memory_limit_bytes": (gb_to_bytes(self.settings.worker.cpu_memory_limit_gb)
+                                   if self.device.kind == "cpu" else 0),
         })
 
     def _worker_could_not_start(self, status: str, message: str) -> None:
-        """The verdict where the worker died or failed before the submission was loaded:
-        the harness's side (its settings, the machine's torch), with the worker's last
-        words on stderr."""
+        """The verdict where the worker could not be started, or failed or ended before
+        the submission was loaded: the harness's side (its settings, the machine), with
+        the worker's own last error line from its stderr."""
         self._collect_output()
         lines = [line.strip() for line in self.worker_output["stderr"].splitlines()]
-        errors = [line for line in lines if "error" in line.lower()] or list(filter(None, lines))
-        self.load_error = {
-            "status": status, "kind": "worker_start",
-            "title": "the worker could not start (before the submission was loaded)",
-            "hint": "not the submission's doing: check the worker settings and this "
-                    "machine's torch install",
-            "message": message + (f"; it said: {errors[-1]}" if errors else ""),
-        }
+        said = [line for line in lines if "error" in line.lower()] or list(filter(None, lines))
+        self.load_error = worker_start_verdict(status, message, said[-1] if said else "")
         self.stop()
 
     def _open_channel(self, worker: WorkerProcess) -> str | None:

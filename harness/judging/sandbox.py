@@ -2,12 +2,14 @@
 
 The worker is a fresh interpreter (`python -m harness.judging.worker`), never a fork of the
 judge. It runs in its own session and process group, in a scratch folder, with an
-environment stripped of the harness's secrets, its output captured to files, file size
-(and on the CPU, address space) limits, and (`worker.sandbox: landlock`) a Landlock
-policy and a seccomp filter applied between fork and exec: it reads only what a
-submission needs, writes only its scratch and shared-memory folders, and opens no
-network connection (containment.py and seccomp.py say what exactly). The judge registers as a child subreaper so that processes the worker
-leaves behind come back to it and are killed too.
+environment stripped of the harness's secrets, its output captured to files, a file size
+limit, and (`worker.sandbox: landlock`) a Landlock policy and a seccomp filter applied
+between fork and exec: it reads only what a submission needs, writes only its scratch and
+shared-memory folders, and opens no network connection (containment.py and seccomp.py
+say what exactly). On the CPU its address space is capped too: the worker caps itself
+once started, a task's own evaluator from its start (memory_cap.py). The judge registers
+as a child subreaper so that processes the worker leaves behind come back to it and are
+killed too.
 """
 
 from __future__ import annotations
@@ -179,6 +181,7 @@ def die_with_parent(parent: int) -> None:
 @dataclass
 class Limits:
     file_size: int
+    address_space: int | None = None  # RLIMIT_AS from the start (memory_cap.whole_process_cap)
     cpus: frozenset[int] | None = None
     ruleset: landlock.Ruleset | None = None
     no_ip: NoIpSockets | None = None
@@ -194,6 +197,8 @@ class Limits:
             pin(self.cpus)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_FSIZE, (self.file_size, self.file_size))
+        if self.address_space:
+            resource.setrlimit(resource.RLIMIT_AS, (self.address_space, self.address_space))
         if self.ruleset is not None:
             self.ruleset.restrict_self(drop_capabilities=self.drop_capabilities)
         if self.no_ip is not None:
@@ -208,16 +213,19 @@ class Limits:
 
 def contain(settings: WorkerSettings, device: str, scratch: Path, readable: list[Path],
             writable: list[Path], cpus: frozenset[int] | None = None,
+            address_space: int | None = None,
             ) -> tuple[dict[str, str], Limits, landlock.Report]:
     """What a process running submitted code gets: its environment, the limits and sandbox
     applied between fork and exec, and the report of what the sandbox enforces.
 
     `readable`: staged task folders; `writable`: the run's shared-memory folders (allowed
-    beside the scratch folder and the system's paths). Call `Limits.close` after the start.
+    beside the scratch folder and the system's paths); `address_space`: an RLIMIT_AS from
+    the start, for a process that cannot cap itself once started as the worker does
+    (memory_cap.py). Call `Limits.close` after the start.
     """
     env = worker_env(scratch, device, settings.env_pass)
     if settings.sandbox == "off":
-        return env, Limits(settings.file_size_limit_bytes, cpus), landlock.off()
+        return env, Limits(settings.file_size_limit_bytes, address_space, cpus), landlock.off()
     policy = build_policy(scratch, readable, writable, device, settings.sandbox_read)
     no_ip = (NoIpSockets(settings.sandbox_speculation_mitigations)
              if settings.sandbox_seccomp and NoIpSockets.available() else None)
@@ -229,7 +237,7 @@ def contain(settings: WorkerSettings, device: str, scratch: Path, readable: list
     ruleset, report = make_ruleset(policy)
     if no_ip is not None:
         report.enforced.append("no IP sockets (seccomp)")
-    limits = Limits(settings.file_size_limit_bytes, cpus, ruleset, no_ip,
+    limits = Limits(settings.file_size_limit_bytes, address_space, cpus, ruleset, no_ip,
                     settings.sandbox_drop_capabilities)
     return env, limits, report
 
@@ -288,6 +296,8 @@ class WorkerProcess:
     def send(self, message: dict, fds: list[int] | tuple[int, ...] = ()) -> None:
         """Send a message (pickled: the worker trusts the judge, never the reverse), then
         the file descriptors `fds` (SCM_RIGHTS), which the worker takes with it."""
+        if self.conn is None:  # its start failed
+            raise WorkerDied(self.exit_description())
         try:
             self.conn.send(message)
             if fds:

@@ -24,6 +24,28 @@ class CaseFailure(Exception):
         self.status, self.message, self.fatal = status, message, fatal
 
 
+WORKER_START = "worker_start"  # the load error of a worker that never got to the submission
+
+
+def worker_start_verdict(status: str, message: str, said: str = "") -> dict[str, Any]:
+    """The verdict where the worker could not start, or failed or ended before the
+    submission was loaded: not the submission's doing (`not_judged`); `said`: the worker's
+    own last error line, if any."""
+    return {"status": status, "kind": WORKER_START,
+            "title": "the worker could not start (before the submission was loaded)",
+            "hint": "not the submission's doing, and not recorded: check the worker settings "
+                    "and this machine's torch install",
+            "message": message + (f"; it said: {said}" if said else "")}
+
+
+def not_judged(load_error: dict[str, Any] | None) -> str:
+    """Why a run judged nothing of its submission, so that it is not recorded against it
+    (a worker that never got to the submission); "" for every other run."""
+    if (load_error or {}).get("kind") == WORKER_START:
+        return f"not recorded: {load_error['title']}"
+    return ""
+
+
 def load_error_verdict(kind: str, message: str, module: str = "") -> dict[str, Any]:
     """The verdict for a submission that could not be loaded, with a hint."""
     status = STATUS_BY_KIND.get(kind, Status.ERROR)

@@ -174,13 +174,19 @@ class Worker:
 
         # Before the submission is imported: its compiler caches into its file's folder.
         point_worker(device_tag(torch, self.device))
-        limit_memory(int(init.get("memory_limit_bytes") or 0))
+        self.memory_cap = None
+        if int(init.get("memory_limit_bytes") or 0) > 0:
+            from harness.judging.memory_cap import cap_self
+
+            torch.ones(1 << 16).add_(1)  # torch's CPU thread pool starts here, not under the cap
+            self.memory_cap = cap_self(int(init["memory_limit_bytes"]))
 
     def send(self, message: dict[str, Any]) -> None:
         self.conn.send_bytes(encode(message))
 
     def serve(self) -> None:
-        info = {"event": Event.READY, "torch": self.torch.__version__, "python": sys.version.split()[0]}
+        info = {"event": Event.READY, "torch": self.torch.__version__, "python": sys.version.split()[0],
+                "memory_cap_bytes": self.memory_cap}
         if self.cuda:
             info["device_name"] = self.torch.cuda.get_device_name(0)
         self.send(info)
@@ -637,26 +643,6 @@ def _syntax(exc: SyntaxError) -> str:
     text = (exc.text or "").rstrip()
     pointer = f"\n    {text}" if text else ""
     return f"{exc.msg} ({where}){pointer}"
-
-
-def limit_memory(extra: int) -> int | None:
-    """Cap this process's address space (RLIMIT_AS) at what it maps now plus `extra`
-    bytes; nothing when `extra` is 0. Called once the worker has started, before the
-    submission is imported: the cap bounds what the submission adds, whatever torch's
-    libraries and the BLAS threads' buffers (more with more cores) took at the start.
-    Returns the cap set."""
-    if extra <= 0:
-        return None
-    import resource
-
-    with open("/proc/self/statm") as f:
-        mapped = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    cap = mapped + extra
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    if hard != resource.RLIM_INFINITY:
-        cap = min(cap, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-    return cap
 
 
 def _preload(device: str) -> str:
