@@ -17,12 +17,16 @@ sys.path.insert(0, str(ROOT))
 
 def load_task_modules(task: str) -> tuple[ModuleType, list[dict], list[dict]]:
     """(reference module, tests, benchmarks) of a task under tasks/, from a staged copy."""
+    import atexit
+    import shutil
     import tempfile
 
     from harness.loading.task_folder import import_reference, load_task
 
     loaded = load_task(task)
-    staged = loaded.stage(Path(tempfile.mkdtemp(prefix="bench-task-")))
+    folder = Path(tempfile.mkdtemp(prefix="bench-task-"))
+    atexit.register(shutil.rmtree, folder, True)  # on sys.path until the process ends
+    staged = loaded.stage(folder)
     # Submissions import `task` (and may import `utils`): keep the staged folder on the path.
     sys.path.insert(0, str(staged))
     return import_reference(loaded, staged).module, loaded.tests, loaded.benchmarks

@@ -177,6 +177,7 @@ def test_the_head_start_holds_the_files_cache_folder_for_the_same_text(tmp_path)
                 assert worker.proc.poll() is not None
         finally:
             head.close()
+            worker.close()  # a taken worker is its taker's to close (the judge's)
 
 
 def test_a_ranked_head_start_has_no_cache_folder(tmp_path):

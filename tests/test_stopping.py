@@ -64,7 +64,8 @@ def _left_alive(pids: list[int], seconds: float) -> list[int]:
 
 
 def _start(*args: str, tmp_path: Path) -> subprocess.Popen:
-    env = dict(os.environ, HARNESS_DB=str(tmp_path / "stop.db"))
+    (tmp_path / "temp").mkdir(exist_ok=True)  # the run's temporary folder: what it leaves
+    env = dict(os.environ, HARNESS_DB=str(tmp_path / "stop.db"), TMPDIR=str(tmp_path / "temp"))
     return subprocess.Popen([sys.executable, str(ROOT / "runner.py"), *args], cwd=tmp_path,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
@@ -101,6 +102,22 @@ def test_a_stopped_submit_leaves_no_worker_running(tmp_path, sig):
         assert runner.returncode == EXIT_CODE, out
         assert "stopped by SIGTERM" in out and "Traceback" not in out, out
     assert not _left_alive(workers, 15), "a worker outlived its judge"
+    left = _run_folders(tmp_path, runner.pid)
+    if sig == signal.SIGTERM:
+        assert left == [], "cleaned up on the way out"
+    else:  # no way out: the next evaluation under this user removes them
+        assert any("harness-worker-" in p.name for p in left), left
+        r = run_cli("submit", "submissions/vectoradd/add_torch.py", "--task", "vectoradd",
+                    "--device", "cpu", "--mode", "test", "--no-record",
+                    env={"TMPDIR": str(tmp_path / "temp")})
+        assert r.rc == 0 and _run_folders(tmp_path, runner.pid) == [], r.out
+
+
+def _run_folders(tmp_path: Path, pid: int) -> list[Path]:
+    """The run folders that the process `pid` made (leftovers.py names them for it), in the
+    test's temporary folder and in /dev/shm."""
+    return [p for place in (tmp_path / "temp", Path("/dev/shm"))
+            for p in place.glob(f"harness-*-*-{pid}-*")]
 
 
 def test_a_stopped_batch_leaves_no_judge_running(tmp_path):

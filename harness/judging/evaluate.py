@@ -10,7 +10,6 @@ import hashlib
 import os
 import platform
 import shutil
-import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +20,7 @@ from harness.judging import compile_cache
 from harness.judging.containment import expected_containment, refusals
 from harness.judging.foreign import MARK, NOT_APPLIED, run_foreign
 from harness.judging.head_start import HeadStart
+from harness.judging.leftovers import make_folder, sweep_once
 from harness.judging.judge import Judge, PhaseSpec, Progress
 from harness.judging.prepare import Prepared, UsageError
 from harness.judging.verdicts import load_error_verdict
@@ -66,6 +66,7 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
     request, task, device = prepared.request, prepared.task, prepared.device
     settings = settings.for_device(device.kind)
     started = time.monotonic()
+    sweep_once()  # what a killed run left: its worker's scratch, its run and shm folders
     evaluation = Evaluation(
         task={"name": task.name, "path": str(task.root), "content_hash": task.content_hash,
               "ranking_by": task.ranking_by},
@@ -99,7 +100,7 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
     evaluation.harness["head_start"] = early is not None  # False too after a syntax error
     if task.own_evaluator:
         return _finish(_own_evaluator(prepared, settings, specs, evaluation, progress), started)
-    work = head.work if early is not None else Path(tempfile.mkdtemp(prefix="harness-run-"))
+    work = head.work if early is not None else make_folder("run")
     cache, warning = _compile_cache(prepared, settings, head if early is not None else None,
                                     evaluation.harness["containment"]["level"] == "full")
     evaluation.harness["compile_cache"] = cache.to_dict() if cache else {"mode": "private"}

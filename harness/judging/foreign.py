@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import math
 import shutil
-import tempfile
 from pathlib import Path
 
 from harness.consts import Status
 from harness.judging import landlock
 from harness.judging.memory_cap import gb_to_bytes, whole_process_cap
+from harness.judging.leftovers import make_folder
 from harness.judging.phases import PhaseSpec, Progress
 from harness.judging.sandbox import contain
 from harness.judging.seeds import SeedPlan
@@ -44,7 +44,7 @@ def run_foreign(task: Task, submission: Path, specs: list[PhaseSpec], settings: 
     harness cannot enter it before the submission's import): the phases, the evaluator's
     output, what the sandbox enforced, and the address-space cap (None: none)."""
     progress = progress or Progress()
-    scratch = Path(tempfile.mkdtemp(prefix="harness-foreign-"))
+    scratch = make_folder("foreign")
     outputs: list[str] = []
     phases: list[PhaseResult] = []
     limits, report = None, None

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from harness.judging import compile_cache
 from harness.judging.containment import expected_containment
+from harness.judging.leftovers import make_folder
 from harness.judging.sandbox import WorkerProcess, become_subreaper
 from harness.settings import Settings
 
@@ -56,7 +56,7 @@ def shm_folder() -> Path:
     """A new folder for a run's shared-memory files: under /dev/shm where it is writable."""
     shm = Path("/dev/shm")
     parent = str(shm) if shm.is_dir() and shm.stat().st_mode & 0o002 else None
-    return Path(tempfile.mkdtemp(prefix="harness-shm-", dir=parent))
+    return make_folder("shm", parent)
 
 
 class HeadStart:
@@ -71,7 +71,7 @@ class HeadStart:
         self.kind = kind
         self.worker: WorkerProcess | None = None
         self.shm_root: Path | None = None
-        self.work = Path(tempfile.mkdtemp(prefix="harness-run-"))
+        self.work = make_folder("run")
         self.staging = self.work / "worker"
         worker = settings.for_device(kind).worker
         # The submission's compiler-cache folder (compile_cache.py), named in the sandbox's

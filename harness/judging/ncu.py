@@ -23,6 +23,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from harness.judging.leftovers import make_folder
+
 RANGE = "custom_kernel"
 _OUTPUT_TAIL = 2000
 
@@ -59,7 +61,7 @@ def profile_case(ncu: str | None, report: Path, launch_count: int, target: list[
                 "note": "ncu (Nsight Compute) is not on the PATH: no kernel-level report"}
     report.parent.mkdir(parents=True, exist_ok=True)
     cmd = command(ncu, report, launch_count, target)
-    scratch = Path(tempfile.mkdtemp(prefix="harness-ncu-"))
+    scratch = make_folder("ncu")
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                               env=env | {"HOME": str(scratch)}, cwd=scratch)

@@ -21,7 +21,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from harness.judging.containment import (
     prepare_scratch,
 )
 from harness.judging.cpus import pin
+from harness.judging.leftovers import make_folder
 from harness.judging.seccomp import NoIpSockets
 from harness.settings import WorkerSettings
 
@@ -258,7 +258,7 @@ class WorkerProcess:
         self.compile_cache = compile_cache
         self.readable = list(readable or [])
         self.writable = list(writable or []) + ([compile_cache] if compile_cache else [])
-        self.scratch = Path(tempfile.mkdtemp(prefix="harness-worker-"))
+        self.scratch = make_folder("worker")
         self.keep_scratch = keep_scratch
         self.proc: subprocess.Popen | None = None
         self.conn: Connection | None = None
