@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT
 
 from harness.judging import leftovers
@@ -20,26 +21,44 @@ def _made_by_a_process_that_ended(parent) -> str:
     return out.stdout.strip()
 
 
-def test_a_folder_is_named_for_its_makers_namespace_and_pid(tmp_path):
+def test_a_folder_is_named_for_its_machine_namespace_and_pid(tmp_path):
     made = leftovers.make_folder("run", tmp_path)
-    ns = os.stat("/proc/self/ns/pid").st_ino
     assert made.parent == tmp_path and made.is_dir()
-    assert made.name.startswith(f"harness-run-{ns}-{os.getpid()}-")
+    assert made.name.startswith(f"harness-run-{leftovers.host_key()}-{os.getpid()}-")
 
 
 def test_the_sweep_removes_a_dead_makers_folders_and_nothing_else(tmp_path):
     dead = tmp_path / _made_by_a_process_that_ended(tmp_path)
     (dead / "tmp").mkdir()
     (dead / "tmp" / "big").write_bytes(b"x" * 4096)
+    (dead / "harness").symlink_to(ROOT / "harness")  # as a worker's scratch links to it
     live = leftovers.make_folder("shm", tmp_path)  # this process's: alive
-    ns = os.stat("/proc/self/ns/pid").st_ino
-    dead_pid = int(dead.name.split("-")[3])
-    elsewhere = tmp_path / f"harness-worker-{ns + 1}-{dead_pid}-abc"  # that pid elsewhere
-    elsewhere.mkdir()
-    unrelated = tmp_path / f"harness-cache-{ns}-{dead_pid}-x"  # not a kind the runs make
-    unrelated.mkdir()
-    a_file = tmp_path / f"harness-run-{ns}-{dead_pid}-file"
+    key, dead_pid = leftovers.host_key(), int(dead.name.split("-")[3])
+    kept = [
+        tmp_path / f"harness-worker-{'0' * 12}-{dead_pid}-x",  # another machine's pid
+        tmp_path / f"harness-cache-{key}-{dead_pid}-x",  # not a kind the runs make
+        tmp_path / f"harness-run-{key}-9999999999-x",  # no such pid on any machine
+    ]
+    for folder in kept:
+        folder.mkdir()
+    a_file = tmp_path / f"harness-run-{key}-{dead_pid}-file"
     a_file.write_text("")
+    a_link = tmp_path / f"harness-run-{key}-{dead_pid}-link"
+    a_link.symlink_to(live)
     assert leftovers.sweep([tmp_path]) == [dead]
-    assert not dead.exists() and live.exists() and elsewhere.exists()
-    assert unrelated.exists() and a_file.exists()
+    assert not dead.exists() and (ROOT / "harness" / "__init__.py").exists()
+    assert live.exists() and all(folder.exists() for folder in kept)
+    assert a_file.exists() and a_link.is_symlink()
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to give a folder to another user")
+def test_another_users_folder_is_kept(tmp_path):
+    dead = tmp_path / _made_by_a_process_that_ended(tmp_path)
+    os.chown(dead, 12345, 12345)
+    assert leftovers.sweep([tmp_path]) == [] and dead.exists()
+
+
+def test_the_sweep_never_fails_an_evaluation(monkeypatch):
+    monkeypatch.setattr(leftovers, "_swept", False)
+    monkeypatch.setattr(leftovers, "sweep", lambda: 1 / 0)
+    assert leftovers.sweep_once() == []

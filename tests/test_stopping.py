@@ -111,6 +111,7 @@ def test_a_stopped_submit_leaves_no_worker_running(tmp_path, sig):
                     "--device", "cpu", "--mode", "test", "--no-record",
                     env={"TMPDIR": str(tmp_path / "temp")})
         assert r.rc == 0 and _run_folders(tmp_path, runner.pid) == [], r.out
+        assert list((tmp_path / "temp").glob("harness-*")) == []  # nothing of either run
 
 
 def _run_folders(tmp_path: Path, pid: int) -> list[Path]:

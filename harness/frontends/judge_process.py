@@ -23,6 +23,7 @@ from typing import Any
 
 from harness.judging.cpus import parse
 from harness.judging.cpus import pin as pin_cpus
+from harness.judging.leftovers import prefix
 from harness.judging.sandbox import die_with_parent
 from harness.settings import ROOT
 
@@ -68,7 +69,7 @@ def main() -> int:
 
 def run_judge(request: dict[str, Any], env_extra: dict[str, str], wall_limit: float) -> dict[str, Any]:
     """Run one evaluation in a judge subprocess; the result document (or an error)."""
-    with tempfile.TemporaryDirectory(prefix="harness-batch-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=prefix("batch")) as tmp:  # leftovers.py
         request = dict(request, out=str(Path(tmp) / "result.json"))
         env = {**os.environ, **{k: v for k, v in env_extra.items() if not k.startswith("_")}}
         env["PYTHONPATH"] = str(ROOT)

@@ -4,14 +4,17 @@ of those whose process is gone.
 A judge killed outright (SIGKILL, the kernel's out-of-memory killer, a CI runner's hard
 stop) cannot remove what it made: its worker's scratch folder, the run's folder and its
 shared-memory folder (in /dev/shm, that is memory). Each is named
-`harness-KIND-NS-PID-...` for the process that made it (NS: its PID namespace, so that a
-process of another container sharing the folder is never taken for a dead one); the next
-evaluation under the same user removes those whose maker no longer exists. A live run's
-folders are never touched.
+`harness-KIND-HOST-PID-...` for the process that made it. HOST is a key of the machine's
+boot and the maker's PID namespace: a process of another machine (a temporary folder on
+shared storage) or of another container is never taken for a dead one here, since its
+key differs. The first evaluation of each later process under the same user, on the same
+machine and namespace, with the same temporary folder, removes the folders whose maker no
+longer exists. Folders named otherwise (older runs') are never touched.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -21,21 +24,37 @@ from pathlib import Path
 
 from harness import bytecode
 
-_NAME = re.compile(r"harness-(?:worker|run|shm|foreign|ncu)-(\d+)-(\d+)-")
+KINDS = ("worker", "run", "shm", "foreign", "ncu", "batch")
+_NAME = re.compile(rf"harness-(?:{'|'.join(KINDS)})-([0-9a-f]{{12}})-(\d{{1,10}})-")
 _swept = False
 
 
-def _namespace() -> int:
+def _read(path: str) -> str:
     try:
-        return os.stat("/proc/self/ns/pid").st_ino
-    except OSError:  # no /proc: the folder names still work, the sweep matches nothing
-        return 0
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def host_key() -> str:
+    """12 hex digits naming this machine's boot and this process's PID namespace."""
+    try:
+        namespace = str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        namespace = ""
+    boot = _read("/proc/sys/kernel/random/boot_id")
+    return hashlib.sha256(f"{boot}/{namespace}".encode()).hexdigest()[:12]
+
+
+def prefix(kind: str) -> str:
+    """The name's beginning for a folder of `kind` made by this process."""
+    return f"harness-{kind}-{host_key()}-{os.getpid()}-"
 
 
 def make_folder(kind: str, parent: str | Path | None = None) -> Path:
-    """A new folder `harness-KIND-NS-PID-...` (in the temporary folder, or `parent`)."""
-    return Path(tempfile.mkdtemp(prefix=f"harness-{kind}-{_namespace()}-{os.getpid()}-",
-                                 dir=parent))
+    """A new folder `harness-KIND-HOST-PID-...` (in the temporary folder, or `parent`)."""
+    return Path(tempfile.mkdtemp(prefix=prefix(kind), dir=parent))
 
 
 def _alive(pid: int) -> bool:
@@ -43,16 +62,32 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:  # another user's process by that number
+    except (PermissionError, OverflowError, ValueError):  # another user's; no such number
         return True
     return True
 
 
+def _remove(path: Path) -> bool:
+    """Remove a folder, also where its maker's worker took its own rights away from a
+    folder inside (chmod); whether it is gone."""
+    shutil.rmtree(path, ignore_errors=True)
+    if path.exists():
+        for folder, dirs, _ in os.walk(path):
+            for name in dirs:
+                try:
+                    os.chmod(os.path.join(folder, name), 0o700, follow_symlinks=False)
+                except (OSError, NotImplementedError):
+                    pass
+        shutil.rmtree(path, ignore_errors=True)
+    return not path.exists()
+
+
 def sweep(places: list[Path] | None = None) -> list[Path]:
-    """Remove this user's run folders whose maker, in this PID namespace, is gone (from
-    the temporary folder and /dev/shm, or `places`); the folders removed."""
+    """Remove this user's run folders whose maker, on this machine and in this PID
+    namespace, is gone (from the temporary folder and /dev/shm, or `places`); the folders
+    removed."""
     places = places if places is not None else [Path(tempfile.gettempdir()), Path("/dev/shm")]
-    ours, uid = _namespace(), os.getuid()
+    ours, uid = host_key(), os.getuid()
     removed = []
     for place in places:
         try:
@@ -61,24 +96,28 @@ def sweep(places: list[Path] | None = None) -> list[Path]:
             continue
         for path in candidates:
             match = _NAME.match(path.name)
-            if match is None or int(match.group(1)) != ours or ours == 0:
+            if match is None or match.group(1) != ours:
                 continue
             try:
-                info = path.lstat()
+                info = path.lstat()  # a link named like a run folder is no folder: kept
             except OSError:
                 continue
             if info.st_uid != uid or not stat.S_ISDIR(info.st_mode) or _alive(int(match.group(2))):
                 continue
-            shutil.rmtree(path, ignore_errors=True)
-            bytecode.forget(path)
-            removed.append(path)
+            if _remove(path):
+                bytecode.forget(path)
+                removed.append(path)
     return removed
 
 
 def sweep_once() -> list[Path]:
-    """`sweep`, the first time a process asks (each evaluation asks)."""
+    """`sweep`, the first time a process asks (each evaluation asks); never fails the
+    evaluation that asks."""
     global _swept
     if _swept:
         return []
     _swept = True
-    return sweep()
+    try:
+        return sweep()
+    except Exception:  # noqa: BLE001 - tidying: whatever it meets, the run goes on
+        return []
