@@ -104,10 +104,11 @@ def _evaluate_and_report(opts: RunOptions, console: Console, settings: Settings,
             failure = ExitCode.INTERNAL
             break
         unjudged = not_judged(evaluation.load_error)  # the worker never got to the submission
-        if recorder is not None and not unjudged:
+        recorded = recorder is not None and not unjudged
+        if recorded:
             recorder.record(evaluation)
         print_evaluation(console, evaluation)
-        if recorder is not None and not unjudged:
+        if recorded:
             print_ranking(console, recorder, evaluation)
         elif recorder is not None:
             console.print(f"[yellow]{unjudged}[/]")

@@ -20,8 +20,8 @@ from harness.judging import compile_cache
 from harness.judging.containment import expected_containment, refusals
 from harness.judging.foreign import MARK, NOT_APPLIED, run_foreign
 from harness.judging.head_start import HeadStart
-from harness.judging.leftovers import make_folder, sweep_once
 from harness.judging.judge import Judge, PhaseSpec, Progress
+from harness.judging.leftovers import make_folder, sweep_once
 from harness.judging.prepare import Prepared, UsageError
 from harness.judging.verdicts import load_error_verdict
 from harness.loading.cases import parse_case

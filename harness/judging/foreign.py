@@ -15,8 +15,8 @@ from pathlib import Path
 
 from harness.consts import Status
 from harness.judging import landlock
-from harness.judging.memory_cap import gb_to_bytes, whole_process_cap
 from harness.judging.leftovers import make_folder
+from harness.judging.memory_cap import gb_to_bytes, whole_process_cap
 from harness.judging.phases import PhaseSpec, Progress
 from harness.judging.sandbox import contain
 from harness.judging.seeds import SeedPlan

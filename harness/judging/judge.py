@@ -35,11 +35,11 @@ from harness.judging.cpus import (
 from harness.judging.cuda_vmm import CudaVmmError
 from harness.judging.devices import ClockReading, DeviceInfo, Flusher
 from harness.judging.head_start import shm_folder
-from harness.judging.memory_cap import gb_to_bytes
 from harness.judging.integrity import (
     Calibration,
     clock_note,
 )
+from harness.judging.memory_cap import gb_to_bytes
 from harness.judging.phases import PhaseSpec, Progress
 from harness.judging.protocol import Event, ProtocolError
 from harness.judging.sampling import Sampling, calibration_of
@@ -187,7 +187,7 @@ class Judge(Sampling):
             self._worker_could_not_start(Status.CRASHED, w.exit_description("as it started"))
             return False
         except WorkerTimeout as exc:
-            self._worker_could_not_start(Status.TIMED_OUT, f"timed out: {exc}; the worker was killed")
+            self._worker_could_not_start(*self._fault(exc))
             return False
         except ProtocolError as exc:
             self._worker_could_not_start(Status.CRASHED, f"unreadable start: {exc}")

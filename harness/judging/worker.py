@@ -175,11 +175,12 @@ class Worker:
         # Before the submission is imported: its compiler caches into its file's folder.
         point_worker(device_tag(torch, self.device))
         self.memory_cap = None
-        if int(init.get("memory_limit_bytes") or 0) > 0:
+        memory_limit = int(init.get("memory_limit_bytes") or 0)
+        if memory_limit > 0:
             from harness.judging.memory_cap import cap_self
 
             torch.ones(1 << 16).add_(1)  # torch's CPU thread pool starts here, not under the cap
-            self.memory_cap = cap_self(int(init["memory_limit_bytes"]))
+            self.memory_cap = cap_self(memory_limit)
 
     def send(self, message: dict[str, Any]) -> None:
         self.conn.send_bytes(encode(message))

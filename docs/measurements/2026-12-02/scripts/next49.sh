@@ -9,9 +9,7 @@
 # the median of the rounds, harness / public; the issue asks for at most the public's.
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export PYTHONUNBUFFERED=1
-{ date -u; nproc; lscpu | grep -i "model name"
-  echo "code digest $(find harness tasks configs runner.py -type f ! -path '*__pycache__*' \
-    | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -d' ' -f1)"; } > "$OUT/machine.txt" 2>&1
+source docs/measurements/2026-12-02/scripts/machine.sh; machine_txt "$OUT/machine.txt"
 W=$(mktemp -d); start=$(date +%s)
 for i in 1 2 3; do
   [ $(( $(date +%s) - start )) -lt 300 ] || { echo "round $i not started (time)" | tee -a "$OUT/rounds.txt"; break; }

@@ -9,9 +9,7 @@
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export PYTHONUNBUFFERED=1
 export REFERENCE_KERNELS=$PWD/.refk
-{ date -u; nproc; lscpu | grep -i "model name"
-  echo "code digest $(find harness tasks configs runner.py -type f ! -path '*__pycache__*' \
-    | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -d' ' -f1)"; } > "$OUT/machine.txt" 2>&1
+source docs/measurements/2026-12-02/scripts/machine.sh; machine_txt "$OUT/machine.txt"
 half() {
   PARITY_OUT=$OUT/public_problems_$1.json timeout 570 python -m pytest -q -rA --durations=5 \
     -p no:cacheprovider tests/test_public_problems.py -k "$2" > "$OUT/conformance_$1.log" 2>&1

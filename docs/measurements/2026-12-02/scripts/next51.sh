@@ -7,9 +7,7 @@
 # passes or skips for a stated reason.
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; export PYTHONUNBUFFERED=1
-{ date -u; nproc; echo "code digest $(find harness tasks configs runner.py -type f \
-  ! -path '*__pycache__*' | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -d' ' -f1)"; } \
-  > "$OUT/machine.txt" 2>&1
+source docs/measurements/2026-12-02/scripts/machine.sh; machine_txt "$OUT/machine.txt"
 case "${1:-}" in
   gpu) files=(tests/test_gpu.py) ;;
   rest) files=(tests/test_adversarial.py tests/test_sharing.py) ;;
