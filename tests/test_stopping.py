@@ -107,9 +107,7 @@ def test_a_stopped_submit_leaves_no_worker_running(tmp_path, sig):
         assert left == [], "cleaned up on the way out"
     else:  # no way out: the next evaluation under this user removes them
         assert any("harness-worker-" in p.name for p in left), left
-        r = run_cli("submit", "submissions/vectoradd/add_torch.py", "--task", "vectoradd",
-                    "--device", "cpu", "--mode", "test", "--no-record",
-                    env={"TMPDIR": str(tmp_path / "temp")})
+        r = _submit("--no-record", env={"TMPDIR": str(tmp_path / "temp")})
         assert r.rc == 0 and _run_folders(tmp_path, runner.pid) == [], r.out
         assert list((tmp_path / "temp").glob("harness-*")) == []  # nothing of either run
 
@@ -167,10 +165,12 @@ def test_exit_now_flushes_what_is_buffered_and_keeps_the_code():
 
 
 def _submit(*args: str, file: Path = ADD, python: tuple[str, ...] = (),
-            json_path: Path | None = None) -> Run:
-    """`runner.py submit FILE` on vectoradd's tests on the CPU, its streams buffered."""
+            json_path: Path | None = None, env: dict | None = None) -> Run:
+    """`runner.py submit FILE` on vectoradd's tests on the CPU, its streams buffered (and
+    `env` beside)."""
     return run_cli("submit", str(file), "--task", "vectoradd", "--mode", "test", "--device",
-                   "cpu", *args, json_path=json_path, env=BUFFERED, python=python, timeout=300)
+                   "cpu", *args, json_path=json_path, env={**BUFFERED, **(env or {})},
+                   python=python, timeout=300)
 
 
 @pytest.mark.parametrize("submission, code", [("add_torch.py", 0), ("wrong", 1)])
