@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import subprocess
 import sys
@@ -56,6 +57,44 @@ def test_another_users_folder_is_kept(tmp_path):
     dead = tmp_path / _made_by_a_process_that_ended(tmp_path)
     os.chown(dead, 12345, 12345)
     assert leftovers.sweep([tmp_path]) == [] and dead.exists()
+
+
+def _without_capabilities() -> None:
+    """In a child before exec: as root, empty the capability bounding set, so that the
+    exec'd process (uid 0 still) meets the folders' permission bits as any owner does."""
+    if os.geteuid() == 0:
+        libc = ctypes.CDLL(None, use_errno=True)
+        last = int(open("/proc/sys/kernel/cap_last_cap").read())
+        for cap in range(last + 1):
+            libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP
+
+
+def test_a_folder_whose_worker_took_its_rights_away_is_removed(tmp_path):
+    """A submission may chmod folders in its scratch to 000; its owner (no root rights)
+    cannot then list or empty them, and plain removal leaves them: the sweep gives the
+    rights back and removes the folder."""
+    dead = tmp_path / _made_by_a_process_that_ended(tmp_path)
+    control = tmp_path / "control"
+    for top in (dead, control):
+        (top / "locked" / "inner").mkdir(parents=True)
+        (top / "locked" / "inner" / "file").write_text("x")
+        os.chmod(top / "locked" / "inner", 0)
+        os.chmod(top / "locked", 0)
+    code = ("import shutil, sys; from pathlib import Path; "
+            "from harness.judging.leftovers import sweep; "
+            "shutil.rmtree(sys.argv[2], ignore_errors=True); "
+            "print(Path(sys.argv[2]).exists(), sweep([Path(sys.argv[1])]))")
+    try:
+        out = subprocess.run([sys.executable, "-c", code, str(tmp_path), str(control)],
+                             capture_output=True, text=True, cwd=ROOT, timeout=60,
+                             preexec_fn=_without_capabilities)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.split()[0] == "True"  # plain removal could not do it
+        assert not dead.exists() and str(dead) in out.stdout
+    finally:
+        for folder in (control / "locked", control / "locked" / "inner"):
+            if folder.exists():
+                os.chmod(folder, 0o700)
 
 
 def test_the_sweep_never_fails_an_evaluation(monkeypatch):
