@@ -100,6 +100,113 @@ def test_the_ncu_target_runs_a_case_on_the_cpu(tmp_path):
     assert "ran 2 calls of submission.py on cpu" in proc.stdout
 
 
+FAKE_NCU = """#!/bin/sh
+# Nsight Compute's command line, faked: its options skipped, the profiled command run as a
+# child it waits for, as ncu runs it.
+while [ "$1" != "$FAKE_NCU_TARGET" ]; do [ $# -gt 0 ] || exit 9; shift; done
+"$@" &
+wait $!
+"""
+
+
+def _hung_target(tmp_path):
+    """A fake `ncu`, the arguments of a case whose call never returns, and the environment
+    (temporary folder `tmp_path/temp`, where the profiled process makes its folder)."""
+    import sys
+
+    from harness.loading.task_folder import load_task
+
+    fake = tmp_path / "ncu"
+    fake.write_text(FAKE_NCU)
+    fake.chmod(0o755)
+    task = load_task("vectoradd")
+    staging = task.stage(tmp_path / "worker", ROOT / "tests" / "submissions" / "vectoradd" / "hang.py",
+                         for_worker=True)
+    target = ncu.target_args(task.root, staging, task.submission_name, {"size": 64, "seed": 3}, 2, "cpu")
+    (tmp_path / "temp").mkdir()
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path / "temp"),
+           "FAKE_NCU_TARGET": sys.executable}
+    return fake, target, env
+
+
+def _profiled(temp, judge: int) -> list[int]:
+    """The profiled processes, named by the folders they made (leftovers.py)."""
+    import re
+
+    return [int(m.group(1)) for f in temp.glob("harness-ncu-*")
+            if (m := re.match(r"harness-ncu-[0-9a-f]{12}-(\d+)-", f.name)) and int(m.group(1)) != judge]
+
+
+def _parent(pid: int) -> int:
+    from pathlib import Path
+
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[1])
+
+
+def _kill_all(pids):
+    import os
+    import signal
+
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def test_the_profiled_process_dies_with_a_judge_killed_outright(tmp_path):
+    """ncu and the process it profiles are tied to the judge: a judge killed by SIGKILL
+    (no cleanup of its own) leaves neither running the submission."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from test_stopping import _left_alive, _wait_for
+
+    from harness.judging import leftovers
+
+    fake, target, env = _hung_target(tmp_path)
+    code = ("import json, sys; from pathlib import Path; from harness.judging import ncu; "
+            "ncu.profile_case(sys.argv[1], Path(sys.argv[2]), 1, json.loads(sys.argv[3]), "
+            "json.loads(sys.argv[4]), 600)")
+    judge = subprocess.Popen([sys.executable, "-c", code, str(fake), str(tmp_path / "report"),
+                              json.dumps(target), json.dumps(env)], cwd=ROOT,
+                             env=dict(env, FAKE_NCU_TARGET=""))
+    pids = []
+    try:
+        profiled = _wait_for(lambda: _profiled(tmp_path / "temp", judge.pid), 120)
+        assert len(profiled) == 1, "the profiled process never started"
+        pids = [profiled[0], _parent(profiled[0])]  # and ncu, the judge's child
+        assert _parent(pids[1]) == judge.pid
+        judge.kill()
+        judge.wait(timeout=30)
+        assert _left_alive(pids, 10) == []
+        swept = leftovers.sweep([tmp_path / "temp"])  # the killed processes' folders
+        assert {int(p.name.split("-")[3]) for p in swept} == {judge.pid, profiled[0]}
+        assert not os.listdir(tmp_path / "temp")
+    finally:
+        _kill_all(pids)
+        judge.kill()
+
+
+def test_a_profile_past_its_time_kills_the_profiled_process_too(tmp_path):
+    """Past the time allowed, the whole of ncu's process group goes, not ncu alone."""
+    import os
+
+    from test_stopping import _left_alive
+
+    fake, target, env = _hung_target(tmp_path)
+    out = ncu.profile_case(str(fake), tmp_path / "report", 1, target, env, 15)
+    pids = _profiled(tmp_path / "temp", os.getpid())
+    try:
+        assert out["error"] == "ncu ran past 15 s" and out["report"] is None
+        assert pids, "the profiled process did not start within 15 s"
+        assert _left_alive(pids, 5) == []
+    finally:
+        _kill_all(pids)
+
+
 @gpu
 def test_gpu_profile_names_cuda_kernels(cli):
     r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "profile")

@@ -58,13 +58,17 @@ def make_folder(kind: str, parent: str | Path | None = None) -> Path:
 
 
 def _alive(pid: int) -> bool:
+    """Whether process `pid` exists and is not a zombie (one killed whose parent has not
+    reaped it, as under a container's init that reaps nothing, can no longer use its
+    folders)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except (PermissionError, OverflowError, ValueError):  # another user's; no such number
         return True
-    return True
+    state = _read(f"/proc/{pid}/stat").rpartition(")")[2].split()
+    return not state or state[0] not in ("Z", "X")
 
 
 def _remove(path: Path) -> bool:

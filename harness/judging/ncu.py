@@ -16,10 +16,11 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +49,33 @@ def command(ncu: str, report: Path, launch_count: int, target: list[str]) -> lis
 
 def target_args(task_root: Path, staging: Path, submission: str, case: dict[str, Any],
                 calls: int, device: str) -> list[str]:
-    """The arguments of `main` for one case (its seed already chosen by the judge)."""
+    """The arguments of `main` for one case (its seed already chosen by the judge); the
+    judge is the process that asks."""
     return ["--task", str(task_root), "--staging", str(staging), "--submission", submission,
-            "--case", json.dumps(case), "--calls", str(calls), "--device", device]
+            "--case", json.dumps(case), "--calls", str(calls), "--device", device,
+            "--judge", str(os.getpid())]
+
+
+def _run(cmd: list[str], env: dict[str, str], cwd: Path,
+         timeout: float) -> subprocess.CompletedProcess | None:
+    """`cmd` in a process group of its own that dies with the judge however the judge ends
+    (`sandbox.die_with_parent`); past `timeout`, the whole group is killed (the profiled
+    process too, not `ncu` alone) and None returned."""
+    from harness.judging.sandbox import die_with_parent
+
+    judge = os.getpid()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, cwd=cwd, start_new_session=True,
+                            preexec_fn=lambda: die_with_parent(judge))
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()  # not the pipes: a process that left the group may hold them open
+        proc.stdout.close()
+        proc.stderr.close()
+        return None
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def profile_case(ncu: str | None, report: Path, launch_count: int, target: list[str],
@@ -63,12 +88,11 @@ def profile_case(ncu: str | None, report: Path, launch_count: int, target: list[
     cmd = command(ncu, report, launch_count, target)
     scratch = make_folder("ncu")
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                              env=env | {"HOME": str(scratch)}, cwd=scratch)
-    except subprocess.TimeoutExpired:
-        return {"available": True, "report": None, "error": f"ncu ran past {timeout:.0f} s"}
+        proc = _run(cmd, env | {"HOME": str(scratch)}, scratch, timeout)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    if proc is None:
+        return {"available": True, "report": None, "error": f"ncu ran past {timeout:.0f} s"}
     written = report.with_name(report.name + ".ncu-rep")
     out = {"available": True, "command": " ".join(cmd[:cmd.index(sys.executable)]),
            "report": str(written.resolve()) if written.is_file() else None}
@@ -96,14 +120,18 @@ def main(argv: list[str] | None = None) -> int:
     for flag in ("--task", "--staging", "--submission", "--case", "--device"):
         parser.add_argument(flag, required=True)
     parser.add_argument("--calls", type=int, required=True)
+    parser.add_argument("--judge", type=int, default=None)
     args = parser.parse_args(argv)
+    if args.judge is not None and not _tied_to(args.judge):
+        return 1
     import torch
 
     from harness.loading.task_folder import import_reference, load_task
 
     task = load_task(args.task)
-    with tempfile.TemporaryDirectory(prefix="harness-ncu-judge-") as tmp:
-        reference = import_reference(task, task.stage(Path(tmp) / "judge"))
+    tmp = make_folder("ncu")  # named for this process: swept if it is killed (leftovers.py)
+    try:
+        reference = import_reference(task, task.stage(tmp / "judge"))
         data = reference.generate(json.loads(args.case), args.device)
         kernel = _import_submission(Path(args.staging), args.submission)
         cuda = args.device == "cuda"
@@ -115,8 +143,26 @@ def main(argv: list[str] | None = None) -> int:
             if cuda:
                 torch.cuda.synchronize()
                 torch.cuda.nvtx.range_pop()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     print(f"ran {args.calls} calls of {args.submission} on {args.device}")
     return 0
+
+
+def _tied_to(judge: int) -> bool:
+    """Die with the process that started this one (`ncu`, which dies with the judge), then
+    make sure the judge is still there: had it ended before the tie was made, `ncu` may
+    be gone too, and nothing would stop this process. Whether to go on."""
+    from harness.judging.sandbox import die_with_parent
+
+    die_with_parent(os.getppid())
+    try:
+        os.kill(judge, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process by that number: not the judge
+        return False
+    return True
 
 
 if __name__ == "__main__":
