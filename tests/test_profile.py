@@ -102,14 +102,18 @@ def test_the_ncu_target_runs_a_case_on_the_cpu(tmp_path):
 
 FAKE_NCU = """#!/bin/sh
 # Nsight Compute's command line, faked: its options skipped, the profiled command run as a
-# child it waits for, as ncu runs it.
+# child it waits for, or (FAKE_NCU_LAUNCHER) started by a launcher that exits at once.
 while [ "$1" != "$FAKE_NCU_TARGET" ]; do [ $# -gt 0 ] || exit 9; shift; done
+if [ -n "$FAKE_NCU_LAUNCHER" ]; then
+  ("$@" &)
+  while :; do sleep 1; done
+fi
 "$@" &
 wait $!
 """
 
 
-def _hung_target(tmp_path):
+def _hung_target(tmp_path, launcher: bool = False):
     """A fake `ncu`, the arguments of a case whose call never returns, and the environment
     (temporary folder `tmp_path/temp`, where the profiled process makes its folder)."""
     import sys
@@ -117,7 +121,7 @@ def _hung_target(tmp_path):
     from harness.loading.task_folder import load_task
 
     fake = tmp_path / "ncu"
-    fake.write_text(FAKE_NCU)
+    fake.write_text(FAKE_NCU.replace('"$FAKE_NCU_LAUNCHER"', '"x"' if launcher else '""'))
     fake.chmod(0o755)
     task = load_task("vectoradd")
     staging = task.stage(tmp_path / "worker", ROOT / "tests" / "submissions" / "vectoradd" / "hang.py",
@@ -154,22 +158,24 @@ def _kill_all(pids):
             pass
 
 
-def test_the_profiled_process_dies_with_a_judge_killed_outright(tmp_path):
+@pytest.mark.parametrize("launcher", [False, True], ids=["child of ncu", "behind a launcher"])
+def test_the_profiled_process_dies_with_a_judge_killed_outright(tmp_path, launcher):
     """ncu and the process it profiles are tied to the judge: a judge killed by SIGKILL
-    (no cleanup of its own) leaves neither running the submission."""
+    (no cleanup of its own) leaves neither running the submission, whether ncu runs it as
+    its child or behind a launcher that has exited."""
     import json
     import os
     import subprocess
     import sys
 
-    from test_stopping import _left_alive, _wait_for
+    from test_stopping import _children, _left_alive, _wait_for
 
     from harness.judging import leftovers
 
-    fake, target, env = _hung_target(tmp_path)
-    code = ("import json, sys; from pathlib import Path; from harness.judging import ncu; "
-            "ncu.profile_case(sys.argv[1], Path(sys.argv[2]), 1, json.loads(sys.argv[3]), "
-            "json.loads(sys.argv[4]), 600)")
+    fake, target, env = _hung_target(tmp_path, launcher)
+    code = ("import json, os, sys; from pathlib import Path; from harness.judging import ncu; "
+            "target = json.loads(sys.argv[3]); target[target.index('--judge') + 1] = str(os.getpid()); "
+            "ncu.profile_case(sys.argv[1], Path(sys.argv[2]), 1, target, json.loads(sys.argv[4]), 600)")
     judge = subprocess.Popen([sys.executable, "-c", code, str(fake), str(tmp_path / "report"),
                               json.dumps(target), json.dumps(env)], cwd=ROOT,
                              env=dict(env, FAKE_NCU_TARGET=""))
@@ -177,8 +183,9 @@ def test_the_profiled_process_dies_with_a_judge_killed_outright(tmp_path):
     try:
         profiled = _wait_for(lambda: _profiled(tmp_path / "temp", judge.pid), 120)
         assert len(profiled) == 1, "the profiled process never started"
-        pids = [profiled[0], _parent(profiled[0])]  # and ncu, the judge's child
-        assert _parent(pids[1]) == judge.pid
+        ncus = _children(judge.pid, str(fake))
+        assert len(ncus) == 1 and (_parent(profiled[0]) == ncus[0]) is not launcher
+        pids = profiled + ncus
         judge.kill()
         judge.wait(timeout=30)
         assert _left_alive(pids, 10) == []
@@ -188,6 +195,19 @@ def test_the_profiled_process_dies_with_a_judge_killed_outright(tmp_path):
     finally:
         _kill_all(pids)
         judge.kill()
+
+
+def test_the_profiled_process_does_not_start_once_its_judge_is_gone(tmp_path):
+    import subprocess
+    import sys
+
+    fake, target, env = _hung_target(tmp_path)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    target[target.index("--judge") + 1] = gone.stdout.strip()
+    proc = subprocess.run([sys.executable, "-m", "harness.judging.ncu", *target], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and "ran" not in proc.stdout
 
 
 def test_a_profile_past_its_time_kills_the_profiled_process_too(tmp_path):

@@ -57,7 +57,7 @@ def make_folder(kind: str, parent: str | Path | None = None) -> Path:
     return Path(tempfile.mkdtemp(prefix=prefix(kind), dir=parent))
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     """Whether process `pid` exists and is not a zombie (one killed whose parent has not
     reaped it, as under a container's init that reaps nothing, can no longer use its
     folders)."""
@@ -106,7 +106,7 @@ def sweep(places: list[Path] | None = None) -> list[Path]:
                 info = path.lstat()  # a link named like a run folder is no folder: kept
             except OSError:
                 continue
-            if info.st_uid != uid or not stat.S_ISDIR(info.st_mode) or _alive(int(match.group(2))):
+            if info.st_uid != uid or not stat.S_ISDIR(info.st_mode) or alive(int(match.group(2))):
                 continue
             if _remove(path):
                 bytecode.forget(path)

@@ -17,14 +17,17 @@ import argparse
 import importlib.util
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
-from harness.judging.leftovers import make_folder
+from harness.judging.leftovers import alive, make_folder
 
 RANGE = "custom_kernel"
 _OUTPUT_TAIL = 2000
@@ -150,19 +153,28 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _tied_to(judge: int) -> bool:
-    """Die with the process that started this one (`ncu`, which dies with the judge), then
-    make sure the judge is still there: had it ended before the tie was made, `ncu` may
-    be gone too, and nothing would stop this process. Whether to go on."""
-    from harness.judging.sandbox import die_with_parent
-
-    die_with_parent(os.getppid())
+    """End this process when the judge ends, however `ncu` started it (a direct child or
+    behind a launcher of its own): a thread waits on the judge's pidfd, readable once the
+    judge has exited, and exits the process then. Whether to go on: not where the judge
+    is gone already."""
     try:
-        os.kill(judge, 0)
+        fd = os.pidfd_open(judge)
     except ProcessLookupError:
         return False
-    except PermissionError:  # another user's process by that number: not the judge
-        return False
+    except (AttributeError, OSError):  # no pidfd on this system: the number polled
+        fd = None
+
+    def watch() -> None:
+        if fd is not None:
+            select.select([fd], [], [])
+        else:
+            while alive(judge):
+                time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="harness-judge-watch", daemon=True).start()
     return True
+
 
 
 if __name__ == "__main__":
