@@ -73,10 +73,15 @@ def test_profiler_log_lines_are_recognised():
 
 
 def test_ncu_command_and_its_absence(tmp_path):
+    import os
+
     target = ncu.target_args(tmp_path, tmp_path, "submission.py", {"size": 8, "seed": 1}, 2, "cuda")
     cmd = ncu.command("/opt/ncu", tmp_path / "r", 50, target)
     assert cmd[:2] == ["/opt/ncu", "--target-processes"] and f"{ncu.RANGE}/" in cmd
     assert cmd[cmd.index("-m") + 1] == "harness.judging.ncu" and "--calls" in cmd
+    assert target[-2:] == ["--judge", ncu.judge_ref()]  # the judge: the process that asks
+    pid, started = ncu.judge_ref().split(":")
+    assert int(pid) == os.getpid() and started.isdigit() and ncu.judge_ref(1) != ncu.judge_ref()
     missing = ncu.profile_case(None, tmp_path / "r", 50, target, {}, 10)
     assert missing["available"] is False and "not on the PATH" in missing["note"]
 
@@ -102,18 +107,18 @@ def test_the_ncu_target_runs_a_case_on_the_cpu(tmp_path):
 
 FAKE_NCU = """#!/bin/sh
 # Nsight Compute's command line, faked: its options skipped, the profiled command run as a
-# child it waits for, or (FAKE_NCU_LAUNCHER) started by a launcher that exits at once.
+# child it waits for, or started by a launcher that exits at once, or in a session of its own.
 while [ "$1" != "$FAKE_NCU_TARGET" ]; do [ $# -gt 0 ] || exit 9; shift; done
-if [ -n "$FAKE_NCU_LAUNCHER" ]; then
-  ("$@" &)
-  while :; do sleep 1; done
-fi
+case "@LAUNCH@" in
+  launcher) ("$@" &); while :; do sleep 1; done ;;
+  escaping) setsid "$@" & while :; do sleep 1; done ;;
+esac
 "$@" &
 wait $!
 """
 
 
-def _hung_target(tmp_path, launcher: bool = False):
+def _hung_target(tmp_path, launch: str = "child"):
     """A fake `ncu`, the arguments of a case whose call never returns, and the environment
     (temporary folder `tmp_path/temp`, where the profiled process makes its folder)."""
     import sys
@@ -121,7 +126,7 @@ def _hung_target(tmp_path, launcher: bool = False):
     from harness.loading.task_folder import load_task
 
     fake = tmp_path / "ncu"
-    fake.write_text(FAKE_NCU.replace('"$FAKE_NCU_LAUNCHER"', '"x"' if launcher else '""'))
+    fake.write_text(FAKE_NCU.replace("@LAUNCH@", launch))
     fake.chmod(0o755)
     task = load_task("vectoradd")
     staging = task.stage(tmp_path / "worker", ROOT / "tests" / "submissions" / "vectoradd" / "hang.py",
@@ -158,34 +163,44 @@ def _kill_all(pids):
             pass
 
 
-@pytest.mark.parametrize("launcher", [False, True], ids=["child of ncu", "behind a launcher"])
-def test_the_profiled_process_dies_with_a_judge_killed_outright(tmp_path, launcher):
+_JUDGE = ("import json, os, sys; from pathlib import Path; from harness.judging import ncu; "
+          "target = json.loads(sys.argv[3]); target[target.index('--judge') + 1] = ncu.judge_ref(); "
+          "{before}out = ncu.profile_case(sys.argv[1], Path(sys.argv[2]), 1, target, "
+          "json.loads(sys.argv[4]), float(sys.argv[5])); {then}")
+
+
+def _judge(fake, tmp_path, target, env, timeout: float, before: str = "", then: str = ""):
+    """A judge process (its own pid in `--judge`, as ncu.target_args writes it there)."""
+    import json
+    import subprocess
+    import sys
+
+    code = _JUDGE.format(before=before, then=then)
+    return subprocess.Popen([sys.executable, "-c", code, str(fake), str(tmp_path / "report"),
+                             json.dumps(target), json.dumps(env), str(timeout)], cwd=ROOT,
+                            env=dict(env, FAKE_NCU_TARGET=""), stdout=subprocess.PIPE, text=True)
+
+
+@pytest.mark.parametrize("launch", ["child", "launcher"], ids=["child of ncu", "behind a launcher"])
+def test_the_profiled_process_dies_with_a_judge_killed_outright(tmp_path, launch):
     """ncu and the process it profiles are tied to the judge: a judge killed by SIGKILL
     (no cleanup of its own) leaves neither running the submission, whether ncu runs it as
     its child or behind a launcher that has exited."""
-    import json
     import os
-    import subprocess
-    import sys
 
     from test_stopping import _children, _left_alive, _wait_for
 
     from harness.judging import leftovers
 
-    fake, target, env = _hung_target(tmp_path, launcher)
-    code = ("import json, os, sys; from pathlib import Path; from harness.judging import ncu; "
-            "target = json.loads(sys.argv[3]); target[target.index('--judge') + 1] = str(os.getpid()); "
-            "ncu.profile_case(sys.argv[1], Path(sys.argv[2]), 1, target, json.loads(sys.argv[4]), 600)")
-    judge = subprocess.Popen([sys.executable, "-c", code, str(fake), str(tmp_path / "report"),
-                              json.dumps(target), json.dumps(env)], cwd=ROOT,
-                             env=dict(env, FAKE_NCU_TARGET=""))
+    fake, target, env = _hung_target(tmp_path, launch)
+    judge = _judge(fake, tmp_path, target, env, 600)
     pids = []
     try:
         profiled = _wait_for(lambda: _profiled(tmp_path / "temp", judge.pid), 120)
-        assert len(profiled) == 1, "the profiled process never started"
         ncus = _children(judge.pid, str(fake))
-        assert len(ncus) == 1 and (_parent(profiled[0]) == ncus[0]) is not launcher
         pids = profiled + ncus
+        assert len(profiled) == 1, "the profiled process never started"
+        assert len(ncus) == 1 and (_parent(profiled[0]) == ncus[0]) is (launch == "child")
         judge.kill()
         judge.wait(timeout=30)
         assert _left_alive(pids, 10) == []
@@ -195,19 +210,103 @@ def test_the_profiled_process_dies_with_a_judge_killed_outright(tmp_path, launch
     finally:
         _kill_all(pids)
         judge.kill()
+        judge.wait()
 
 
-def test_the_profiled_process_does_not_start_once_its_judge_is_gone(tmp_path):
+def test_a_profiled_process_that_leaves_the_group_is_killed_after_the_run(tmp_path):
+    """Past its time the run's group is killed; a profiled process in a session of its own
+    escapes that, and is killed and reaped as an orphan the judge (a subreaper) adopted,
+    before the judge goes on: no process of the run is left, not even a zombie."""
+    import json
+
+    fake, target, env = _hung_target(tmp_path, "escaping")
+    then = ("from harness.judging.sandbox import children; from harness.judging.leftovers import alive; "
+            "import re; pids = [int(re.match(r'harness-ncu-\\w+-(\\d+)-', f.name).group(1)) "
+            "for f in Path(json.loads(sys.argv[4])['TMPDIR']).glob('harness-ncu-*')]; "
+            "pids = [p for p in pids if p != os.getpid()]; "
+            "print(json.dumps({'error': out.get('error'), 'pids': pids, "
+            "'alive': [alive(p) for p in pids], 'children': sorted(children())}))")
+    judge = _judge(fake, tmp_path, target, env, 10, then=then,
+                   before="from harness.judging.sandbox import become_subreaper; become_subreaper(); ")
+    try:
+        out, _ = judge.communicate(timeout=120)
+    finally:
+        judge.kill()
+    doc = json.loads(out.strip().splitlines()[-1])
+    assert doc["error"] == "ncu ran past 10 s" and len(doc["pids"]) == 1, doc
+    assert doc["alive"] == [False] and doc["children"] == [], doc
+
+
+STOPPED_JUDGE = """
+import json, os, re, sys, time
+from pathlib import Path
+from harness.frontends.stopping import stop_on_sigterm
+from harness.judging import ncu
+from harness.judging.leftovers import alive
+from harness.judging.sandbox import become_subreaper, children
+
+become_subreaper()
+stop_on_sigterm()
+target = json.loads(sys.argv[3])
+target[target.index("--judge") + 1] = ncu.judge_ref()
+try:
+    ncu.profile_case(sys.argv[1], Path(sys.argv[2]), 1, target, json.loads(sys.argv[4]), 600)
+except SystemExit:
+    names = Path(json.loads(sys.argv[4])["TMPDIR"]).glob("harness-ncu-*")
+    pids = [int(re.match(r"harness-ncu-\\w+-(\\d+)-", f.name).group(1)) for f in names]
+    pids = [p for p in pids if p != os.getpid()]
+    print(json.dumps({"pids": pids, "alive": [alive(p) for p in pids],
+                      "children": sorted(children())}), flush=True)
+"""
+
+
+def test_a_judge_stopped_during_the_run_kills_it_on_its_way_out(tmp_path):
+    """SIGTERM (a CI job's limit) turns into SystemExit in the judge while it waits for ncu:
+    the run's group is killed and reaped then, before the judge's own cleanup, not left
+    to the ties that act once the judge has exited."""
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    from test_stopping import _wait_for
+
+    fake, target, env = _hung_target(tmp_path)
+    script = tmp_path / "judge.py"
+    script.write_text(STOPPED_JUDGE)
+    judge = subprocess.Popen([sys.executable, str(script), str(fake), str(tmp_path / "report"),
+                              json.dumps(target), json.dumps(env)], cwd=ROOT,
+                             env=dict(env, FAKE_NCU_TARGET=""), stdout=subprocess.PIPE, text=True)
+    try:
+        assert _wait_for(lambda: _profiled(tmp_path / "temp", judge.pid), 120)
+        judge.send_signal(signal.SIGTERM)
+        out, _ = judge.communicate(timeout=60)
+    finally:
+        judge.kill()
+    doc = json.loads(out.strip().splitlines()[-1])
+    assert len(doc["pids"]) == 1 and doc["alive"] == [False] and doc["children"] == [], doc
+
+
+@pytest.mark.parametrize("judge", ["gone", "number reused"])
+def test_the_profiled_process_does_not_start_once_its_judge_is_gone(tmp_path, judge):
+    """A judge that ended before the profiled process could tie itself to it, or whose
+    number now names another process (here this one, with a start time not its own)."""
+    import os
     import subprocess
     import sys
 
     fake, target, env = _hung_target(tmp_path)
-    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
-    target[target.index("--judge") + 1] = gone.stdout.strip()
+    if judge == "gone":
+        ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                               capture_output=True, text=True, check=True)
+        ref = ended.stdout.strip() + ":"
+    else:
+        ref = f"{os.getpid()}:1"
+    target[target.index("--judge") + 1] = ref
     proc = subprocess.run([sys.executable, "-m", "harness.judging.ncu", *target], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 1 and "ran" not in proc.stdout
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", "")
+    assert not list((tmp_path / "temp").iterdir())  # it stopped before making anything
 
 
 def test_a_profile_past_its_time_kills_the_profiled_process_too(tmp_path):

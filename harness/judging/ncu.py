@@ -56,28 +56,48 @@ def target_args(task_root: Path, staging: Path, submission: str, case: dict[str,
     judge is the process that asks."""
     return ["--task", str(task_root), "--staging", str(staging), "--submission", submission,
             "--case", json.dumps(case), "--calls", str(calls), "--device", device,
-            "--judge", str(os.getpid())]
+            "--judge", judge_ref()]
+
+
+def judge_ref(pid: int | None = None) -> str:
+    """`PID:START` naming the judge (this process by default): its start time (clock
+    ticks since boot) tells it from a later process given the same number."""
+    pid = os.getpid() if pid is None else pid
+    return f"{pid}:{_start_time(pid) or ''}"
+
+
+def _start_time(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[19]
+    except (OSError, IndexError):
+        return None
 
 
 def _run(cmd: list[str], env: dict[str, str], cwd: Path,
          timeout: float) -> subprocess.CompletedProcess | None:
     """`cmd` in a process group of its own that dies with the judge however the judge ends
-    (`sandbox.die_with_parent`); past `timeout`, the whole group is killed (the profiled
-    process too, not `ncu` alone) and None returned."""
-    from harness.judging.sandbox import die_with_parent
+    (`sandbox.die_with_parent`). Past `timeout` (None returned) the whole group is
+    killed, the profiled process too, not `ncu` alone. On any way out (a judge stopped
+    while it waits too) whatever the run left among the judge's children (`ncu` itself,
+    with its group; killed processes and one that left the group, adopted by the judge, a
+    subreaper) is killed and reaped."""
+    from harness.judging.sandbox import children, die_with_parent, kill_strays
 
-    judge = os.getpid()
+    judge, before = os.getpid(), children()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, cwd=cwd, start_new_session=True,
                             preexec_fn=lambda: die_with_parent(judge))
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+        os.killpg(proc.pid, signal.SIGKILL)  # ncu is not reaped yet: its group exists
         proc.wait()  # not the pipes: a process that left the group may hold them open
         proc.stdout.close()
         proc.stderr.close()
         return None
+    finally:  # on any way out (the judge stopped too): ncu, its group, what it left
+        kill_strays(keep=before)
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
@@ -123,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     for flag in ("--task", "--staging", "--submission", "--case", "--device"):
         parser.add_argument(flag, required=True)
     parser.add_argument("--calls", type=int, required=True)
-    parser.add_argument("--judge", type=int, default=None)
+    parser.add_argument("--judge", default=None, help="PID:START of the judge (judge_ref)")
     args = parser.parse_args(argv)
     if args.judge is not None and not _tied_to(args.judge):
         return 1
@@ -152,30 +172,40 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _tied_to(judge: int) -> bool:
-    """End this process when the judge ends, however `ncu` started it (a direct child or
-    behind a launcher of its own): a thread waits on the judge's pidfd, readable once the
-    judge has exited, and exits the process then. Whether to go on: not where the judge
-    is gone already."""
+def _tied_to(judge: str) -> bool:
+    """End this process when the judge (`PID:START`, `judge_ref`) ends, however `ncu`
+    started it (a direct child or behind a launcher of its own): a thread waits on the
+    judge's pidfd, readable once the judge has exited (where there is no pidfd, it polls
+    the number every 0.5 s), and exits the process then, or if the wait itself fails.
+    Whether to go on: not where the judge is gone already, or its number now names
+    another process. The exit is bound before the submission is imported, which cannot
+    then take it away; processes this one starts are not watched."""
+    number, _, started = judge.partition(":")
+    pid = int(number)
     try:
-        fd = os.pidfd_open(judge)
+        fd = os.pidfd_open(pid)
     except ProcessLookupError:
         return False
-    except (AttributeError, OSError):  # no pidfd on this system: the number polled
+    except (AttributeError, OSError):  # no pidfd on this system
         fd = None
+    if started and _start_time(pid) != started:
+        return False
+    exit_now = os._exit
 
     def watch() -> None:
-        if fd is not None:
-            select.select([fd], [], [])
-        else:
-            while alive(judge):
-                time.sleep(0.5)
-        os._exit(1)
+        try:
+            if fd is not None:
+                waiting = select.poll()
+                waiting.register(fd, select.POLLIN)
+                waiting.poll()
+            else:
+                while alive(pid) and (not started or _start_time(pid) == started):
+                    time.sleep(0.5)
+        finally:
+            exit_now(1)
 
     threading.Thread(target=watch, name="harness-judge-watch", daemon=True).start()
     return True
-
-
 
 if __name__ == "__main__":
     sys.exit(main())

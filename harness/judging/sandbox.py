@@ -119,6 +119,12 @@ def _process_table() -> dict[int, tuple[int, int]]:
     return table
 
 
+def children() -> set[int]:
+    """This process's child processes, zombies and adopted orphans included."""
+    me = os.getpid()
+    return {pid for pid, (parent, _) in _process_table().items() if parent == me}
+
+
 def kill_strays(keep: set[int], seconds: float = 5.0) -> list[int]:
     """Kill and reap the judge's children that are not in `keep`, with their whole process
     groups; return their pids. A group dies as one: a process that forks and exits over
