@@ -6,9 +6,11 @@ the submission and runs its calls inside an NVTX range named `custom_kernel`; `n
 profiles only the kernels launched in that range and writes its report into
 `profile.reports_dir`. Profile mode ranks nothing, so the submission and the reference
 sharing this process is no concern; it still gets the worker's stripped environment.
+The run is tied to its judge: `ncu` dies with it, this process watches it (`--judge`),
+and what the run leaves among the judge's children is killed once it ends (`_run`).
 
     ncu ... python -m harness.judging.ncu --task DIR --staging DIR --submission NAME \
-        --case JSON --calls N --device cuda
+        --case JSON --calls N --device cuda --judge PID:START
 """
 
 from __future__ import annotations
@@ -206,6 +208,7 @@ def _tied_to(judge: str) -> bool:
 
     threading.Thread(target=watch, name="harness-judge-watch", daemon=True).start()
     return True
+
 
 if __name__ == "__main__":
     sys.exit(main())
