@@ -147,9 +147,9 @@ def _profiled(temp, judge: int) -> list[int]:
 
 
 def _parent(pid: int) -> int:
-    from pathlib import Path
+    from harness.judging.procfs import stat_fields
 
-    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[1])
+    return int(stat_fields(pid)[1])
 
 
 def _kill_all(pids):

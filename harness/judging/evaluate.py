@@ -23,6 +23,7 @@ from harness.judging.head_start import HeadStart
 from harness.judging.judge import Judge, PhaseSpec, Progress
 from harness.judging.leftovers import make_folder, sweep_once
 from harness.judging.prepare import Prepared, UsageError
+from harness.judging.procfs import start_ticks
 from harness.judging.verdicts import load_error_verdict
 from harness.loading.cases import parse_case
 from harness.loading.screen import screen
@@ -214,11 +215,12 @@ def process_age() -> float | None:
     """Seconds since this process started (Linux: its start time in /proc/self/stat, to a
     clock tick), or None where that cannot be read. At the evaluation's start it is what the
     process spent before it: the interpreter, the imports, the task's loading."""
+    ticks = start_ticks()  # field 22 of /proc/self/stat
+    if ticks is None:
+        return None
     try:
-        after_name = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
-        started = int(after_name[19]) / os.sysconf("SC_CLK_TCK")  # field 22: start time
-        return round(time.clock_gettime(time.CLOCK_BOOTTIME) - started, 3)
-    except (OSError, ValueError, IndexError, AttributeError):
+        return round(time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK"), 3)
+    except (OSError, ValueError, AttributeError):  # no such clock or setting here
         return None
 
 

@@ -14,6 +14,7 @@ longer exists. Folders named otherwise (older runs') are never touched.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -23,6 +24,7 @@ import tempfile
 from pathlib import Path
 
 from harness import bytecode
+from harness.judging.procfs import stat_fields
 
 KINDS = ("worker", "run", "shm", "foreign", "ncu", "batch")
 _NAME = re.compile(rf"harness-(?:{'|'.join(KINDS)})-([0-9a-f]{{12}})-(\d{{1,10}})-")
@@ -37,8 +39,10 @@ def _read(path: str) -> str:
         return ""
 
 
+@functools.cache
 def host_key() -> str:
-    """12 hex digits naming this machine's boot and this process's PID namespace."""
+    """12 hex digits naming this machine's boot and this process's PID namespace (read
+    once: neither changes while the process runs)."""
     try:
         namespace = str(os.stat("/proc/self/ns/pid").st_ino)
     except OSError:
@@ -67,8 +71,7 @@ def alive(pid: int) -> bool:
         return False
     except (PermissionError, OverflowError, ValueError):  # another user's; no such number
         return True
-    state = _read(f"/proc/{pid}/stat").rpartition(")")[2].split()
-    return not state or state[0] not in ("Z", "X")
+    return stat_fields(pid)[:1] not in (["Z"], ["X"])
 
 
 def _remove(path: Path) -> bool:

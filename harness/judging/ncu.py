@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.judging.leftovers import alive, make_folder
+from harness.judging.procfs import start_ticks
 
 RANGE = "custom_kernel"
 _OUTPUT_TAIL = 2000
@@ -65,15 +66,8 @@ def judge_ref(pid: int | None = None) -> str:
     """`PID:START` naming the judge (this process by default): its start time (clock
     ticks since boot) tells it from a later process given the same number."""
     pid = os.getpid() if pid is None else pid
-    return f"{pid}:{_start_time(pid) or ''}"
-
-
-def _start_time(pid: int) -> str | None:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rpartition(")")[2].split()[19]
-    except (OSError, IndexError):
-        return None
+    started = start_ticks(pid)
+    return f"{pid}:{'' if started is None else started}"
 
 
 def _run(cmd: list[str], env: dict[str, str], cwd: Path,
@@ -182,15 +176,15 @@ def _tied_to(judge: str) -> bool:
     Whether to go on: not where the judge is gone already, or its number now names
     another process. The exit is bound before the submission is imported, which cannot
     then take it away; processes this one starts are not watched."""
-    number, _, started = judge.partition(":")
-    pid = int(number)
+    number, _, start = judge.partition(":")
+    pid, started = int(number), int(start) if start else None
     try:
         fd = os.pidfd_open(pid)
     except ProcessLookupError:
         return False
     except (AttributeError, OSError):  # no pidfd on this system
         fd = None
-    if started and _start_time(pid) != started:
+    if started is not None and start_ticks(pid) != started:
         return False
     exit_now = os._exit
 
@@ -201,7 +195,7 @@ def _tied_to(judge: str) -> bool:
                 waiting.register(fd, select.POLLIN)
                 waiting.poll()
             else:
-                while alive(pid) and (not started or _start_time(pid) == started):
+                while alive(pid) and started in (None, start_ticks(pid)):
                     time.sleep(0.5)
         finally:
             exit_now(1)

@@ -40,6 +40,7 @@ from harness.judging.containment import (
 )
 from harness.judging.cpus import pin
 from harness.judging.leftovers import make_folder
+from harness.judging.procfs import stat_fields
 from harness.judging.seccomp import NoIpSockets
 from harness.settings import WorkerSettings
 
@@ -109,11 +110,7 @@ def _process_table() -> dict[int, tuple[int, int]]:
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[-1].split()
+        fields = stat_fields(entry.name)
         if len(fields) > 2:
             table[int(entry.name)] = (int(fields[1]), int(fields[2]))
     return table

@@ -1,0 +1,24 @@
+"""What Linux's /proc says of a process: the fields of its `stat` file (its state, parent,
+process group, start time), read in one place for the judge's process table, the sweep of
+dead makers' folders, the ties of a profile run to its judge and the evaluation's start-up
+figure."""
+
+from __future__ import annotations
+
+
+def stat_fields(pid: int | str = "self") -> list[str]:
+    """The fields of /proc/PID/stat after the command name, which may hold spaces and
+    parentheses itself: the state first, then the parent, the process group, ... (field N
+    of proc(5) at index N - 3); [] where it cannot be read (no such process, no /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()
+    except OSError:
+        return []
+
+
+def start_ticks(pid: int | str = "self") -> int | None:
+    """When the process started, in clock ticks since boot (field 22), or None: with its
+    number it names one process, never a later one given the same number."""
+    fields = stat_fields(pid)
+    return int(fields[19]) if len(fields) > 19 else None
