@@ -1,6 +1,8 @@
 """`--mode profile`: each benchmark case checked, then a few calls under the PyTorch
 profiler (operators on the CPU, kernels on a GPU), as a table and in the result document."""
 
+from pathlib import Path
+
 import pytest
 from conftest import ROOT, gpu
 
@@ -118,7 +120,7 @@ wait $!
 """
 
 
-def _hung_target(tmp_path, launch: str = "child"):
+def _hung_target(tmp_path, launch: str = "child", device: str = "cpu"):
     """A fake `ncu`, the arguments of a case whose call never returns, and the environment
     (temporary folder `tmp_path/temp`, where the profiled process makes its folder)."""
     import sys
@@ -131,7 +133,8 @@ def _hung_target(tmp_path, launch: str = "child"):
     task = load_task("vectoradd")
     staging = task.stage(tmp_path / "worker", ROOT / "tests" / "submissions" / "vectoradd" / "hang.py",
                          for_worker=True)
-    target = ncu.target_args(task.root, staging, task.submission_name, {"size": 64, "seed": 3}, 2, "cpu")
+    target = ncu.target_args(task.root, staging, task.submission_name, {"size": 64, "seed": 3}, 2,
+                             device)
     (tmp_path / "temp").mkdir()
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path / "temp"),
            "FAKE_NCU_TARGET": sys.executable}
@@ -326,6 +329,84 @@ def test_a_profile_past_its_time_kills_the_profiled_process_too(tmp_path):
         _kill_all(pids)
 
 
+real_ncu = pytest.mark.skipif(ncu.find_ncu() is None,
+                              reason="needs Nsight Compute's ncu on the PATH")
+
+
+def _descendants(pid: int) -> list[int]:
+    """The live processes below `pid`, however deep (read from /proc)."""
+    from pathlib import Path
+
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[-1].split()
+        except (OSError, ValueError):
+            continue
+        if entry.name.isdigit() and fields[0] != "Z":
+            parents[int(entry.name)] = int(fields[1])
+    found, frontier = [], {pid}
+    while frontier:
+        frontier = {p for p, parent in parents.items() if parent in frontier}
+        found += sorted(frontier)
+    return found
+
+
+def _real_ncu_target(tmp_path):
+    """The arguments of a CUDA case whose call never returns, and the worker's environment
+    (as the judge builds it) with its temporary folder at `tmp_path/temp`."""
+    from harness.judging.sandbox import worker_env
+
+    _, target, env = _hung_target(tmp_path, device="cuda")
+    env = worker_env(tmp_path / "scratch", "cuda") | {"PYTHONPATH": str(ROOT),
+                                                      "TMPDIR": env["TMPDIR"]}
+    return target, env
+
+
+@gpu
+@real_ncu
+def test_real_ncu_and_what_it_profiles_die_with_a_judge_killed_outright(tmp_path):
+    """The ties under Nsight Compute itself, not the stand-in above: a judge killed by
+    SIGKILL while `ncu` profiles a call that never returns leaves nothing of the run."""
+    from test_stopping import _left_alive, _wait_for
+
+    target, env = _real_ncu_target(tmp_path)
+    judge = _judge(ncu.find_ncu(), tmp_path, target, env, 600)
+    pids = []
+    try:
+        profiled = _wait_for(lambda: _profiled(tmp_path / "temp", judge.pid), 240)
+        assert len(profiled) == 1, "the profiled process never started"
+        pids = _descendants(judge.pid)
+        assert profiled[0] in pids and len(pids) >= 2, pids  # ncu, and what it profiles
+        judge.kill()
+        judge.wait(timeout=30)
+        assert _left_alive(pids, 20) == []
+    finally:
+        _kill_all(pids)
+        judge.kill()
+        judge.wait()
+
+
+@gpu
+@real_ncu
+def test_real_ncu_past_its_time_takes_what_it_profiles_along(tmp_path):
+    """Under Nsight Compute itself: past the time allowed, the profiled process goes too."""
+    import os
+
+    from test_stopping import _left_alive
+
+    target, env = _real_ncu_target(tmp_path)
+    before = set(_descendants(os.getpid()))
+    out = ncu.profile_case(ncu.find_ncu(), tmp_path / "report", 1, target, env, 60)
+    pids = _profiled(tmp_path / "temp", os.getpid())
+    try:
+        assert out["error"] == "ncu ran past 60 s" and out["report"] is None
+        assert pids, "the profiled process did not start within 60 s"
+        assert _left_alive(pids, 5) == [] and set(_descendants(os.getpid())) <= before
+    finally:
+        _kill_all(pids)
+
+
 @gpu
 def test_gpu_profile_names_cuda_kernels(cli):
     r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "profile")
@@ -335,8 +416,10 @@ def test_gpu_profile_names_cuda_kernels(cli):
         assert p["kind"] == "kernels" and p["rows"], p
         assert any(row["calls"] > 0 and row["total_ns"] > 0 for row in p["rows"])
         assert 0 <= p["host_share"] <= 1
-        assert "ncu" in p and (p["ncu"]["available"] is False or p["ncu"].get("report")
-                               or p["ncu"].get("error"))
+        if ncu.find_ncu() is None:
+            assert p["ncu"]["available"] is False, p["ncu"]
+        else:  # where Nsight Compute is installed, a report of the case's kernels
+            assert "error" not in p["ncu"] and Path(p["ncu"]["report"]).is_file(), p["ncu"]
     names = " ".join(r["name"] for r in r.doc["phases"][0]["cases"][0]["profile"]["rows"])
     assert "elementwise" in names.lower() or "add" in names.lower(), names
     assert "kernel (GPU time)" in r.out
