@@ -109,20 +109,30 @@ def test_the_ncu_target_runs_a_case_on_the_cpu(tmp_path):
 
 FAKE_NCU = """#!/bin/sh
 # Nsight Compute's command line, faked: its options skipped, the profiled command run as a
-# child it waits for, or started by a launcher that exits at once, or in a session of its own.
-while [ "$1" != "$FAKE_NCU_TARGET" ]; do [ $# -gt 0 ] || exit 9; shift; done
+# child it waits for, or started by a launcher that exits at once, or in a session of its
+# own; or run as a child after starting a process (in a session of its own) left behind.
+# A report is written once the profiled command has ended by itself.
+while [ "$1" != "$FAKE_NCU_TARGET" ]; do
+  [ $# -gt 0 ] || exit 9; [ "$1" = --export ] && report=$2; shift
+done
 case "@LAUNCH@" in
   launcher) ("$@" &); while :; do sleep 1; done ;;
   escaping) setsid "$@" & while :; do sleep 1; done ;;
+  litter) setsid sleep 600 & ;;
 esac
 "$@" &
 wait $!
+status=$?
+: > "$report.ncu-rep"
+exit $status
 """
 
 
-def _hung_target(tmp_path, launch: str = "child", device: str = "cpu"):
-    """A fake `ncu`, the arguments of a case whose call never returns, and the environment
-    (temporary folder `tmp_path/temp`, where the profiled process makes its folder)."""
+def _hung_target(tmp_path, launch: str = "child", device: str = "cpu",
+                 submission: str = "hang.py"):
+    """A fake `ncu`, the arguments of a case whose call never returns (or `submission`'s),
+    and the environment (temporary folder `tmp_path/temp`, where the profiled process makes
+    its folder)."""
     import sys
 
     from harness.loading.task_folder import load_task
@@ -131,7 +141,7 @@ def _hung_target(tmp_path, launch: str = "child", device: str = "cpu"):
     fake.write_text(FAKE_NCU.replace("@LAUNCH@", launch))
     fake.chmod(0o755)
     task = load_task("vectoradd")
-    staging = task.stage(tmp_path / "worker", ROOT / "tests" / "submissions" / "vectoradd" / "hang.py",
+    staging = task.stage(tmp_path / "worker", ROOT / "tests" / "submissions" / "vectoradd" / submission,
                          for_worker=True)
     target = ncu.target_args(task.root, staging, task.submission_name, {"size": 64, "seed": 3}, 2,
                              device)
@@ -216,12 +226,24 @@ def test_the_profiled_process_dies_with_a_judge_killed_outright(tmp_path, launch
         judge.wait()
 
 
+def _subreaper_judge(fake, tmp_path, target, env, timeout: float, then: str) -> dict:
+    """A judge that adopts orphans (as the real one does) runs the profile, then `then`,
+    which prints a JSON line: that line, read."""
+    import json
+
+    judge = _judge(fake, tmp_path, target, env, timeout, then=then,
+                   before="from harness.judging.sandbox import become_subreaper; become_subreaper(); ")
+    try:
+        printed, _ = judge.communicate(timeout=timeout + 120)
+    finally:
+        judge.kill()
+    return json.loads(printed.strip().splitlines()[-1])
+
+
 def test_a_profiled_process_that_leaves_the_group_is_killed_after_the_run(tmp_path):
     """Past its time the run's group is killed; a profiled process in a session of its own
     escapes that, and is killed and reaped as an orphan the judge (a subreaper) adopted,
     before the judge goes on: no process of the run is left, not even a zombie."""
-    import json
-
     fake, target, env = _hung_target(tmp_path, "escaping")
     then = ("from harness.judging.sandbox import children; from harness.judging.leftovers import alive; "
             "import re; pids = [int(re.match(r'harness-ncu-\\w+-(\\d+)-', f.name).group(1)) "
@@ -229,15 +251,35 @@ def test_a_profiled_process_that_leaves_the_group_is_killed_after_the_run(tmp_pa
             "pids = [p for p in pids if p != os.getpid()]; "
             "print(json.dumps({'error': out.get('error'), 'pids': pids, "
             "'alive': [alive(p) for p in pids], 'children': sorted(children())}))")
-    judge = _judge(fake, tmp_path, target, env, 10, then=then,
-                   before="from harness.judging.sandbox import become_subreaper; become_subreaper(); ")
-    try:
-        out, _ = judge.communicate(timeout=120)
-    finally:
-        judge.kill()
-    doc = json.loads(out.strip().splitlines()[-1])
+    doc = _subreaper_judge(fake, tmp_path, target, env, 10, then)
     assert doc["error"] == "ncu ran past 10 s" and len(doc["pids"]) == 1, doc
     assert doc["alive"] == [False] and doc["children"] == [], doc
+
+
+def test_what_a_finished_run_left_running_is_killed_and_counted(tmp_path):
+    """A run whose ncu exited by itself but left a process behind (in a session of its
+    own, adopted by the judge): killed and reaped before the judge goes on, counted in the
+    case's record, and said in the report."""
+    import io
+
+    from rich.console import Console
+
+    from harness.frontends.report import print_profile
+    from harness.results.document import CaseResult
+
+    example = "../../../submissions/vectoradd/add_torch.py"  # from tests/submissions/vectoradd
+    fake, target, env = _hung_target(tmp_path, "litter", submission=example)
+    then = ("from harness.judging.sandbox import children; "
+            "print(json.dumps({'out': out, 'children': sorted(children())}))")
+    doc = _subreaper_judge(fake, tmp_path, target, env, 60, then)
+    assert doc["children"] == [] and doc["out"]["left_running"] == 1, doc
+    assert "error" not in doc["out"] and doc["out"]["report"].endswith(".ncu-rep"), doc
+    profile = {"kind": "operators", "tool": "torch.profiler", "calls": 1, "rows": [],
+               "wall_ns_per_call": 1e3, "device_ns_per_call": 1e3, "ncu": doc["out"]}
+    console = Console(file=io.StringIO(), width=200)
+    print_profile(console, CaseResult(0, {"size": 64}, "passed", profile=profile))
+    text = console.file.getvalue()
+    assert "killed 1 process(es) the profiled run left running once ncu had exited" in text
 
 
 STOPPED_JUDGE = """

@@ -233,6 +233,9 @@ def print_profile(console: Console, case: CaseResult) -> None:
                       f"(open with ncu-ui, or ncu --import FILE)")
     elif ncu:
         console.print(f"  [yellow]Nsight Compute:[/] {escape(ncu.get('note') or ncu.get('error', ''))}")
+    if ncu and ncu.get("left_running"):
+        console.print(f"  [yellow]Nsight Compute:[/] killed {ncu['left_running']} process(es) "
+                      "the profiled run left running once ncu had exited")
 
 
 def _bench_table(phase: PhaseResult) -> Table:

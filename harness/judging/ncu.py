@@ -24,6 +24,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -71,30 +72,34 @@ def judge_ref(pid: int | None = None) -> str:
 
 
 def _run(cmd: list[str], env: dict[str, str], cwd: Path,
-         timeout: float) -> subprocess.CompletedProcess | None:
+         timeout: float) -> tuple[subprocess.CompletedProcess | None, list[int]]:
     """`cmd` in a process group of its own that dies with the judge however the judge ends
     (`sandbox.die_with_parent`). Past `timeout` (None returned) the whole group is
     killed, the profiled process too, not `ncu` alone. On any way out (a judge stopped
     while it waits too) whatever the run left among the judge's children (`ncu` itself,
     with its group; killed processes and one that left the group, adopted by the judge, a
-    subreaper) is killed and reaped."""
+    subreaper) is killed and reaped. Also returned: the processes killed so after `ncu`
+    had exited by itself, which the run left running."""
     from harness.judging.sandbox import children, die_with_parent, kill_strays
 
     judge, before = os.getpid(), children()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env, cwd=cwd, start_new_session=True,
-                            preexec_fn=lambda: die_with_parent(judge))
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)  # ncu is not reaped yet: its group exists
-        proc.wait()  # not the pipes: a process that left the group may hold them open
-        proc.stdout.close()
-        proc.stderr.close()
-        return None
-    finally:  # on any way out (the judge stopped too): ncu, its group, what it left
-        kill_strays(keep=before)
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    # Output goes to a nameless file, not pipes: a process the run leaves behind would hold
+    # a pipe open, and a judge reading to its end would wait for that process, not `ncu`.
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd,
+                                start_new_session=True, preexec_fn=lambda: die_with_parent(judge))
+        left: list[int] = []
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # ncu is not reaped yet: its group exists
+            proc.wait()
+            return None, []
+        finally:  # on any way out (the judge stopped too): ncu, its group, what it left
+            left = kill_strays(keep=before)
+        log.seek(max(0, log.seek(0, os.SEEK_END) - _OUTPUT_TAIL))
+        tail = log.read().decode(errors="replace")
+    return subprocess.CompletedProcess(cmd, proc.returncode, tail, ""), left
 
 
 def profile_case(ncu: str | None, report: Path, launch_count: int, target: list[str],
@@ -107,7 +112,7 @@ def profile_case(ncu: str | None, report: Path, launch_count: int, target: list[
     cmd = command(ncu, report, launch_count, target)
     scratch = make_folder("ncu")
     try:
-        proc = _run(cmd, env | {"HOME": str(scratch)}, scratch, timeout)
+        proc, left = _run(cmd, env | {"HOME": str(scratch)}, scratch, timeout)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     if proc is None:
@@ -115,6 +120,8 @@ def profile_case(ncu: str | None, report: Path, launch_count: int, target: list[
     written = report.with_name(report.name + ".ncu-rep")
     out = {"available": True, "command": " ".join(cmd[:cmd.index(sys.executable)]),
            "report": str(written.resolve()) if written.is_file() else None}
+    if left:
+        out["left_running"] = len(left)
     if proc.returncode != 0 or out["report"] is None:
         out["error"] = f"ncu exited with {proc.returncode}: " + \
             (proc.stdout + proc.stderr)[-_OUTPUT_TAIL:]
