@@ -118,7 +118,7 @@ done
 case "@LAUNCH@" in
   launcher) ("$@" &); while :; do sleep 1; done ;;
   escaping) setsid "$@" & while :; do sleep 1; done ;;
-  litter) setsid sleep 600 & ;;
+  litter) setsid sleep 600 & echo $! > "$TMPDIR/litter.pid" ;;
 esac
 "$@" &
 wait $!
@@ -226,6 +226,17 @@ def test_the_profiled_process_dies_with_a_judge_killed_outright(tmp_path, launch
         judge.wait()
 
 
+# After a profile run in `_subreaper_judge`: its error, the profiled processes (named by
+# their folders), whether each is alive, and the judge's children.
+_WHAT_IS_LEFT = (
+    "from harness.judging.sandbox import children; from harness.judging.leftovers import alive; "
+    "import re; pids = [int(re.match(r'harness-ncu-\\w+-(\\d+)-', f.name).group(1)) "
+    "for f in Path(json.loads(sys.argv[4])['TMPDIR']).glob('harness-ncu-*')]; "
+    "pids = [p for p in pids if p != os.getpid()]; "
+    "print(json.dumps({'error': out.get('error'), 'pids': pids, "
+    "'alive': [alive(p) for p in pids], 'children': sorted(children())}))")
+
+
 def _subreaper_judge(fake, tmp_path, target, env, timeout: float, then: str) -> dict:
     """A judge that adopts orphans (as the real one does) runs the profile, then `then`,
     which prints a JSON line: that line, read."""
@@ -245,14 +256,8 @@ def test_a_profiled_process_that_leaves_the_group_is_killed_after_the_run(tmp_pa
     escapes that, and is killed and reaped as an orphan the judge (a subreaper) adopted,
     before the judge goes on: no process of the run is left, not even a zombie."""
     fake, target, env = _hung_target(tmp_path, "escaping")
-    then = ("from harness.judging.sandbox import children; from harness.judging.leftovers import alive; "
-            "import re; pids = [int(re.match(r'harness-ncu-\\w+-(\\d+)-', f.name).group(1)) "
-            "for f in Path(json.loads(sys.argv[4])['TMPDIR']).glob('harness-ncu-*')]; "
-            "pids = [p for p in pids if p != os.getpid()]; "
-            "print(json.dumps({'error': out.get('error'), 'pids': pids, "
-            "'alive': [alive(p) for p in pids], 'children': sorted(children())}))")
-    doc = _subreaper_judge(fake, tmp_path, target, env, 10, then)
-    assert doc["error"] == "ncu ran past 10 s" and len(doc["pids"]) == 1, doc
+    doc = _subreaper_judge(fake, tmp_path, target, env, 10, _WHAT_IS_LEFT)
+    assert doc["error"].startswith("ncu ran past 10 s") and len(doc["pids"]) == 1, doc
     assert doc["alive"] == [False] and doc["children"] == [], doc
 
 
@@ -263,6 +268,7 @@ def test_what_a_finished_run_left_running_is_killed_and_counted(tmp_path):
     import io
 
     from rich.console import Console
+    from test_stopping import _left_alive
 
     from harness.frontends.report import print_profile
     from harness.results.document import CaseResult
@@ -272,14 +278,18 @@ def test_what_a_finished_run_left_running_is_killed_and_counted(tmp_path):
     then = ("from harness.judging.sandbox import children; "
             "print(json.dumps({'out': out, 'children': sorted(children())}))")
     doc = _subreaper_judge(fake, tmp_path, target, env, 60, then)
+    litter = int((tmp_path / "temp" / "litter.pid").read_text())
+    if _left_alive([litter], 0):
+        _kill_all([litter])
     assert doc["children"] == [] and doc["out"]["left_running"] == 1, doc
+    assert _left_alive([litter], 0) == []  # the one counted
     assert "error" not in doc["out"] and doc["out"]["report"].endswith(".ncu-rep"), doc
     profile = {"kind": "operators", "tool": "torch.profiler", "calls": 1, "rows": [],
                "wall_ns_per_call": 1e3, "device_ns_per_call": 1e3, "ncu": doc["out"]}
     console = Console(file=io.StringIO(), width=200)
     print_profile(console, CaseResult(0, {"size": 64}, "passed", profile=profile))
     text = console.file.getvalue()
-    assert "killed 1 process(es) the profiled run left running once ncu had exited" in text
+    assert "killed 1 process(es) still running once ncu had exited" in text
 
 
 STOPPED_JUDGE = """
@@ -364,7 +374,7 @@ def test_a_profile_past_its_time_kills_the_profiled_process_too(tmp_path):
     out = ncu.profile_case(str(fake), tmp_path / "report", 1, target, env, 15)
     pids = _profiled(tmp_path / "temp", os.getpid())
     try:
-        assert out["error"] == "ncu ran past 15 s" and out["report"] is None
+        assert out["error"].startswith("ncu ran past 15 s") and out["report"] is None
         assert pids, "the profiled process did not start within 15 s"
         assert _left_alive(pids, 5) == []
     finally:
@@ -394,12 +404,25 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
+SPIN = """import os
+from pathlib import Path
+
+
+def custom_kernel(data):
+    Path(os.environ["TMPDIR"], "spinning").touch()
+    while True:
+        pass
+"""
+
+
 def _real_ncu_target(tmp_path):
-    """The arguments of a CUDA case whose call never returns, and the worker's environment
-    (as the judge builds it) with its temporary folder at `tmp_path/temp`."""
+    """The arguments of a CUDA case whose call never returns, once it has said so (the file
+    `spinning` in its temporary folder), and the worker's environment as the judge builds
+    it, with the temporary folder at `tmp_path/temp` and the project importable."""
     from harness.judging.sandbox import worker_env
 
-    _, target, env = _hung_target(tmp_path, device="cuda")
+    (tmp_path / "spin.py").write_text(SPIN)
+    _, target, env = _hung_target(tmp_path, device="cuda", submission=str(tmp_path / "spin.py"))
     env = worker_env(tmp_path / "scratch", "cuda") | {"PYTHONPATH": str(ROOT),
                                                       "TMPDIR": env["TMPDIR"]}
     return target, env
@@ -409,22 +432,24 @@ def _real_ncu_target(tmp_path):
 @real_ncu
 def test_real_ncu_and_what_it_profiles_die_with_a_judge_killed_outright(tmp_path):
     """The ties under Nsight Compute itself, not the stand-in above: a judge killed by
-    SIGKILL while `ncu` profiles a call that never returns leaves nothing of the run."""
+    SIGKILL while `ncu` profiles a call that never returns leaves nothing of the run
+    (whatever helpers of its own `ncu` puts between itself and the profiled process)."""
     from test_stopping import _left_alive, _wait_for
 
     target, env = _real_ncu_target(tmp_path)
     judge = _judge(ncu.find_ncu(), tmp_path, target, env, 600)
     pids = []
     try:
-        profiled = _wait_for(lambda: _profiled(tmp_path / "temp", judge.pid), 240)
-        assert len(profiled) == 1, "the profiled process never started"
+        assert _wait_for(lambda: (tmp_path / "temp" / "spinning").exists(), 240), \
+            "the profiled call never started"
+        profiled = _profiled(tmp_path / "temp", judge.pid)
         pids = _descendants(judge.pid)
-        assert profiled[0] in pids and len(pids) >= 2, pids  # ncu, and what it profiles
+        assert len(profiled) == 1 and profiled[0] in pids and len(pids) >= 2, (profiled, pids)
         judge.kill()
         judge.wait(timeout=30)
         assert _left_alive(pids, 20) == []
     finally:
-        _kill_all(pids)
+        _kill_all(_left_alive(pids, 0))
         judge.kill()
         judge.wait()
 
@@ -432,21 +457,14 @@ def test_real_ncu_and_what_it_profiles_die_with_a_judge_killed_outright(tmp_path
 @gpu
 @real_ncu
 def test_real_ncu_past_its_time_takes_what_it_profiles_along(tmp_path):
-    """Under Nsight Compute itself: past the time allowed, the profiled process goes too."""
-    import os
-
-    from test_stopping import _left_alive
-
+    """Under Nsight Compute itself, in a judge that adopts orphans as the real one does:
+    past the time allowed, the profiled process goes too, and nothing of the run is left
+    among the judge's children; the error carries the end of ncu's output."""
     target, env = _real_ncu_target(tmp_path)
-    before = set(_descendants(os.getpid()))
-    out = ncu.profile_case(ncu.find_ncu(), tmp_path / "report", 1, target, env, 60)
-    pids = _profiled(tmp_path / "temp", os.getpid())
-    try:
-        assert out["error"] == "ncu ran past 60 s" and out["report"] is None
-        assert pids, "the profiled process did not start within 60 s"
-        assert _left_alive(pids, 5) == [] and set(_descendants(os.getpid())) <= before
-    finally:
-        _kill_all(pids)
+    doc = _subreaper_judge(ncu.find_ncu(), tmp_path, target, env, 90, _WHAT_IS_LEFT)
+    assert (tmp_path / "temp" / "spinning").exists(), doc  # the call had started
+    assert doc["error"].startswith("ncu ran past 90 s") and len(doc["pids"]) == 1, doc
+    assert doc["alive"] == [False] and doc["children"] == [], doc
 
 
 @gpu
@@ -460,8 +478,12 @@ def test_gpu_profile_names_cuda_kernels(cli):
         assert 0 <= p["host_share"] <= 1
         if ncu.find_ncu() is None:
             assert p["ncu"]["available"] is False, p["ncu"]
-        else:  # where Nsight Compute is installed, a report of the case's kernels
+        elif "ERR_NVGPUCTRPERM" in p["ncu"].get("error", ""):
+            pytest.skip("ncu may not read this GPU's performance counters (ERR_NVGPUCTRPERM)")
+        else:  # where Nsight Compute is installed, a report of the case's kernels, and an
+            # honest run leaves no process behind (not even one of ncu's own)
             assert "error" not in p["ncu"] and Path(p["ncu"]["report"]).is_file(), p["ncu"]
+            assert "left_running" not in p["ncu"], p["ncu"]
     names = " ".join(r["name"] for r in r.doc["phases"][0]["cases"][0]["profile"]["rows"])
     assert "elementwise" in names.lower() or "add" in names.lower(), names
     assert "kernel (GPU time)" in r.out

@@ -235,7 +235,7 @@ def print_profile(console: Console, case: CaseResult) -> None:
         console.print(f"  [yellow]Nsight Compute:[/] {escape(ncu.get('note') or ncu.get('error', ''))}")
     if ncu and ncu.get("left_running"):
         console.print(f"  [yellow]Nsight Compute:[/] killed {ncu['left_running']} process(es) "
-                      "the profiled run left running once ncu had exited")
+                      "still running once ncu had exited (the profiled code's, or ncu's own)")
 
 
 def _bench_table(phase: PhaseResult) -> Table:

@@ -27,6 +27,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -71,15 +72,22 @@ def judge_ref(pid: int | None = None) -> str:
     return f"{pid}:{'' if started is None else started}"
 
 
-def _run(cmd: list[str], env: dict[str, str], cwd: Path,
-         timeout: float) -> tuple[subprocess.CompletedProcess | None, list[int]]:
+@dataclass(frozen=True)
+class _Outcome:
+    """How an `ncu` run ended."""
+
+    returncode: int | None  # None: killed past its time
+    tail: str  # the end of its output (stdout and stderr together)
+    left_running: int  # processes still there once it had exited by itself, killed
+
+
+def _run(cmd: list[str], env: dict[str, str], cwd: Path, timeout: float) -> _Outcome:
     """`cmd` in a process group of its own that dies with the judge however the judge ends
-    (`sandbox.die_with_parent`). Past `timeout` (None returned) the whole group is
-    killed, the profiled process too, not `ncu` alone. On any way out (a judge stopped
-    while it waits too) whatever the run left among the judge's children (`ncu` itself,
-    with its group; killed processes and one that left the group, adopted by the judge, a
-    subreaper) is killed and reaped. Also returned: the processes killed so after `ncu`
-    had exited by itself, which the run left running."""
+    (`sandbox.die_with_parent`). Past `timeout` the whole group is killed, the profiled
+    process too, not `ncu` alone. On any way out (a judge stopped while it waits too)
+    whatever the run left among the judge's children (`ncu` itself, with its group;
+    killed processes and one that left the group, adopted by the judge, a subreaper) is
+    killed and reaped; where `ncu` had exited by itself, they are counted."""
     from harness.judging.sandbox import children, die_with_parent, kill_strays
 
     judge, before = os.getpid(), children()
@@ -88,18 +96,20 @@ def _run(cmd: list[str], env: dict[str, str], cwd: Path,
     with tempfile.TemporaryFile() as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd,
                                 start_new_session=True, preexec_fn=lambda: die_with_parent(judge))
-        left: list[int] = []
+        timed_out = False
         try:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
+            timed_out = True
             os.killpg(proc.pid, signal.SIGKILL)  # ncu is not reaped yet: its group exists
             proc.wait()
-            return None, []
         finally:  # on any way out (the judge stopped too): ncu, its group, what it left
             left = kill_strays(keep=before)
         log.seek(max(0, log.seek(0, os.SEEK_END) - _OUTPUT_TAIL))
-        tail = log.read().decode(errors="replace")
-    return subprocess.CompletedProcess(cmd, proc.returncode, tail, ""), left
+        tail = log.read().decode(errors="replace").lstrip("\ufffd")  # a character cut in two
+    if timed_out:
+        return _Outcome(None, tail, 0)
+    return _Outcome(proc.returncode, tail, len(left))
 
 
 def profile_case(ncu: str | None, report: Path, launch_count: int, target: list[str],
@@ -112,19 +122,19 @@ def profile_case(ncu: str | None, report: Path, launch_count: int, target: list[
     cmd = command(ncu, report, launch_count, target)
     scratch = make_folder("ncu")
     try:
-        proc, left = _run(cmd, env | {"HOME": str(scratch)}, scratch, timeout)
+        run = _run(cmd, env | {"HOME": str(scratch)}, scratch, timeout)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    if proc is None:
-        return {"available": True, "report": None, "error": f"ncu ran past {timeout:.0f} s"}
+    if run.returncode is None:
+        said = f"; the end of its output:\n{run.tail}" if run.tail.strip() else ""
+        return {"available": True, "report": None, "error": f"ncu ran past {timeout:.0f} s{said}"}
     written = report.with_name(report.name + ".ncu-rep")
     out = {"available": True, "command": " ".join(cmd[:cmd.index(sys.executable)]),
            "report": str(written.resolve()) if written.is_file() else None}
-    if left:
-        out["left_running"] = len(left)
-    if proc.returncode != 0 or out["report"] is None:
-        out["error"] = f"ncu exited with {proc.returncode}: " + \
-            (proc.stdout + proc.stderr)[-_OUTPUT_TAIL:]
+    if run.left_running:
+        out["left_running"] = run.left_running
+    if run.returncode != 0 or out["report"] is None:
+        out["error"] = f"ncu exited with {run.returncode}: {run.tail}"
     return out
 
 

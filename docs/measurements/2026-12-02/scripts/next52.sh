@@ -2,9 +2,11 @@
 # Two calls of their own (one H200; each under 10 min). Written before they run.
 # `bash next52.sh profile`: tests/test_profile.py whole, on the machine where Nsight
 #   Compute's `ncu` is on the PATH: the two tests of the profiled run's ties under the real
-#   `ncu` (a judge killed outright; a run past its time) and the GPU profile test, which now
-#   asks for a report file where `ncu` is installed. The reading: every test passes, none
-#   skipped for want of ncu or CUDA.
+#   `ncu` (a judge killed outright once the call spins; a run past its time, in a judge that
+#   adopts orphans) and the GPU profile test, which now asks for a report file and no
+#   process left behind (`left_running`, which ncu's own helpers would raise) where `ncu` is
+#   installed. The reading: every test passes, none skipped for want of ncu or CUDA (a skip
+#   for ERR_NVGPUCTRPERM says the machine bars the counters).
 # `bash next52.sh vectorsum` (carry .refk): the conformance test's widest test-mode gap
 #   (vectorsum_py's Triton submission.py, 25.9 s against 18.7 s in run 121, the other half
 #   of the test beside it) measured alone, with its torch.compile'd cheat.py: three rounds
