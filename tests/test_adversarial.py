@@ -183,7 +183,7 @@ def test_host_timer_patch_is_seen_by_the_judges_clock(cli):
     for phase in bench:
         for c in phase["cases"]:
             assert c["stats"]["mean"] < 100_000  # the forged clock says microseconds...
-            assert c["score_ns"] > 2_500_000  # ...the judge's clock says 3 ms
+            assert c["score_ns"] > 8_000_000  # ...the judge's clock says 10 ms
             # timed again (integrity.noise_retries), flagged on both attempts
             assert c["integrity"]["retried"][0]["flagged_by"][0] == "clocks"
     assert "attempt 1 was flagged by the two clocks" in r.out

@@ -30,7 +30,10 @@ def test_benchmark_mode_with_a_case_string(cli):
         assert list(parts) == ["inputs", "sharing", "calibration", "first_call", "warm_up",
                                "timing", "checks", "release", "clock_reading"]
         assert all(v >= 0 for v in parts.values())
-        assert parts["timing"] <= c["integrity"]["timing_seconds"] + 1e-3
+        # the timing loop of every attempt (one timed again after a noise flag has two)
+        loops = [c["integrity"]["timing_seconds"]] + [
+            a["timing_seconds"] for a in c["integrity"].get("retried", [])]
+        assert parts["timing"] <= sum(loops) + 1e-3
         assert 0.9 * c["wall_seconds"] <= sum(parts.values()) <= c["wall_seconds"]
     assert phase["score_ns"] > 0
     assert "mean ± std" in r.out

@@ -86,7 +86,8 @@ def test_hang_is_killed_at_the_timeout(cli):
     assert r.rc == 3
     assert case_statuses(r.doc)[0] == "timed out"
     assert set(case_statuses(r.doc)[1:]) == {"skipped"}
-    assert r.doc["wall_seconds"] < 30
+    assert r.doc["phases"][0]["wall_seconds"] < 5 + 10  # the phase: killed at its limit
+    assert r.doc["wall_seconds"] < 60
 
 
 @pytest.mark.parametrize("name,needle", [

@@ -44,10 +44,10 @@ def test_unreadable_fields_are_left_out(tmp_path, monkeypatch):
 
 
 def test_a_reading_runs_while_the_caller_goes_on(tmp_path, monkeypatch):
-    _fake_smi(tmp_path, monkeypatch, "#!/bin/sh\nsleep 0.3\necho '1500, 1980, 3201, 50, 600'\n")
+    _fake_smi(tmp_path, monkeypatch, "#!/bin/sh\nsleep 2\necho '1500, 1980, 3201, 50, 600'\n")
     t0 = time.perf_counter()
     reading = ClockReading("GPU-1")
-    assert time.perf_counter() - t0 < 0.25  # started, not waited for
+    assert time.perf_counter() - t0 < 1.0  # started, not waited for
     assert reading.result()["sm_mhz"] == 1500.0
 
 

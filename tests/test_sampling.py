@@ -692,6 +692,7 @@ def test_a_case_flagged_in_a_slow_spell_of_the_host_is_timed_again():
     (first,) = result.integrity["retried"]
     assert first["flagged_by"] == ["clocks"] and first["clocks"]["flagged"]
     assert any("outside the timed region" in f for f in first["flags"])
+    assert first["timing_seconds"] > 0 and result.integrity["timing_seconds"] > 0  # each its own
     assert judge.calibrations == 1 and judge.cancelled == 1  # no nvidia-smi through it
     assert len(set(judge.calls)) == len(judge.calls)  # no call's inputs drawn twice
     assert result.checked_calls == len(judge.calls)

@@ -295,13 +295,15 @@ def moved_into_the_clock(flagged: Any, again: Any, per: int) -> str:
 
 def attempt_record(case_result: Any, checks: list[str]) -> dict[str, Any]:
     """What an attempt of a timed case that is timed again leaves in the record
-    (`integrity.retried`): its flags, score, statistics and the checks' figures."""
+    (`integrity.retried`): its flags, score, statistics, the checks' figures and its
+    timing loop's seconds."""
     integrity = case_result.integrity
     return {"flagged_by": checks, "flags": list(case_result.flags),
             "score_ns": case_result.score_ns, "stats": case_result.stats,
             "checked_calls": case_result.checked_calls,
             **{name: integrity[name] for name in ("clocks", "scored_clocks", "unmasking",
-                                                  "calibration", "worker_says")
+                                                  "calibration", "worker_says",
+                                                  "timing_seconds")
                if name in integrity}}
 
 

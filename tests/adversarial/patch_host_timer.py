@@ -1,4 +1,4 @@
-"""Attack: patch the host clock the worker times with, so a 3 ms call reports 1 µs.
+"""Attack: patch the host clock the worker times with, so a 10 ms call reports 1 µs.
 Caught by: the judge's own clock (two-clock check flags it and times it), and the static
 screen (patches-timing, hard)."""
 import time
@@ -18,5 +18,5 @@ time.perf_counter_ns = _perf_counter_ns
 
 def custom_kernel(data: input_t) -> output_t:
     a, b = data
-    time.sleep(0.003)
+    time.sleep(0.01)  # far above any allowance a busy host's calibration spread earns
     return a + b
