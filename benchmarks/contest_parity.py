@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks._load import run_submit  # noqa: E402
 from harness.loading.popcorn import run_eval, stage_all  # noqa: E402
 from harness.loading.task_folder import load_task  # noqa: E402
+from harness.scores import geomean  # noqa: E402
 
 # The nvfp4 evaluator imports two exception types from NVIDIA's CuTe DSL, which only its
 # own CuTe submissions raise; where the DSL is not installed, empty stand-ins let it run.
@@ -160,10 +161,6 @@ def flagged_cases(doc: dict) -> str:
         ("flagged", lambda c: c.get("flags")),
         ("timed again", lambda c: (c.get("integrity") or {}).get("retried")))]
     return "".join(f" [{what}: case {', '.join(found)}]" for what, found in marks if found)
-
-
-def geomean(values: list[float]) -> float:
-    return math.exp(statistics.fmean(math.log(v) for v in values)) if values else math.nan
 
 
 def main() -> int:

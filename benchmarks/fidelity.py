@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import tempfile
 from pathlib import Path
@@ -29,6 +28,7 @@ from pathlib import Path
 from _load import ROOT, run_submit
 
 from harness.results.document import case_flags
+from harness.scores import geomean
 
 WORKLOADS = ["copy_1gib", "matmul_bf16", "small_kernel", "empty_call"]
 
@@ -53,7 +53,7 @@ def independent(task_dir: Path, gap_us: float, ahead_us: float) -> tuple[float, 
     import triton.testing
     import yaml
 
-    from harness.judging.devices import read_clocks
+    from harness.judging import read_clocks
 
     sys.path.insert(0, str(task_dir))
     for name in ("task", "reference"):
@@ -88,7 +88,7 @@ def isolated(fn, gap_us: float, ahead_us: float, seconds: float = 2.0, warmup: i
 
     import torch
 
-    from harness.judging.devices import read_clocks
+    from harness.judging import read_clocks
 
     props = torch.cuda.get_device_properties(0)
     l2 = max(int(getattr(props, "L2_cache_size", 0) or 0), 50 << 20)
@@ -124,10 +124,6 @@ def _launch_ahead_us(config: str | None, task_dir: Path) -> float:
     if timing.host_launch == "counted":
         return 0.0
     return float(load_task(str(task_dir)).timing.get("hidden_window_us", timing.hidden_window_us))
-
-
-def geomean(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
 def main() -> int:

@@ -2,7 +2,7 @@
 
 Under the late order (`timing.rehearse_late`, the GPU default) the judge writes a sample's
 inputs XORed with a key stream and the worker XORs them back just before the call
-(`harness.judging.masking.xor_mask`); nvfp4's CPU-side inputs (its plain-layout scale
+(`harness.judging.measure.masking.xor_mask`); nvfp4's CPU-side inputs (its plain-layout scale
 factors, some 227 MB a sample of 15 calls on the largest case) are masked too unless
 `timing.mask_cpu_inputs: false`, which has the judge write them plainly instead. Run 110
 read the host-bound torch_dequant example 0.87x faster with the plain writing, and the
@@ -46,8 +46,8 @@ from typing import Any, Callable
 import torch
 from _load import load_task_modules
 
-from harness.judging import masking
-from harness.judging.sharing import SharedAllocator
+from harness.judging.measure import masking
+from harness.judging.worker.sharing import SharedAllocator
 
 CALLS_PER_SAMPLE = 15  # tasks/nvfp4_group_gemm/task.yml's timing.calls_per_sample
 

@@ -35,7 +35,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.contest_parity import (  # noqa: E402
-    case_medians, geomean, geomean_ratio, pool, timed_every_case, verdict)
+    case_medians,
+    geomean,
+    geomean_ratio,
+    pool,
+    timed_every_case,
+    verdict,
+)
 
 
 def compare(reference: list[dict], candidate: list[dict]) -> dict:

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from _load import ROOT  # noqa: F401 - puts the project on sys.path
 
-from harness.judging.containment import build_policy, make_ruleset
-from harness.judging.sandbox import WorkerProcess
+from harness.judging.sandbox.containment import build_policy, make_ruleset
+from harness.judging.sandbox.sandbox import WorkerProcess
 from harness.settings import Settings
 
 

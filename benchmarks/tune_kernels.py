@@ -9,23 +9,20 @@ configuration per task. Run on the GPU machine:
 
 from __future__ import annotations
 
-import math
 import sys
 
 import torch
 import triton.testing
 from _load import ROOT, load_submission, load_task_modules
 
+from harness.scores import geomean
+
 torch.backends.cuda.matmul.allow_tf32 = False
-
-
-def geomean(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
 def sweep(task: str, sub_path: str, configs, apply):
     ref, _, benches = load_task_modules(task)
-    from harness.judging.structure import clone
+    from harness.judging.worker.structure import clone
 
     sub = load_submission(ROOT / sub_path)
     inputs = [ref.generate_input(**b, device="cuda") for b in benches]
@@ -89,7 +86,7 @@ def launch_overhead(task: str, sub_path: str, n: int = 200):
     import time
 
     ref, _, benches = load_task_modules(task)
-    from harness.judging.structure import clone
+    from harness.judging.worker.structure import clone
 
     sub = load_submission(ROOT / sub_path)
     data = clone(ref.generate_input(**benches[0], device="cuda"))

@@ -53,7 +53,7 @@ def needs_shared(test):
 
 @pytest.fixture(scope="session", autouse=True)
 def _session_compile_caches(tmp_path_factory):
-    """Compiler caches (harness/judging/compile_cache.py) of fixtures wider than a test in
+    """Compiler caches (harness/judging/startup/compile_cache.py) of fixtures wider than a test in
     a folder of the session's: no test writes the user's own cache folder."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HARNESS_COMPILE_CACHE", str(tmp_path_factory.mktemp("compile-caches")))

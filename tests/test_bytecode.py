@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from harness import bytecode
-from harness.judging.containment import build_policy
+from harness.judging.sandbox.containment import build_policy
 
 ROOT = Path(__file__).resolve().parents[1]
 

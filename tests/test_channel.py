@@ -1,4 +1,4 @@
-"""harness/judging/channel.py: Channel.roundtrip over the pipe and over the shared mailbox.
+"""harness/judging/worker/channel.py: Channel.roundtrip over the pipe and over the shared mailbox.
 
 No worker process: a fake worker (proc.poll(), send/recv, exit_description) with scripted
 pipe replies, or a real multiprocessing Pipe read by WorkerProcess's own send/recv; for
@@ -15,9 +15,9 @@ from multiprocessing import Pipe
 
 import pytest
 
-from harness.judging.channel import Channel
-from harness.judging.protocol import Event, Mailbox, ProtocolError, encode
-from harness.judging.sandbox import WorkerDied, WorkerProcess, WorkerTimeout
+from harness.judging.sandbox.sandbox import WorkerDied, WorkerProcess, WorkerTimeout
+from harness.judging.worker.channel import Channel
+from harness.judging.worker.protocol import Event, Mailbox, ProtocolError, encode
 
 DIED = "the worker was killed by SIGSEGV (fake)"
 

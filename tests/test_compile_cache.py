@@ -1,4 +1,4 @@
-"""The per-file compiler caches (harness/judging/compile_cache.py): their folders, their
+"""The per-file compiler caches (harness/judging/startup/compile_cache.py): their folders, their
 bounds, the worker's side, and a rerun of a load_inline submission end to end."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-
-from harness.judging import compile_cache
-from harness.judging.compile_cache import CompileCache
-from harness.settings import Settings
 from conftest import ROOT
+
+from harness.judging.startup import compile_cache
+from harness.judging.startup.compile_cache import CompileCache
+from harness.settings import Settings
 
 
 def worker_settings(tmp_path: Path, **changes):
@@ -257,7 +257,7 @@ def test_a_folder_nested_deeper_than_any_recursion_is_bounded(tmp_path):
 def test_a_ranked_run_is_never_given_a_folder_without_a_head_start(tmp_path):
     from types import SimpleNamespace
 
-    from harness.judging.evaluate import _compile_cache
+    from harness.judging.evaluation import _compile_cache
 
     settings = Settings.from_dict(Settings.load().raw | {"worker": {
         **Settings.load().raw["worker"], "compile_cache_dir": str(tmp_path / "caches")}})

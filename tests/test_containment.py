@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_cli
 
-from harness.judging.landlock import probe
+from harness.judging.sandbox.landlock import probe
 
 pytestmark = pytest.mark.skipif(probe().level != "full",
                                 reason="needs Landlock ABI 6 or later (full containment)")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, gpu
 
-from harness.judging import cpus
+from harness.judging.measure import cpus
 
 WHERE = textwrap.dedent("""
     import ctypes
@@ -292,7 +292,7 @@ def test_a_claim_is_seen_from_another_process_and_ends_with_it(tmp_path):
     folder = tmp_path / "claims"
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time; from pathlib import Path; from harness.judging import cpus; "
+         "import sys, time; from pathlib import Path; from harness.judging.measure import cpus; "
          f"c = cpus.CoreClaims(Path({str(folder)!r})); "
          f"print(cpus.hold_plan({{0, 1}}, Path({str(sysfs)!r}), c), flush=True); "
          "time.sleep(60)"],

@@ -9,7 +9,7 @@ import time
 
 from conftest import ROOT
 
-from harness.judging.devices import ClockReading, read_clocks
+from harness.judging.measure.devices import ClockReading, read_clocks
 
 SCRIPT = """#!/bin/sh
 echo "$@" > "{log}"
@@ -67,7 +67,7 @@ def test_a_cancelled_reading_leaves_no_process(tmp_path, monkeypatch):
 def test_uuid_in_nvidia_smi_form():
     from types import SimpleNamespace
 
-    from harness.judging.devices import _smi_uuid
+    from harness.judging.measure.devices import _smi_uuid
 
     assert _smi_uuid(SimpleNamespace(uuid="c3dcb995-6880")) == "GPU-c3dcb995-6880"
     assert _smi_uuid(SimpleNamespace(uuid="GPU-c3dcb995")) == "GPU-c3dcb995"
@@ -77,7 +77,7 @@ def test_uuid_in_nvidia_smi_form():
 def test_the_triton_version_is_read_without_importing_triton():
     """The judge asks Triton's version from its metadata: importing it costs a second
     where bytecode is compiled afresh (the H200 machines)."""
-    code = ("import sys; from harness.judging.devices import pick_device; "
+    code = ("import sys; from harness.judging.measure.devices import pick_device; "
             "d = pick_device('cpu'); print(d.software.get('triton', '')); "
             "print('triton' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -1,4 +1,4 @@
-"""The worker started before the judge imports torch (harness/judging/head_start.py)."""
+"""The worker started before the judge imports torch (harness/judging/startup/head_start.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_cli
 
-from harness.judging import head_start
-from harness.judging.head_start import HeadStart, _device_files_ready, guess_device
+from harness.judging.startup import head_start
+from harness.judging.startup.head_start import HeadStart, _device_files_ready, guess_device
 from harness.settings import Settings
 
 ADD = ROOT / "submissions" / "vectoradd" / "add_torch.py"
@@ -73,8 +73,8 @@ def test_a_head_start_for_another_device_is_stopped_not_used(tmp_path):
 
 
 def test_a_task_that_cannot_be_imported_stops_the_head_start(tmp_path):
-    from harness.judging.evaluate import evaluate
-    from harness.judging.prepare import prepare
+    from harness.judging.evaluation import evaluate
+    from harness.judging.preparation import prepare
     from harness.loading.task_folder import TaskError
     from harness.options import RunOptions
 
@@ -111,7 +111,7 @@ def test_a_run_says_whether_its_worker_had_a_head_start(tmp_path, on):
 
 
 def test_process_age_counts_from_the_process_start():
-    code = ("import time; time.sleep(0.4); from harness.judging.evaluate import process_age; "
+    code = ("import time; time.sleep(0.4); from harness.judging.evaluation import process_age; "
             "print(process_age())")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                           check=True)
@@ -159,7 +159,7 @@ def test_the_head_start_holds_the_files_cache_folder_for_the_same_text(tmp_path)
     """The worker begun with a file may use that text's compiler-cache folder
     (compile_cache.py); a run that reads other text (the file changed in between) gets
     neither that worker nor that folder."""
-    from harness.judging import compile_cache
+    from harness.judging.startup import compile_cache
 
     sub = tmp_path / "sub.py"
     sub.write_text(ADD.read_text())

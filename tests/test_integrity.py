@@ -1,6 +1,6 @@
 import pytest
 
-from harness.judging.integrity import (
+from harness.judging.measure.integrity import (
     Calibration,
     calibration_disturbed,
     check_clocks,
@@ -216,7 +216,7 @@ def test_the_unmasking_is_held_to_what_the_judge_expects():
     integrity.unmask_allowance_us, or unmask_rel of that, is flagged (work off the clock
     while the fresh inputs are readable); the case's own no-ops, made after the import,
     widen nothing (a hook would run in theirs too)."""
-    from harness.judging.integrity import check_unmasking
+    from harness.judging.measure.integrity import check_unmasking
 
     settings = Settings.load().integrity
     assert settings.unmask_allowance_us == 500 and settings.unmask_rel == 1.0

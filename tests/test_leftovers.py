@@ -1,5 +1,5 @@
 """The run folders named for their maker, and the sweep of a dead maker's
-(harness/judging/leftovers.py): real processes, real folders."""
+(harness/judging/sandbox/leftovers.py): real processes, real folders."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import sys
 import pytest
 from conftest import ROOT
 
-from harness.judging import leftovers
+from harness.judging.sandbox import leftovers
 
 
 def _made_by_a_process_that_ended(parent) -> str:
-    code = ("import sys; from harness.judging.leftovers import make_folder; "
+    code = ("import sys; from harness.judging.sandbox.leftovers import make_folder; "
             "print(make_folder('worker', sys.argv[1]))")
     out = subprocess.run([sys.executable, "-c", code, str(parent)], capture_output=True,
                          text=True, cwd=ROOT, timeout=60, check=True)
@@ -83,7 +83,7 @@ def test_a_folder_whose_worker_took_its_rights_away_is_removed(tmp_path):
         os.chmod(top / "locked" / "inner", 0)
         os.chmod(top / "locked", 0)
     code = ("import re, shutil, sys; from pathlib import Path; "
-            "from harness.judging.leftovers import sweep; "
+            "from harness.judging.sandbox.leftovers import sweep; "
             "eff = int(re.search(r'CapEff:\\s*(\\w+)', open('/proc/self/status').read()).group(1), 16); "
             "eff & 2 and sys.exit(7); "  # CAP_DAC_OVERRIDE still held (an inheritable set kept)
             "shutil.rmtree(sys.argv[2], ignore_errors=True); "

@@ -1,4 +1,4 @@
-"""harness.judging.masking: the XOR mask of timing.rehearse_late's fresh inputs."""
+"""harness.judging.measure.masking: the XOR mask of timing.rehearse_late's fresh inputs."""
 
 import subprocess
 import sys
@@ -7,7 +7,7 @@ import pytest
 import torch
 from conftest import gpu
 
-from harness.judging.masking import copy_spans, stream_seed, xor_mask
+from harness.judging.measure.masking import copy_spans, stream_seed, xor_mask
 
 
 def _bytes(t: torch.Tensor) -> bytes:
@@ -78,7 +78,7 @@ def test_the_same_key_draws_the_same_mask_in_another_process():
     """Judge and worker are two processes: each draws the stream from the key."""
     t = torch.zeros(4096, dtype=torch.uint8)
     xor_mask([t], 2024)
-    code = ("import torch; from harness.judging.masking import xor_mask; "
+    code = ("import torch; from harness.judging.measure.masking import xor_mask; "
             "t = torch.zeros(4096, dtype=torch.uint8); xor_mask([t], 2024); "
             "print(t.numpy().tobytes().hex())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -104,7 +104,7 @@ def test_cpu_tensors_on_a_gpu_run_draw_their_stream_on_the_gpu():
     here with CPU generators that note the device asked for."""
     from dataclasses import replace
 
-    from harness.judging.masking import _TORCH
+    from harness.judging.measure.masking import _TORCH
 
     asked = []
 
@@ -127,7 +127,7 @@ def test_cpu_tensors_on_a_gpu_run_draw_their_stream_on_the_gpu():
 
 @gpu
 def test_the_gpu_drawn_stream_round_trips_a_cpu_tensor():
-    from harness.judging.masking import draw_device
+    from harness.judging.measure.masking import draw_device
 
     assert draw_device() == "cuda"
     plain = torch.randn(4096)
@@ -141,7 +141,7 @@ def test_the_gpu_drawn_stream_round_trips_a_cpu_tensor():
 def test_cpu_tensors_alone_are_left_unmasked_on_request():
     """timing.mask_cpu_inputs: a GPU tensor (any device but the CPU; here `meta`) is
     always masked, a CPU tensor unless the setting is false."""
-    from harness.judging.masking import masks
+    from harness.judging.measure.masking import masks
 
     gpu, cpu = torch.empty(1, device="meta"), torch.empty(1)
     assert masks(gpu, False) and masks(gpu, True) and masks(cpu, True)
@@ -151,7 +151,7 @@ def test_cpu_tensors_alone_are_left_unmasked_on_request():
 def test_host_stream_falls_back_to_a_fresh_copy_where_nothing_can_be_pinned():
     """Without a GPU no page-locked buffer can be taken: the stream's copy is a fresh tensor
     (the kept buffer stays unset), its bytes those drawn."""
-    from harness.judging.masking import HostStream
+    from harness.judging.measure.masking import HostStream
 
     try:
         torch.empty(1, pin_memory=True)
@@ -169,7 +169,7 @@ def test_host_stream_falls_back_to_a_fresh_copy_where_nothing_can_be_pinned():
 def test_host_stream_reuses_one_pinned_buffer_and_grows_it():
     """On a GPU the stream lands in one page-locked buffer, kept across samples and grown
     for a larger one; a masking through it unmasks as one through a fresh copy does."""
-    from harness.judging.masking import HostStream
+    from harness.judging.measure.masking import HostStream
 
     host = HostStream()
     small = torch.randint(0, 256, (1000,), dtype=torch.uint8, device="cuda")

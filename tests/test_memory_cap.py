@@ -1,4 +1,4 @@
-"""The address-space cap (harness/judging/memory_cap.py), each case in a child process:
+"""The address-space cap (harness/judging/sandbox/memory_cap.py), each case in a child process:
 the cap is the process's own and cannot be undone."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from conftest import ROOT
 
 _SELF = """
 import resource
-from harness.judging.memory_cap import cap_self, mapped_bytes
+from harness.judging.sandbox.memory_cap import cap_self, mapped_bytes
 assert cap_self(0) is None
 assert resource.getrlimit(resource.RLIMIT_AS) == (resource.RLIM_INFINITY,) * 2
 before = mapped_bytes()
@@ -29,7 +29,7 @@ except ValueError:
 
 _LOWER = """
 import resource
-from harness.judging.memory_cap import cap_self, mapped_bytes, whole_process_cap
+from harness.judging.sandbox.memory_cap import cap_self, mapped_bytes, whole_process_cap
 low = mapped_bytes() + (64 << 20)
 resource.setrlimit(resource.RLIMIT_AS, (low, resource.RLIM_INFINITY))  # ulimit -S -v
 print(cap_self(1 << 30) == low, resource.getrlimit(resource.RLIMIT_AS) == (low, low))

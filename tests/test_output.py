@@ -126,7 +126,7 @@ H200 = {"kind": "cuda", "name": "NVIDIA H200", "chosen_by": "default", "capabili
 def test_a_case_moved_by_a_few_long_samples_gets_a_note_under_the_table():
     from harness.consts import Status
     from harness.frontends.report import print_evaluation
-    from harness.judging.timing import long_samples
+    from harness.judging.measure.timing import long_samples
     from harness.results.document import CaseResult, Evaluation, PhaseResult
 
     ns = [6_600.0] * 97 + [48_600.0, 178_300.0, 367_900.0]  # vectoradd Triton's case 0, run 78

@@ -1,4 +1,4 @@
-"""harness/judging/procfs.py: the fields of /proc/PID/stat, read from real processes."""
+"""harness/judging/sandbox/procfs.py: the fields of /proc/PID/stat, read from real processes."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from harness.judging.procfs import start_ticks, stat_fields
+from harness.judging.sandbox.procfs import start_ticks, stat_fields
 
 # A command name with a space and parentheses in it, as any process may give itself.
 _NAMED = ("import ctypes, sys, time; ctypes.CDLL(None).prctl(15, b'a) b (c', 0, 0, 0); "

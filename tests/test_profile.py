@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, gpu
 
-from harness.judging import ncu, profiling
+from harness.judging.profile import ncu, profiling
 
 
 def _operators(case: dict) -> dict[str, dict]:
@@ -80,7 +80,7 @@ def test_ncu_command_and_its_absence(tmp_path):
     target = ncu.target_args(tmp_path, tmp_path, "submission.py", {"size": 8, "seed": 1}, 2, "cuda")
     cmd = ncu.command("/opt/ncu", tmp_path / "r", 50, target)
     assert cmd[:2] == ["/opt/ncu", "--target-processes"] and f"{ncu.RANGE}/" in cmd
-    assert cmd[cmd.index("-m") + 1] == "harness.judging.ncu" and "--calls" in cmd
+    assert cmd[cmd.index("-m") + 1] == "harness.judging.profile.ncu" and "--calls" in cmd
     assert target[-2:] == ["--judge", ncu.judge_ref()]  # the judge: the process that asks
     pid, started = ncu.judge_ref().split(":")
     assert int(pid) == os.getpid() and started.isdigit() and ncu.judge_ref(1) != ncu.judge_ref()
@@ -100,7 +100,7 @@ def test_the_ncu_target_runs_a_case_on_the_cpu(tmp_path):
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "harness.judging.ncu", *args], cwd=tmp_path,
+    proc = subprocess.run([sys.executable, "-m", "harness.judging.profile.ncu", *args], cwd=tmp_path,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -160,7 +160,7 @@ def _profiled(temp, judge: int) -> list[int]:
 
 
 def _parent(pid: int) -> int:
-    from harness.judging.procfs import stat_fields
+    from harness.judging.sandbox.procfs import stat_fields
 
     return int(stat_fields(pid)[1])
 
@@ -176,7 +176,7 @@ def _kill_all(pids):
             pass
 
 
-_JUDGE = ("import json, os, sys; from pathlib import Path; from harness.judging import ncu; "
+_JUDGE = ("import json, os, sys; from pathlib import Path; from harness.judging.profile import ncu; "
           "target = json.loads(sys.argv[3]); target[target.index('--judge') + 1] = ncu.judge_ref(); "
           "{before}out = ncu.profile_case(sys.argv[1], Path(sys.argv[2]), 1, target, "
           "json.loads(sys.argv[4]), float(sys.argv[5])); {then}")
@@ -203,7 +203,7 @@ def test_the_profiled_process_dies_with_a_judge_killed_outright(tmp_path, launch
 
     from test_stopping import _children, _left_alive, _wait_for
 
-    from harness.judging import leftovers
+    from harness.judging.sandbox import leftovers
 
     fake, target, env = _hung_target(tmp_path, launch)
     judge = _judge(fake, tmp_path, target, env, 600)
@@ -229,7 +229,7 @@ def test_the_profiled_process_dies_with_a_judge_killed_outright(tmp_path, launch
 # After a profile run in `_subreaper_judge`: its error, the profiled processes (named by
 # their folders), whether each is alive, and the judge's children.
 _WHAT_IS_LEFT = (
-    "from harness.judging.sandbox import children; from harness.judging.leftovers import alive; "
+    "from harness.judging.sandbox.sandbox import children; from harness.judging.sandbox.leftovers import alive; "
     "import re; pids = [int(re.match(r'harness-ncu-\\w+-(\\d+)-', f.name).group(1)) "
     "for f in Path(json.loads(sys.argv[4])['TMPDIR']).glob('harness-ncu-*')]; "
     "pids = [p for p in pids if p != os.getpid()]; "
@@ -243,7 +243,7 @@ def _subreaper_judge(fake, tmp_path, target, env, timeout: float, then: str) -> 
     import json
 
     judge = _judge(fake, tmp_path, target, env, timeout, then=then,
-                   before="from harness.judging.sandbox import become_subreaper; become_subreaper(); ")
+                   before="from harness.judging.sandbox.sandbox import become_subreaper; become_subreaper(); ")
     try:
         printed, _ = judge.communicate(timeout=timeout + 120)
     finally:
@@ -275,7 +275,7 @@ def test_what_a_finished_run_left_running_is_killed_and_counted(tmp_path):
 
     example = "../../../submissions/vectoradd/add_torch.py"  # from tests/submissions/vectoradd
     fake, target, env = _hung_target(tmp_path, "litter", submission=example)
-    then = ("from harness.judging.sandbox import children; "
+    then = ("from harness.judging.sandbox.sandbox import children; "
             "print(json.dumps({'out': out, 'children': sorted(children())}))")
     doc = _subreaper_judge(fake, tmp_path, target, env, 60, then)
     litter = int((tmp_path / "temp" / "litter.pid").read_text())
@@ -296,8 +296,8 @@ STOPPED_JUDGE = """
 import json, os, sys
 from pathlib import Path
 from harness.frontends.stopping import stop_on_sigterm
-from harness.judging import ncu
-from harness.judging.sandbox import become_subreaper
+from harness.judging.profile import ncu
+from harness.judging.sandbox.sandbox import become_subreaper
 
 become_subreaper()
 stop_on_sigterm()
@@ -353,7 +353,7 @@ def test_the_profiled_process_does_not_start_once_its_judge_is_gone(tmp_path, ju
     else:
         ref = f"{os.getpid()}:1"
     target[target.index("--judge") + 1] = ref
-    proc = subprocess.run([sys.executable, "-m", "harness.judging.ncu", *target], cwd=tmp_path,
+    proc = subprocess.run([sys.executable, "-m", "harness.judging.profile.ncu", *target], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=120)
     assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", "")
     assert not list((tmp_path / "temp").iterdir())  # it stopped before making anything
@@ -414,7 +414,7 @@ def _real_ncu_target(tmp_path):
     """The arguments of a CUDA case whose call never returns, once it has said so (the file
     `spinning` in its temporary folder), and the worker's environment as the judge builds
     it, with the temporary folder at `tmp_path/temp` and the project importable."""
-    from harness.judging.sandbox import worker_env
+    from harness.judging.sandbox.sandbox import worker_env
 
     (tmp_path / "spin.py").write_text(SPIN)
     _, target, env = _hung_target(tmp_path, device="cuda", submission=str(tmp_path / "spin.py"))

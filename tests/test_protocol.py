@@ -1,4 +1,4 @@
-"""harness/judging/protocol.py: worker messages (encode/decode) and the shared Mailbox.
+"""harness/judging/worker/protocol.py: worker messages (encode/decode) and the shared Mailbox.
 
 Everything a worker writes is untrusted: decode must turn every forged or torn frame into
 a ProtocolError (the judge's "rejected" verdict), never accept it and never let another
@@ -14,7 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.judging.protocol import ERROR_KINDS, Event, Mailbox, ProtocolError, decode, encode
+from harness.judging.worker.protocol import (
+    ERROR_KINDS,
+    Event,
+    Mailbox,
+    ProtocolError,
+    decode,
+    encode,
+)
 
 DONE = {"event": "done", "ns": 1234.5, "seq": 7}
 

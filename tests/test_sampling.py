@@ -1,11 +1,11 @@
-"""The judge's sampling half (harness/judging/sampling.py), with a fake clock and fake
+"""The judge's sampling half (harness/judging/measure/sampling.py), with a fake clock and fake
 no-op calls."""
 
 from __future__ import annotations
 
 import pytest
 
-from harness.judging.sampling import Sampling
+from harness.judging.measure.sampling import Sampling
 from harness.settings import Settings
 
 
@@ -68,7 +68,7 @@ class OrderJudge(Sampling):
     def __init__(self, settings: Settings, device: str = "cpu") -> None:
         from types import SimpleNamespace
 
-        from harness.judging.protocol import Event
+        from harness.judging.worker.protocol import Event
 
         self.settings, self.log, self.now = settings, [], 0.0
         self.task = SimpleNamespace(name="t")
@@ -103,7 +103,7 @@ class OrderJudge(Sampling):
 def _sample_log(monkeypatch, rehearse: bool, call: int, per: int = 2, ring: int = 4) -> list[str]:
     from types import SimpleNamespace
 
-    from harness.judging import sampling
+    from harness.judging.measure import sampling
 
     settings = Settings.load()
     settings.timing.rehearse = rehearse
@@ -157,8 +157,8 @@ def _late_log(monkeypatch, device: str = "cuda", call: int = 2, prepare=None):
 
     import torch
 
-    from harness.judging import sampling
-    from harness.judging.structure import twin
+    from harness.judging.measure import sampling
+    from harness.judging.worker.structure import twin
 
     settings = Settings.load()
     settings.timing.rehearse_late = True
@@ -205,7 +205,7 @@ def test_the_late_rehearsal_runs_after_masked_inputs_and_the_judges_flush(monkey
     checks read the inputs themselves, never masked."""
     import torch
 
-    from harness.judging.masking import draw_device, xor_mask
+    from harness.judging.measure.masking import draw_device, xor_mask
 
     judge, made, at_call, checked, box = _late_log(monkeypatch)
     assert judge.log == ["make 2", "make 3", "flush", "rehearse 0", "unmask 2 key", "call 2",
@@ -260,7 +260,7 @@ def test_cpu_side_inputs_unmasked_are_written_after_the_rehearsal(monkeypatch):
     judge's timed masking covers the masked ones alone (the worker unmasks the same)."""
     import torch
 
-    from harness.judging.masking import draw_device, xor_mask
+    from harness.judging.measure.masking import draw_device, xor_mask
 
     seen = {}
 
@@ -305,7 +305,7 @@ def test_a_late_no_op_writes_the_unmasked_cpu_inputs_back_after_its_rehearsal(mo
 
     import torch
 
-    from harness.judging import sampling
+    from harness.judging.measure import sampling
 
     settings = Settings.load()
     settings.timing.rehearse_late, settings.timing.mask_cpu_inputs = True, False
@@ -369,7 +369,7 @@ def test_the_late_rehearsal_is_off_on_the_cpu(monkeypatch):
 
 
 def test_a_rehearsal_that_times_out_says_so():
-    from harness.judging.sandbox import WorkerTimeout
+    from harness.judging.sandbox.sandbox import WorkerTimeout
 
     judge = OrderJudge(Settings.load())
 
@@ -388,8 +388,8 @@ def test_a_failed_unmasking_is_the_verdict_of_a_call():
     """The worker could not unmask (out of memory for the key stream: the submission keeps
     the GPU's memory full): the case fails as a call out of memory would, and says where."""
     from harness.consts import Status
-    from harness.judging.protocol import Event
     from harness.judging.verdicts import CaseFailure
+    from harness.judging.worker.protocol import Event
 
     judge = OrderJudge(Settings.load())
 
@@ -412,7 +412,7 @@ class SlowSamples(Sampling):
     def __init__(self, seconds: float, settings: Settings) -> None:
         from types import SimpleNamespace
 
-        from harness.judging.integrity import Calibration
+        from harness.judging.measure.integrity import Calibration
 
         self.settings, self.now, self.seconds, self.samples = settings, 0.0, seconds, 0
         self.device = SimpleNamespace(kind="cpu")
@@ -439,7 +439,7 @@ class SlowSamples(Sampling):
         pass
 
     def _sample(self, box, case, plan, call, ahead, deadline, what, first=None, relayout=True):
-        from harness.judging.sandbox import WorkerTimeout
+        from harness.judging.sandbox.sandbox import WorkerTimeout
 
         if self.now + self.seconds > deadline:
             raise WorkerTimeout("no answer within the phase's time limit")
@@ -457,8 +457,8 @@ def test_long_samples_stop_before_the_deadline_not_past_it():
     from types import SimpleNamespace
 
     from harness.consts import Status
-    from harness.judging.integrity import Calibration
-    from harness.judging.timing import Laps
+    from harness.judging.measure.integrity import Calibration
+    from harness.judging.measure.timing import Laps
     from harness.results.document import CaseResult
 
     settings = Settings.load().for_device("cpu")
@@ -506,8 +506,8 @@ def _timed(ns: list[float], max_calls: int = 20, judge=None, calibration=None):
     from types import SimpleNamespace
 
     from harness.consts import Status
-    from harness.judging.integrity import Calibration
-    from harness.judging.timing import Laps
+    from harness.judging.measure.integrity import Calibration
+    from harness.judging.measure.timing import Laps
     from harness.results.document import CaseResult
 
     settings = Settings.load().for_device("cpu")
@@ -537,7 +537,7 @@ def test_the_cases_unmasking_is_checked_against_the_judges_expectation(unmask_us
     """The case's samples' unmasking round trips against the pre-import no-ops' (150 µs)
     plus the judge's own XOR (50 µs): recorded in `integrity.unmasking`, flagged beyond
     integrity.unmask_allowance_us; the case's no-ops, however slow, widen nothing."""
-    from harness.judging.integrity import Calibration
+    from harness.judging.measure.integrity import Calibration
 
     class Judge(UnmaskedSamples):
         unmask_ns = unmask_us * 1e3
@@ -561,7 +561,7 @@ def test_the_cases_unmasking_is_checked_against_the_judges_expectation(unmask_us
 def test_the_workers_account_cannot_break_the_judge():
     """The worker's breakdown is its own account (over the pipe, any JSON number): an
     integer too large for a float, or a bool, reads as 0 in the medians, never an error."""
-    from harness.judging.sampling import _medians
+    from harness.judging.measure.sampling import _medians
 
     replies = [{"rt": 10.0, "pre_ns": 10**400, "busy_ns": 10**400, "lead_ns": True},
                {"rt": 12.0, "pre_ns": 4.0, "busy_ns": 2.0}]
@@ -655,7 +655,7 @@ class SpellSamples(StalledSamples):
         return reply | ({"rt": reply["rt"] + self.extra} if slow else {})
 
     def _calibrate(self, deadline, box=None):
-        from harness.judging.integrity import Calibration
+        from harness.judging.measure.integrity import Calibration
 
         self.calibrations += 1
         return Calibration.from_gaps([50_000.0] * 10)
@@ -665,8 +665,8 @@ def _retried(judge_class, retries: int = 1, deadline: float = 1000.0):
     from types import SimpleNamespace
 
     from harness.consts import Status
-    from harness.judging.integrity import Calibration
-    from harness.judging.timing import Laps
+    from harness.judging.measure.integrity import Calibration
+    from harness.judging.measure.timing import Laps
     from harness.results.document import CaseResult
 
     settings = Settings.load().for_device("cpu")
@@ -759,7 +759,7 @@ def test_work_moved_into_the_clock_is_read_per_call():
     """With calls_per_sample 4 the flag's gap is per sample, the event time per call: a
     turn to honest of 2 ms a call (8 ms a sample) is read as such."""
     from harness.consts import Status
-    from harness.judging.integrity import moved_into_the_clock
+    from harness.judging.measure.integrity import moved_into_the_clock
     from harness.results.document import CaseResult
 
     flagged = CaseResult(0, {}, Status.PASSED, stats={"median": 6_000.0},
@@ -776,7 +776,7 @@ def test_a_rejected_or_unmasking_flagged_case_is_judged_by_its_record():
     """retry_reason: a case the floor rejected is not timed again; one flagged by the
     unmasking alone is, and what the unmasking saw counts as the hidden work."""
     from harness.consts import Status
-    from harness.judging.integrity import hidden_ns, retry_reason
+    from harness.judging.measure.integrity import hidden_ns, retry_reason
     from harness.results.document import CaseResult
 
     unmasking = {"unmasking": {"flagged": True, "median_ns": 900_000.0, "expected_ns": 200_000.0}}
@@ -807,7 +807,7 @@ def test_work_moved_into_the_timed_region_on_a_retry_keeps_the_flags():
 
 
 def test_only_the_checks_that_host_noise_can_trip_are_retried():
-    from harness.judging.integrity import noise_flagged
+    from harness.judging.measure.integrity import noise_flagged
 
     assert noise_flagged({"clocks": {"flagged": True}, "scored_clocks": {"flagged": False},
                           "unmasking": {"flagged": True}}) == ["clocks", "unmasking"]

@@ -16,15 +16,15 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_cli
 
-from harness.judging import landlock
-from harness.judging.containment import (
+from harness.judging.sandbox import landlock
+from harness.judging.sandbox.containment import (
     build_policy,
     expected_containment,
     python_paths,
     recording_refusal,
     refusals,
 )
-from harness.judging.seccomp import NoIpSockets
+from harness.judging.sandbox.seccomp import NoIpSockets
 from harness.settings import Settings
 
 CASE = ["--case", "size: 256; seed: 1"]
@@ -229,7 +229,7 @@ def test_the_sandboxs_sitecustomize_runs_the_one_it_hides(tmp_path):
     ours.mkdir()
     theirs.mkdir()
     (ours / "sitecustomize.py").write_text(
-        "from harness.judging.refusals import run_shadowed_sitecustomize\n"
+        "from harness.judging.sandbox.refusals import run_shadowed_sitecustomize\n"
         "run_shadowed_sitecustomize(__file__)\n")
     (theirs / "sitecustomize.py").write_text("print('THEIRS RAN')\n")
     out = subprocess.run([sys.executable, "-c", "pass"], capture_output=True, text=True,
@@ -264,13 +264,13 @@ def test_partial_containment_refuses_to_record_unless_allowed(tmp_path):
 
 
 def test_gpu_workers_get_the_same_sandbox_as_cpu_workers():
-    """GPU buffers travel as descriptors (harness.judging.sharing), so a GPU worker runs
+    """GPU buffers travel as descriptors (harness.judging.worker.sharing), so a GPU worker runs
     under the same Landlock rules as a CPU one, with the NVIDIA device files added, and
     writes nothing in /dev/shm (torch's own CUDA sharing needed that, and failed under
     Landlock on the H200)."""
-    from harness.judging import landlock
-    from harness.judging.containment import build_policy, expected_containment
-    from harness.judging.sandbox import contain
+    from harness.judging.sandbox import landlock
+    from harness.judging.sandbox.containment import build_policy, expected_containment
+    from harness.judging.sandbox.sandbox import contain
     from harness.settings import Settings
 
     settings = Settings.load().worker
@@ -285,7 +285,7 @@ def test_gpu_workers_get_the_same_sandbox_as_cpu_workers():
 
 def test_a_scratch_folder_can_be_prepared_twice(tmp_path):
     """Profile mode prepares one folder for every Nsight Compute run of an evaluation."""
-    from harness.judging.containment import prepare_scratch
+    from harness.judging.sandbox.containment import prepare_scratch
 
     first = prepare_scratch(tmp_path)
     assert prepare_scratch(tmp_path) == first
@@ -296,7 +296,7 @@ def test_the_workers_environment_passes_what_the_organiser_names(tmp_path, monke
     """The allow-list, torch's allocator configuration (it changes timings, and the public
     evaluators' process sees it), and `worker.env_pass` (names and `*` prefixes); the
     dropped prefixes stay out whatever the lists say."""
-    from harness.judging.sandbox import worker_env
+    from harness.judging.sandbox.sandbox import worker_env
 
     for key, value in {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
                        "MALLOC_ARENA_MAX": "2", "MALLOC_TRIM_THRESHOLD_": "0",
@@ -318,7 +318,7 @@ def test_the_machines_compiler_settings_reach_the_worker(tmp_path, monkeypatch):
     """The compilers as the machine names them (the H200 machines: CC, CXX and CUDAHOSTCXX
     under /opt/gcc, TORCH_CUDA_ARCH_LIST=9.0a): an extension built with load_inline is
     built as under the contest's own process, which sees them."""
-    from harness.judging.sandbox import worker_env
+    from harness.judging.sandbox.sandbox import worker_env
 
     names = {"CC": "/opt/gcc/bin/gcc", "CXX": "/opt/gcc/bin/g++", "CUDAHOSTCXX": "/opt/gcc/bin/g++",
              "TORCH_CUDA_ARCH_LIST": "9.0a", "LIBRARY_PATH": "/usr/local/cuda/lib64/stubs",

@@ -25,7 +25,7 @@ def rules(source):
     ("import sys\nsys.modules['torch'].x = 1\n", "sys-modules"),
     ("from reference import ref_kernel\n", "touches-harness"),
     ("import harness.judging.judge\n", "touches-harness"),
-    ("import importlib\np = importlib.import_module('harness.judging.protocol')\n",
+    ("import importlib\np = importlib.import_module('harness.judging.worker.protocol')\n",
      "touches-harness"),
     ("m = __import__('reference')\n", "touches-harness"),
     ("import importlib as il\nm = il.import_module('runner')\n", "touches-harness"),

@@ -11,7 +11,7 @@ import pytest
 import torch
 from conftest import HAS_GPU, ROOT, gpu
 
-from harness.judging.sharing import (
+from harness.judging.worker.sharing import (
     ARENA_BYTES,
     ArenaNotice,
     SharedAllocator,
@@ -19,7 +19,7 @@ from harness.judging.sharing import (
     SharedGpuTensor,
     WorkerArenas,
 )
-from harness.judging.structure import make_outputs, make_slot
+from harness.judging.worker.structure import make_outputs, make_slot
 
 
 def test_cpu_buffers_travel_as_file_descriptors_of_the_same_memory(tmp_path):
@@ -64,7 +64,7 @@ CHILD = r"""
 import socket, sys
 from multiprocessing.reduction import recvfds
 import torch
-from harness.judging.sharing import ArenaNotice, SharedGpuTensor, WorkerArenas
+from harness.judging.worker.sharing import ArenaNotice, SharedGpuTensor, WorkerArenas
 s = socket.socket(fileno=int(sys.argv[1]))
 (fd,) = recvfds(s, 1)
 arenas = WorkerArenas()
@@ -102,7 +102,7 @@ def test_a_notice_without_its_descriptor_is_refused():
 
 @pytest.mark.skipif(HAS_GPU, reason="checks the message where no CUDA driver is installed")
 def test_without_a_cuda_driver_an_arena_says_so():
-    from harness.judging.cuda_vmm import Arena, CudaVmmError
+    from harness.judging.worker.cuda_vmm import Arena, CudaVmmError
 
     with pytest.raises(CudaVmmError, match="CUDA"):
         Arena.create(0, 1 << 20)
@@ -112,9 +112,9 @@ def test_buffers_the_gpu_cannot_hold_give_a_clear_verdict(monkeypatch):
     """An arena the driver refuses (a full GPU, say) is the machine's fault: the case gets a
     crashed verdict that says so, never an internal error, and the run carries on."""
     from harness.consts import Status
-    from harness.judging.cuda_vmm import CudaVmmError
-    from harness.judging.evaluate import evaluate
-    from harness.judging.prepare import prepare
+    from harness.judging.evaluation import evaluate
+    from harness.judging.preparation import prepare
+    from harness.judging.worker.cuda_vmm import CudaVmmError
     from harness.options import RunOptions
     from harness.settings import Settings
 

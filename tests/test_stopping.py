@@ -90,7 +90,7 @@ def test_a_stopped_submit_leaves_no_worker_running(tmp_path, sig):
     runner = _start("submit", str(HANG), "--task", "vectoradd", "--device", "cpu",
                     "--mode", "test", "--timeout", "120", tmp_path=tmp_path)
     try:
-        workers = _wait_for(lambda: _children(runner.pid, "harness.judging.worker"), 90)
+        workers = _wait_for(lambda: _children(runner.pid, "harness.judging.worker.worker"), 90)
         assert workers, "no worker started"
         time.sleep(3)  # the worker imports and starts the hanging call
         runner.send_signal(sig)
@@ -133,7 +133,7 @@ def test_a_stopped_batch_leaves_no_judge_running(tmp_path):
             _children(driver.pid, "harness.frontends.judge_process")), 60)
         assert len(judges) == 2, "two judges did not start"
         workers = _wait_for(lambda: (lambda w: w if len(w) == 2 else [])(
-            [w for j in judges for w in _children(j, "harness.judging.worker")]), 90)
+            [w for j in judges for w in _children(j, "harness.judging.worker.worker")]), 90)
         assert len(workers) == 2, "two workers did not start"
         time.sleep(3)
         driver.send_signal(signal.SIGTERM)

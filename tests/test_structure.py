@@ -1,7 +1,7 @@
 import torch
 
-from harness.judging.sharing import SharedAllocator, WorkerArenas
-from harness.judging.structure import (
+from harness.judging.worker.sharing import SharedAllocator, WorkerArenas
+from harness.judging.worker.structure import (
     clone,
     describe,
     fill_slot,

@@ -3,15 +3,14 @@ from dataclasses import replace
 
 import pytest
 
-from harness.judging.timing import (
+from harness.judging.measure.timing import (
     StoppingRule,
     WarmUp,
     ahead_cycles,
-    combine,
     hidden_window_us,
-    window_fill_bytes,
     judge_spin_seconds,
     summarize,
+    window_fill_bytes,
 )
 from harness.settings import Settings, TimingSettings
 
@@ -134,16 +133,6 @@ def test_warm_up_counts_calls_not_samples():
     assert not fresh.done()  # enough calls, but the time budget has not passed
 
 
-@pytest.mark.parametrize("how,expected", [("last", 8.0), ("mean", 14 / 3), ("geom", 4.0)])
-def test_combine(how, expected):
-    assert combine([2.0, 4.0, 8.0], how) == pytest.approx(expected)
-
-
-def test_combine_rejects_unknown():
-    with pytest.raises(ValueError):
-        combine([1.0], "median")
-
-
 def test_hidden_window_follows_the_task_then_the_default():
     timing = settings()
     assert hidden_window_us(timing, {}, "cuda") == timing.hidden_window_us
@@ -189,7 +178,7 @@ def test_gpu_sleep_covers_the_launch_but_never_exceeds_the_window():
 
 
 def test_laps_charge_each_step_its_own_time_and_add_repeats():
-    from harness.judging.timing import Laps
+    from harness.judging.measure.timing import Laps
 
     clock = FakeClock()
     laps = Laps(clock)
@@ -205,7 +194,7 @@ def test_laps_charge_each_step_its_own_time_and_add_repeats():
 def test_host_launch_is_read_on_probes_where_there_are_any():
     """Behind a hidden window a call that waits for the GPU also waits out the sleep: its
     host time is read on the probes (no sleep), and on every sample without probes."""
-    from harness.judging.timing import host_launch_ns
+    from harness.judging.measure.timing import host_launch_ns
 
     hidden = [{"host_ns": 20e6}, {"host_ns": 21e6}, {"host_ns": 19e6}]
     probes = [{"host_ns": 90e3}, {"host_ns": 110e3}]
@@ -223,7 +212,7 @@ def test_the_judge_polls_as_the_worker_unless_told_otherwise():
 
 
 def test_long_samples_are_those_past_a_multiple_of_the_median():
-    from harness.judging.timing import long_samples
+    from harness.judging.measure.timing import long_samples
 
     assert long_samples([], 4, 0.05) is None
     assert long_samples([6.0, 6.5, 24.0, 7.0], 4, 0.05) is None  # 24.0 is 3.6x the median (6.75)

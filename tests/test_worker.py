@@ -1,4 +1,4 @@
-"""The worker's wait for its next call (harness/judging/worker.py), on the CPU: a real
+"""The worker's wait for its next call (harness/judging/worker/worker.py), on the CPU: a real
 Worker polls a real mailbox in a child process while the test plays the judge."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from dataclasses import replace
 
 import pytest
 
-from harness.judging.protocol import Event, Mailbox
-from harness.judging.worker import TorchCalls, Worker
+from harness.judging.worker.protocol import Event, Mailbox
+from harness.judging.worker.worker import TorchCalls, Worker
 
 
 def _wait(conn, init: dict) -> None:
@@ -134,7 +134,7 @@ def _fake_torch(log: list, memory_full: bool = False):
 
 def _mail_worker(tmp_path, **init):
     """A CPU worker with a mailbox, and the judge's views: the mailbox and the pipe's end."""
-    from harness.judging.protocol import Mailbox
+    from harness.judging.worker.protocol import Mailbox
 
     box = Mailbox(str(tmp_path / "box"), create=True)
     judge_end, worker_end = multiprocessing.Pipe()
@@ -203,7 +203,7 @@ def test_an_unmask_request_unmasks_its_sample_flushes_and_waits(tmp_path):
     follows starts with the warm-up work, unmasking nothing."""
     import torch
 
-    from harness.judging.masking import xor_mask
+    from harness.judging.measure.masking import xor_mask
 
     log: list = []
     worker, judge_end = _gpu_worker(tmp_path, log, warm="kernel", flush_bytes=4096)
@@ -232,7 +232,7 @@ def test_cpu_inputs_the_judge_wrote_plainly_are_not_unmasked(tmp_path):
     garbage)."""
     import torch
 
-    from harness.judging.masking import xor_mask
+    from harness.judging.measure.masking import xor_mask
 
     log: list = []
     worker, judge_end = _gpu_worker(tmp_path, log, warm="kernel", mask_cpu_inputs=False)
@@ -278,7 +278,7 @@ def test_what_a_submission_replaces_later_is_not_what_the_worker_runs(tmp_path, 
     outside the timed region."""
     import torch
 
-    from harness.judging.structure import copy_into
+    from harness.judging.worker.structure import copy_into
 
     judge_end, worker_end = multiprocessing.Pipe()
     worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
@@ -336,7 +336,7 @@ def test_the_mailbox_carries_the_rehearsal_and_nothing_unknown_runs(tmp_path, op
     error on the pipe."""
     import torch
 
-    from harness.judging.protocol import Mailbox
+    from harness.judging.worker.protocol import Mailbox
 
     box, worker, judge_end = _mail_worker(tmp_path)
     worker.slots = [(torch.full((2,), float(i)),) for i in range(2)]
@@ -395,8 +395,8 @@ def test_the_calling_thread_is_held_after_each_reply_that_ran_the_submission(tmp
     not held."""
     import torch
 
-    from harness.judging.protocol import Mailbox
-    from harness.judging.structure import describe
+    from harness.judging.worker.protocol import Mailbox
+    from harness.judging.worker.structure import describe
 
     box, worker, judge_end = _mail_worker(tmp_path)
     worker.outputs, worker.expected = [torch.empty(2)], describe(torch.empty(2))
@@ -422,7 +422,7 @@ def test_the_pipe_holds_the_thread_after_the_same_replies_as_the_mailbox(tmp_pat
     reply to a sample and precedes the reply to a rehearsal there too, and nothing else."""
     import torch
 
-    from harness.judging.structure import describe
+    from harness.judging.worker.structure import describe
 
     judge_end, worker_end = multiprocessing.Pipe()
     worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
@@ -449,8 +449,8 @@ def test_an_unmask_request_through_the_mailbox_brings_its_key(tmp_path):
     answers in the mailbox."""
     import torch
 
-    from harness.judging.masking import xor_mask
-    from harness.judging.protocol import Mailbox
+    from harness.judging.measure.masking import xor_mask
+    from harness.judging.worker.protocol import Mailbox
 
     box, worker, judge_end = _mail_worker(tmp_path)
     worker.slots = [(torch.arange(4.0) + i,) for i in range(2)]

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from harness.consts import JobState
 from harness.frontends.judge_process import run_judge
-from harness.judging.cpus import slot_cpus
+from harness.judging import slot_cpus
 
 
 class BatchRun(Protocol):
@@ -128,7 +128,7 @@ class RayBackend:
             import socket
 
             from harness.frontends.judge_process import run_judge
-            from harness.judging.cpus import slot_cpus
+            from harness.judging import slot_cpus
 
             host = socket.gethostname()
             visible = os.environ.get("CUDA_VISIBLE_DEVICES", "") if use_gpu else ""

@@ -24,8 +24,7 @@ from rich.table import Table
 from harness.consts import ExitCode, JobState, Status
 from harness.frontends.backends import make_backend, shares_cores
 from harness.frontends.report import fmt_ns, print_ranked
-from harness.judging.containment import recording_refusal
-from harness.judging.verdicts import not_judged
+from harness.judging import not_judged, recording_refusal
 from harness.loading.task_folder import TaskError, load_task
 from harness.options import RunOptions
 from harness.results.document import case_flags, document_to_evaluation
@@ -171,7 +170,7 @@ def _directive_task(path: Path) -> str:
 
 
 def _batch_device(options: RunOptions) -> str:
-    """The device kind the batch's judges will pick (as harness.judging.devices does)."""
+    """The device kind the batch's judges will pick (as harness.judging.measure.devices does)."""
     if options.device:
         return options.device
     import torch

@@ -131,7 +131,7 @@ def export(fmt: str, output: Path | None, db: str | None) -> int:
 def record(console: Console, documents: list[Path], user: str | None, db: str | None,
            repeat: int) -> int:
     """Record result documents written by `submit --json` (e.g. CI artifacts)."""
-    from harness.judging.verdicts import not_judged
+    from harness.judging import not_judged
     from harness.results.document import document_to_evaluation
     from harness.results.recording import record_evaluation
 

@@ -21,10 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.judging.cpus import parse
-from harness.judging.cpus import pin as pin_cpus
-from harness.judging.leftovers import prefix
-from harness.judging.sandbox import die_with_parent
+from harness.judging import die_with_parent, parse_cpus, pin_cpus, run_folder_prefix
 from harness.settings import ROOT
 
 # The judge processes this process runs now (`run_judge`), for `stop_judges`.
@@ -38,7 +35,7 @@ def evaluate_request(request: dict[str, Any]) -> dict[str, Any]:
     started ahead of this process's import of torch, as `runner.py submit` does)."""
     from contextlib import nullcontext
 
-    from harness.judging.head_start import HeadStart
+    from harness.judging import HeadStart
     from harness.options import RunOptions
     from harness.settings import Settings
 
@@ -46,8 +43,7 @@ def evaluate_request(request: dict[str, Any]) -> dict[str, Any]:
     settings = Settings.load(options.config)
     file = options.file if options.file is not None and Path(options.file).is_file() else None
     with HeadStart.begin(settings, options.device, file, options.mode) or nullcontext() as head:
-        from harness.judging.evaluate import evaluate
-        from harness.judging.prepare import prepare
+        from harness.judging import evaluate, prepare
 
         return evaluate(prepare(options), settings, head=head).to_dict()
 
@@ -69,11 +65,11 @@ def main() -> int:
 
 def run_judge(request: dict[str, Any], env_extra: dict[str, str], wall_limit: float) -> dict[str, Any]:
     """Run one evaluation in a judge subprocess; the result document (or an error)."""
-    with tempfile.TemporaryDirectory(prefix=prefix("batch")) as tmp:  # leftovers.py
+    with tempfile.TemporaryDirectory(prefix=run_folder_prefix("batch")) as tmp:
         request = dict(request, out=str(Path(tmp) / "result.json"))
         env = {**os.environ, **{k: v for k, v in env_extra.items() if not k.startswith("_")}}
         env["PYTHONPATH"] = str(ROOT)
-        cpus = parse(env_extra.get("_cpus", ""))
+        cpus = parse_cpus(env_extra.get("_cpus", ""))
         parent = os.getpid()
 
         def prepare() -> None:  # in the child, between fork and exec

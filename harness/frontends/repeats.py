@@ -12,8 +12,8 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from harness.judging.timing import combine
 from harness.results.document import CaseResult, Evaluation, PhaseResult, status_severity
+from harness.scores import combine
 
 
 def summarize_runs(evaluations: list[Evaluation], ranking_by: str) -> dict[str, Any]:

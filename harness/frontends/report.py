@@ -21,9 +21,8 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from harness.consts import Status
-from harness.judging.phases import PhaseSpec
-from harness.judging.phases import Progress as JudgeProgress
-from harness.judging.verdicts import not_judged
+from harness.judging import PhaseSpec, not_judged
+from harness.judging import Progress as JudgeProgress
 from harness.loading.cases import format_case
 from harness.results.document import CaseResult, Evaluation, PhaseResult, case_notes
 from harness.results.ranking import find, rank
@@ -165,7 +164,7 @@ def time_breakdown(ev: Evaluation) -> str:
 
 
 def _device_line(device: dict[str, Any]) -> str:
-    from harness.judging.devices import DeviceInfo
+    from harness.judging import DeviceInfo
 
     fields = {k: device[k] for k in ("kind", "name", "chosen_by", "capability", "sm_count",
                                      "l2_bytes", "memory_bytes", "clocks", "software")}

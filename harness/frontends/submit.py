@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from harness.consts import ExitCode
-from harness.judging.head_start import HeadStart
+from harness.judging import HeadStart
 from harness.options import RunOptions
 from harness.settings import Settings
 
 if TYPE_CHECKING:
-    from harness.judging.prepare import Prepared
+    from harness.judging import Prepared
     from harness.results.recording import Recorder
 
 
@@ -38,8 +38,7 @@ def run_submit(opts: RunOptions, console: Console) -> int:
 
 
 def _run(opts: RunOptions, console: Console, settings: Settings, head: HeadStart | None) -> int:
-    from harness.judging.devices import DeviceError
-    from harness.judging.prepare import UsageError, prepare
+    from harness.judging import DeviceError, UsageError, prepare
     from harness.loading.cases import CaseError
     from harness.loading.task_folder import TaskError
 
@@ -50,7 +49,7 @@ def _run(opts: RunOptions, console: Console, settings: Settings, head: HeadStart
         return ExitCode.USAGE
     recorder = None
     if opts.records:
-        from harness.judging.containment import recording_refusal
+        from harness.judging import recording_refusal
 
         refused = recording_refusal(settings.worker, opts.mode, opts.allow_partial_containment,
                                     prepared.device.kind)
@@ -79,8 +78,7 @@ def _evaluate_and_report(opts: RunOptions, console: Console, settings: Settings,
     """Run the evaluation `opts.repeat` times, record and show each, write the JSON and the
     summary; the exit code."""
     from harness.frontends.report import LiveProgress, print_evaluation, print_ranking
-    from harness.judging.evaluate import evaluate
-    from harness.judging.verdicts import not_judged
+    from harness.judging import evaluate, not_judged
     from harness.loading.task_folder import TaskError
     from harness.results.document import status_severity, write_json
 

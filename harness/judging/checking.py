@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from harness.judging.structure import tensors
+from harness.judging.worker.structure import tensors
 
 
 def output_sanity(output: Any, expected_finite: bool = True) -> str:

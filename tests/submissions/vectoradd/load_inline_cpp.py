@@ -1,5 +1,5 @@
 """vectoradd through a C++ function that torch's load_inline compiles at import (in the worker,
-with the compiler the machine names: harness/judging/sandbox.py)."""
+with the compiler the machine names: harness/judging/sandbox/sandbox.py)."""
 import torch
 from torch.utils.cpp_extension import load_inline
 

@@ -1,7 +1,7 @@
 """Buffers the judge allocates and the worker maps: a case's input slots and outputs.
 
 CPU tensors live in files of the run's shared-memory folder, which the worker opens by
-name. GPU tensors are views of arenas (`harness.judging.cuda_vmm`): the judge creates
+name. GPU tensors are views of arenas (`harness.judging.worker.cuda_vmm`): the judge creates
 each arena, sends its file descriptor once over the worker's UNIX socket, and the worker
 maps it. Nothing of either needs access to the other process (a worker under Landlock
 has none to the judge), and the pages a worker maps hold nothing of the judge's own
@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from harness.judging.structure import map_tensors
+from harness.judging.worker.structure import map_tensors
 
 # GPU buffers are packed into arenas of at least this size (the driver's granularity is
 # 2 MiB on Hopper); each tensor starts on a boundary of _ALIGN bytes.
@@ -111,7 +111,7 @@ class SharedAllocator:
 
     def _gpu_tensor(self, t: torch.Tensor, stride: tuple[int, ...], nbytes: int,
                     dtype: str) -> torch.Tensor:
-        from harness.judging.cuda_vmm import Arena
+        from harness.judging.worker.cuda_vmm import Arena
 
         start = -(-self._used // _ALIGN) * _ALIGN
         if not self._arenas or start + nbytes > self._arenas[-1].size:
@@ -151,7 +151,7 @@ class WorkerArenas:
         self.arenas: dict[int, Any] = {}
 
     def add(self, notices: list[ArenaNotice], fds: list[int]) -> None:
-        from harness.judging.cuda_vmm import Arena
+        from harness.judging.worker.cuda_vmm import Arena
 
         pairs = list(zip(notices, fds, strict=True))  # a descriptor for every notice
         device = torch.cuda.current_device()

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import bytecode
-from harness.judging import landlock
+from harness.judging.sandbox import landlock
 from harness.settings import ROOT
 
 # Read-only system paths (those that exist). /etc, /proc and /sys are listed file by
@@ -40,7 +40,7 @@ SYSTEM_READ = (
 )
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 NVIDIA_DEVICES = ("/dev/nvidia*", "/dev/nvidia-caps", "/dev/dxg")
-# The worker's view of the policy, for its audit hook (harness.judging.refusals).
+# The worker's view of the policy, for its audit hook (harness.judging.sandbox.refusals).
 POLICY_ENV = "KERNEL_HARNESS_SANDBOX"
 
 
@@ -141,7 +141,7 @@ def prepare_scratch(scratch: Path) -> dict[str, str]:
         link.symlink_to(ROOT / "harness", target_is_directory=True)
     # Installs the worker's audit hook in every Python process of the sandbox.
     (imports / "sitecustomize.py").write_text(
-        "from harness.judging.refusals import install, run_shadowed_sitecustomize\n"
+        "from harness.judging.sandbox.refusals import install, run_shadowed_sitecustomize\n"
         "install()\nrun_shadowed_sitecustomize(__file__)\n")
     env["PYTHONPATH"] = str(imports)
     return env

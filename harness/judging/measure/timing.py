@@ -184,19 +184,6 @@ class WarmUp:
         return enough and self.clock() - self.start >= s.warmup_seconds
 
 
-def combine(scores: list[float], ranking_by: str) -> float:
-    """The task score from per-case means: `last`, `mean` or `geom`."""
-    if not scores:
-        raise ValueError("no case scores")
-    if ranking_by == "last":
-        return scores[-1]
-    if ranking_by == "mean":
-        return statistics.fmean(scores)
-    if ranking_by == "geom":
-        return math.exp(statistics.fmean(math.log(s) for s in scores))
-    raise ValueError(f"unknown ranking_by {ranking_by!r}")
-
-
 def hidden_window_us(timing: TimingSettings, task_timing: dict, device_kind: str) -> float:
     """How much host launch time a sample may hide (µs): the task's contest's window, or
     the default one; none on the CPU or when the settings count launch time."""

@@ -20,10 +20,10 @@ import os
 import shutil
 from pathlib import Path
 
-from harness.judging import compile_cache
-from harness.judging.containment import expected_containment
-from harness.judging.leftovers import make_folder
-from harness.judging.sandbox import WorkerProcess, become_subreaper
+from harness.judging.sandbox.containment import expected_containment
+from harness.judging.sandbox.leftovers import make_folder
+from harness.judging.sandbox.sandbox import WorkerProcess, become_subreaper
+from harness.judging.startup import compile_cache
 from harness.settings import Settings
 
 # NVIDIA's control node; AMD's ROCm compute node; WSL2's GPU paravirtualisation node

@@ -4,7 +4,7 @@ It runs untrusted code, so it decides nothing: it times calls with device events
 the host clock on the CPU), copies outputs into the judge's shared buffers and reports.
 The judge checks every claim against its own clock and its own reference.
 
-Usage (by the judge only): python -m harness.judging.worker FD DEVICE
+Usage (by the judge only): python -m harness.judging.worker.worker FD DEVICE
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from harness.judging.protocol import Event, encode
+from harness.judging.worker.protocol import Event, encode
 
 _TRACE_LIMIT = 12000
 _WARM_ELEMENTS = 1 << 17  # timing.warm torch: a 1 MiB tensor of int64
@@ -69,7 +69,7 @@ class TorchCalls:
     def of(cls, torch: Any, warm: Any = None, start: Any = None, end: Any = None) -> TorchCalls:
         """torch's functions now; with the worker's three CUDA events, the GPU's too. The
         copy is structure's, which its copy of outputs uses: taken as that is imported."""
-        from harness.judging.structure import tensor_copy
+        from harness.judging.worker.structure import tensor_copy
 
         if warm is None:
             return cls(tensor_copy, empty=torch.empty, fill=torch.Tensor.fill_, int64=torch.int64)
@@ -118,7 +118,7 @@ class Worker:
         self.refresh: list[list[tuple[Any, Any]]] = []  # per slot: (shared, private) CPU tensors
         self.expected: dict | None = None
         self.noop_output: Any = None
-        from harness.judging.sharing import WorkerArenas
+        from harness.judging.worker.sharing import WorkerArenas
 
         self.arenas = WorkerArenas()
         self.calls_per_sample = 1
@@ -131,7 +131,7 @@ class Worker:
         # timing.rehearse_late: the bytes of the worker's own cache flush after unmasking
         self.flush_bytes = int(init.get("flush_bytes") or 0)
         self.flush_buffer: Any = None
-        from harness.judging.masking import draw_device, masks, xor_mask
+        from harness.judging.measure.masking import draw_device, masks, xor_mask
 
         self.xor_mask, self.masks = xor_mask, masks  # taken before any submission is imported
         # timing.mask_cpu_inputs false: the judge writes the CPU-side inputs plainly
@@ -148,7 +148,7 @@ class Worker:
         self.gc_freeze = bool(init.get("gc_freeze", False))
         self.hold = None  # worker.hold_cpu: this thread's own CPU through the calls
         if init.get("hold_cpu") is not None and self.cuda:
-            from harness.judging.cpus import Hold
+            from harness.judging.measure.cpus import Hold
 
             self.hold = Hold(int(init["hold_cpu"]), set(init.get("hold_others") or ()))
         self.mailbox = None
@@ -156,7 +156,7 @@ class Worker:
         # Taken before the submission is imported (see _threads_left).
         self.current_frames, self.main_thread = sys._current_frames, threading.get_ident()
         if init.get("mailbox"):
-            from harness.judging.protocol import Mailbox
+            from harness.judging.worker.protocol import Mailbox
 
             self.mailbox = Mailbox(init["mailbox"])
         if self.cuda:
@@ -170,14 +170,14 @@ class Worker:
             self.warm_event = torch.cuda.Event()
         self.calls = (TorchCalls.of(torch, self.warm_event, self.start_event, self.end_event)
                       if self.cuda else TorchCalls.of(torch))
-        from harness.judging.compile_cache import device_tag, point_worker
+        from harness.judging.startup.compile_cache import device_tag, point_worker
 
         # Before the submission is imported: its compiler caches into its file's folder.
         point_worker(device_tag(torch, self.device))
         self.memory_cap = None
         memory_limit = int(init.get("memory_limit_bytes") or 0)
         if memory_limit > 0:
-            from harness.judging.memory_cap import cap_self
+            from harness.judging.sandbox.memory_cap import cap_self
 
             torch.ones(1 << 16).add_(1)  # torch's CPU thread pool starts here, not under the cap
             self.memory_cap = cap_self(memory_limit)
@@ -289,7 +289,7 @@ class Worker:
         return [t for t in shared if self.masks(t, self.mask_cpu)]
 
     def set_case(self, message: dict[str, Any]) -> None:
-        from harness.judging.structure import tensors
+        from harness.judging.worker.structure import tensors
 
         self.slots = [self.arenas.from_wire(s) for s in message["slots"]]
         self.shared = [self._masked_tensors(tensors(s)) for s in self.slots]
@@ -307,7 +307,7 @@ class Worker:
         from the shared slot before each call (off the clock): a submission that copies
         them to the GPU reads ordinary pageable memory, as under the contests' evaluators,
         not a shared-file mapping."""
-        from harness.judging.structure import map_tensors
+        from harness.judging.worker.structure import map_tensors
 
         def private(t: Any) -> Any:
             if t.device.type != "cpu":
@@ -350,7 +350,7 @@ class Worker:
     def _take_outputs(self, message: dict[str, Any]) -> None:
         """The case's output buffers (one set per slot), their expected layout, and the
         no-op's output of the same layout."""
-        from harness.judging.structure import clone
+        from harness.judging.worker.structure import clone
 
         self.outputs = [self.arenas.from_wire(o) for o in message["outputs"]]
         self.expected = message["expected"]
@@ -365,7 +365,7 @@ class Worker:
 
     def _mail(self, seq: int, op: str, slot: int, ahead: int, key: int = 0) -> None:
         """A call requested through the mailbox: answer there, errors on the pipe."""
-        from harness.judging.protocol import Mailbox
+        from harness.judging.worker.protocol import Mailbox
 
         if op == "noop":
             reply = self._noop(slot)
@@ -438,7 +438,7 @@ class Worker:
         length, as the public contests' asynchronous L2 flush hides it. The reported time is
         the mean per call; `host_ns` is this process's CPU clock around the calls, per call.
         """
-        from harness.judging.structure import copy_into, structure_error
+        from harness.judging.worker.structure import copy_into, structure_error
 
         t_req = time.perf_counter_ns()
         count = count or self.calls_per_sample
@@ -585,7 +585,7 @@ class Worker:
     def _layout_error(self, problem: str, out: Any) -> dict[str, Any]:
         """An output whose layout differs from the reference's: the judge decides whether
         that is allowed (the task's check is the authority) and may send new buffers."""
-        from harness.judging.structure import tensor_layout
+        from harness.judging.worker.structure import tensor_layout
 
         layout = tensor_layout(out)
         if layout is None:  # not tensors alone: no buffers can hold it, the output is wrong
@@ -614,7 +614,7 @@ class Worker:
     # -- --mode profile ----------------------------------------------------------------
     def profile(self, message: dict[str, Any]) -> None:
         """`--mode profile`: calls on the case's input slots under the PyTorch profiler."""
-        from harness.judging.profiling import profile_calls
+        from harness.judging.profile.profiling import profile_calls
 
         try:
             summary = profile_calls(self.torch, self.kernel, self.slots, int(message["calls"]),

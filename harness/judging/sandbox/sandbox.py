@@ -1,6 +1,6 @@
 """Containment of the worker process: environment, limits, sandbox, scratch, killing.
 
-The worker is a fresh interpreter (`python -m harness.judging.worker`), never a fork of the
+The worker is a fresh interpreter (`python -m harness.judging.worker.worker`), never a fork of the
 judge. It runs in its own session and process group, in a scratch folder, with an
 environment stripped of the harness's secrets, its output captured to files, a file size
 limit, and (`worker.sandbox: landlock`) a Landlock policy and a seccomp filter applied
@@ -30,18 +30,18 @@ from pathlib import Path
 from typing import Any
 
 from harness import bytecode
-from harness.judging import landlock
-from harness.judging.compile_cache import ENV as COMPILE_CACHE_ENV
-from harness.judging.containment import (
+from harness.judging.measure.cpus import pin
+from harness.judging.sandbox import landlock
+from harness.judging.sandbox.containment import (
     POLICY_ENV,
     build_policy,
     make_ruleset,
     prepare_scratch,
 )
-from harness.judging.cpus import pin
-from harness.judging.leftovers import make_folder
-from harness.judging.procfs import stat_fields
-from harness.judging.seccomp import NoIpSockets
+from harness.judging.sandbox.leftovers import make_folder
+from harness.judging.sandbox.procfs import stat_fields
+from harness.judging.sandbox.seccomp import NoIpSockets
+from harness.judging.startup.compile_cache import ENV as COMPILE_CACHE_ENV
 from harness.settings import WorkerSettings
 
 # Variables a worker may inherit: enough to find Python, the GPU and the compilers as the
@@ -277,7 +277,7 @@ class WorkerProcess:
             env[COMPILE_CACHE_ENV] = str(self.compile_cache)
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "harness.judging.worker", str(child.fileno()), self.device],
+                [sys.executable, "-m", "harness.judging.worker.worker", str(child.fileno()), self.device],
                 pass_fds=[child.fileno()],
                 cwd=self.scratch,
                 env=env,
@@ -315,7 +315,7 @@ class WorkerProcess:
         With `spin` > 0, poll without sleeping for that many seconds first: a blocked
         process wakes tens of microseconds late on some machines.
         """
-        from harness.judging.protocol import decode
+        from harness.judging.worker.protocol import decode
 
         deadline = time.monotonic() + timeout
         spin_until = time.perf_counter() + min(spin, timeout)

@@ -34,6 +34,7 @@ from typing import Any
 
 import torch
 
+
 @dataclass(frozen=True)
 class _Torch:
     """torch's functions as this module was imported."""

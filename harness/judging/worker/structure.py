@@ -1,7 +1,7 @@
 """Nested inputs and outputs (tuples, lists, tensors, numbers): describe, share, fill, copy.
 
 Judge and worker both use this module: the judge lays out shared buffers (allocated by
-harness.judging.sharing) like a case's input and reference output; the worker checks its
+harness.judging.worker.sharing) like a case's input and reference output; the worker checks its
 output against the expected description and copies it into the judge's buffers.
 """
 

@@ -9,7 +9,7 @@ sharing this process is no concern; it still gets the worker's stripped environm
 The run is tied to its judge: `ncu` dies with it, this process watches it (`--judge`),
 and what the run leaves among the judge's children is killed once it ends (`_run`).
 
-    ncu ... python -m harness.judging.ncu --task DIR --staging DIR --submission NAME \
+    ncu ... python -m harness.judging.profile.ncu --task DIR --staging DIR --submission NAME \
         --case JSON --calls N --device cuda --judge PID:START
 """
 
@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.judging.leftovers import alive, make_folder
-from harness.judging.procfs import start_ticks
+from harness.judging.sandbox.leftovers import alive, make_folder
+from harness.judging.sandbox.procfs import start_ticks
 
 RANGE = "custom_kernel"
 _OUTPUT_TAIL = 2000
@@ -52,7 +52,7 @@ def command(ncu: str, report: Path, launch_count: int, target: list[str]) -> lis
     """The `ncu` command line that profiles the kernels of the NVTX range only."""
     return [ncu, "--target-processes", "all", "--nvtx", "--nvtx-include", f"{RANGE}/",
             "--launch-count", str(launch_count), "--force-overwrite", "--export", str(report),
-            sys.executable, "-m", "harness.judging.ncu", *target]
+            sys.executable, "-m", "harness.judging.profile.ncu", *target]
 
 
 def target_args(task_root: Path, staging: Path, submission: str, case: dict[str, Any],
@@ -88,7 +88,7 @@ def _run(cmd: list[str], env: dict[str, str], cwd: Path, timeout: float) -> _Out
     whatever the run left among the judge's children (`ncu` itself, with its group;
     killed processes and one that left the group, adopted by the judge, a subreaper) is
     killed and reaped; where `ncu` had exited by itself, they are counted."""
-    from harness.judging.sandbox import children, die_with_parent, kill_strays
+    from harness.judging.sandbox.sandbox import children, die_with_parent, kill_strays
 
     judge, before = os.getpid(), children()
     # Output goes to a nameless file, not pipes: a process the run leaves behind would hold
@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     from harness.quiet import hush_numpy_warning
 
     hush_numpy_warning()
-    parser = argparse.ArgumentParser(prog="python -m harness.judging.ncu")
+    parser = argparse.ArgumentParser(prog="python -m harness.judging.profile.ncu")
     for flag in ("--task", "--staging", "--submission", "--case", "--device"):
         parser.add_argument(flag, required=True)
     parser.add_argument("--calls", type=int, required=True)

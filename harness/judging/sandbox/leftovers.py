@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 from harness import bytecode
-from harness.judging.procfs import stat_fields
+from harness.judging.sandbox.procfs import stat_fields
 
 KINDS = ("worker", "run", "shm", "foreign", "ncu", "batch")
 _NAME = re.compile(rf"harness-(?:{'|'.join(KINDS)})-([0-9a-f]{{12}})-(\d{{1,10}})-")

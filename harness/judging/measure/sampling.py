@@ -21,10 +21,9 @@ from typing import Any
 import torch
 
 from harness.consts import Status
-from harness.judging.buffers import CaseBuffers, OutputLayout
 from harness.judging.checking import output_sanity
-from harness.judging.devices import ClockReading
-from harness.judging.integrity import (
+from harness.judging.measure.devices import ClockReading
+from harness.judging.measure.integrity import (
     Calibration,
     ClockCheck,
     attempt_record,
@@ -37,21 +36,8 @@ from harness.judging.integrity import (
     physics_floor,
     retry_reason,
 )
-from harness.judging.masking import copy_spans, draw_device, masks, xor_mask
-from harness.judging.phases import PhaseSpec
-from harness.judging.protocol import Event, ProtocolError
-from harness.judging.sandbox import WorkerDied, WorkerTimeout
-from harness.judging.seeds import SeedPlan
-from harness.judging.structure import (
-    InputLayoutError,
-    copy_into,
-    fill_slot,
-    nbytes,
-    poison,
-    tensors,
-    twin,
-)
-from harness.judging.timing import (
+from harness.judging.measure.masking import copy_spans, draw_device, masks, xor_mask
+from harness.judging.measure.timing import (
     Laps,
     StoppingRule,
     WarmUp,
@@ -62,11 +48,25 @@ from harness.judging.timing import (
     summarize,
     window_fill_bytes,
 )
+from harness.judging.phases import PhaseSpec
+from harness.judging.sandbox.sandbox import WorkerDied, WorkerTimeout
+from harness.judging.seeds import SeedPlan
 from harness.judging.verdicts import (
     FATAL,
     STATUS_BY_KIND,
     CaseFailure,
     compile_reason,
+)
+from harness.judging.worker.buffers import CaseBuffers, OutputLayout
+from harness.judging.worker.protocol import Event, ProtocolError
+from harness.judging.worker.structure import (
+    InputLayoutError,
+    copy_into,
+    fill_slot,
+    nbytes,
+    poison,
+    tensors,
+    twin,
 )
 from harness.loading.task_folder import TaskError
 from harness.results.document import CaseResult
@@ -190,7 +190,7 @@ class Sampling:
         With `timing.rehearse`, the worker first runs the previous sample's calls again
         (`_rehearse`), before the fresh inputs are written: it never runs while they
         are in place, except in the timed calls. With `timing.rehearse_late` the judge
-        writes them first, masked (`harness.judging.masking`), and flushes; then the
+        writes them first, masked (`harness.judging.measure.masking`), and flushes; then the
         rehearsal; then (with `timing.mask_cpu_inputs: false`) the CPU-side inputs written
         plainly, in host memory only; then a request that brings the key, and the worker
         unmasks and flushes itself; then the call, with no wake handshake (the time the

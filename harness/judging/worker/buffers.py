@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.judging.sharing import SharedAllocator
-from harness.judging.structure import make_outputs
+from harness.judging.worker.sharing import SharedAllocator
+from harness.judging.worker.structure import make_outputs
 
 
 class OutputLayout(Exception):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.judging.devices import DeviceInfo, pick_device
+from harness.judging.measure.devices import DeviceInfo, pick_device
 from harness.loading.cases import parse_case
 from harness.loading.directives import Directives, parse_directives
 from harness.loading.task_folder import Task, load_task

@@ -16,14 +16,14 @@ from pathlib import Path
 
 from harness import __version__, bytecode
 from harness.consts import Status
-from harness.judging import compile_cache
-from harness.judging.containment import expected_containment, refusals
 from harness.judging.foreign import MARK, NOT_APPLIED, run_foreign
-from harness.judging.head_start import HeadStart
 from harness.judging.judge import Judge, PhaseSpec, Progress
-from harness.judging.leftovers import make_folder, sweep_once
-from harness.judging.prepare import Prepared, UsageError
-from harness.judging.procfs import start_ticks
+from harness.judging.preparation import Prepared, UsageError
+from harness.judging.sandbox.containment import expected_containment, refusals
+from harness.judging.sandbox.leftovers import make_folder, sweep_once
+from harness.judging.sandbox.procfs import start_ticks
+from harness.judging.startup import compile_cache
+from harness.judging.startup.head_start import HeadStart
 from harness.judging.verdicts import load_error_verdict
 from harness.loading.cases import parse_case
 from harness.loading.screen import screen

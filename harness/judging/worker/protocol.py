@@ -21,7 +21,7 @@ class Event(StrEnum):
     DONE = "done"
     ERROR = "error"
     ACK = "ack"
-    PROFILE = "profile"  # --mode profile: a summary of profiled calls (harness.judging.profiling)
+    PROFILE = "profile"  # --mode profile: a summary of profiled calls (harness.judging.profile.profiling)
 
 
 # The kinds of error a worker reports.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from harness.judging.protocol import Event, Mailbox, ProtocolError, decode, encode
-from harness.judging.sandbox import WorkerDied, WorkerProcess, WorkerTimeout
+from harness.judging.sandbox.sandbox import WorkerDied, WorkerProcess, WorkerTimeout
+from harness.judging.worker.protocol import Event, Mailbox, ProtocolError, decode, encode
 
 
 class Channel:

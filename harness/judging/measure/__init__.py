@@ -1,0 +1,1 @@
+"""Measurement: how long each call takes, on two clocks, and what the samples say."""

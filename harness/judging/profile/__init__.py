@@ -1,0 +1,1 @@
+"""Profile mode: the framework profiler and Nsight Compute."""

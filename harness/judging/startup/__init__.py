@@ -1,0 +1,1 @@
+"""Start-up: the worker started early, and the compiled-code caches kept per file."""
