@@ -1,9 +1,9 @@
 """Does the worker run a submission's host code slower than a bare process does?
 
-Two of the contest-parity misses are host work: nvfp4_group_gemm's torch_dequant example
-(its score is its host's speed; 1.056-1.089 of the public evaluator) and vectoradd's Triton
-launches (with the hidden window at the public evaluator's length the harness read 7-13%
-higher, run 87). This compares the same host-bound `custom_kernel` timed
+Host-bound code is where the harness and the public evaluators part most: nvfp4_group_gemm's
+torch_dequant example (its score is its host's speed) and vectoradd's Triton launches (with
+the hidden window at the public evaluator's length the harness read 7-13% higher). This
+compares the same host-bound `custom_kernel` timed
 
   bare     in a fresh process of its own, as a contest's evaluator: the inputs made by the
            task's reference, the caches cooled before every call as the harness cools
@@ -22,8 +22,8 @@ whose check wants the input back):
   python    a pure-Python loop (calls, dicts, attribute reads): the interpreter alone
   triton    300 launches of a one-block Triton kernel on memory the call allocates (GPU
             only): the launch path that vectoradd's Triton example takes once a call (its
-            smallest case, 6.5 µs on the GPU, is where the worker's slower launches show:
-            runs 83-88 and 104). Both sides wait for the GPU before the start event, but
+            smallest case, 6.5 µs on the GPU, is where slower launches in the worker
+            would show). Both sides wait for the GPU before the start event, but
             the harness hides up to its window (100 µs) of the call's host time, about 1%
   triton_input  the same launches reading the call's input: in the harness that is the
             judge's memory mapped into the worker (`cuda_vmm`), in the bare process an

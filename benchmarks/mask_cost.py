@@ -4,11 +4,9 @@ Under the late order (`timing.rehearse_late`, the GPU default) the judge writes 
 inputs XORed with a key stream and the worker XORs them back just before the call
 (`harness.judging.measure.masking.xor_mask`); nvfp4's CPU-side inputs (its plain-layout scale
 factors, some 227 MB a sample of 15 calls on the largest case) are masked too unless
-`timing.mask_cpu_inputs: false`, which has the judge write them plainly instead. Run 110
-read the host-bound torch_dequant example 0.87x faster with the plain writing, and the
-benchmark's wall lower (calibration 2.5-4.6 s against 7.1-17.4). This times, in one
-process, on one sample's CPU-side inputs of a benchmark case, laid out as the harness lays
-them (files in a shared-memory folder, mapped):
+`timing.mask_cpu_inputs: false`, which has the judge write them plainly instead. This
+times, in one process, on one sample's CPU-side inputs of a benchmark case, laid out as
+the harness lays them (files in a shared-memory folder, mapped):
 
   draw       the key stream alone (drawn on the GPU and copied into the process's kept
              page-locked buffer, as the product does on a GPU; SHAKE-256 on the CPU)
