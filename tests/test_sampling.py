@@ -1,50 +1,188 @@
-"""The judge's sampling half (harness/judging/measure/sampling.py), with a fake clock and fake
-no-op calls."""
+"""The judge's sampling half (harness/judging/measure/sampling.py), driven through what it
+needs of the judge (`SamplingHost`) with fakes: a fake clock, a fake device, a fake worker
+at the other end of the channel."""
 
 from __future__ import annotations
 
-import pytest
+from types import SimpleNamespace
 
-from harness.judging.measure.sampling import Sampling
+import pytest
+import torch
+
+from harness.consts import Status
+from harness.judging.measure import sampling
+from harness.judging.measure.integrity import Calibration
+from harness.judging.measure.sampling import CaseRun, Sampling
+from harness.judging.measure.timing import Laps
+from harness.judging.phases import Progress
+from harness.judging.sandbox.sandbox import WorkerTimeout
+from harness.judging.worker.protocol import Event
+from harness.results.document import CaseResult
 from harness.settings import Settings
 
+SM_MHZ = 1980.0  # the fake device's SM clock at its maximum
 
-class FakeJudge(Sampling):
-    """Just what `_calibrate` uses: settings, a clock, and no-op calls that take
-    `noop_seconds` of that clock each."""
 
-    def __init__(self, noop_seconds: float, settings: Settings | None = None) -> None:
-        self.settings = settings or Settings.load()
-        self.now, self.noop_seconds, self.noops = 100.0, noop_seconds, 0
+class FakeClock:
+    """The judge's clock (seconds), moved only by the fakes."""
 
-    def clock(self) -> float:
+    def __init__(self, now: float = 0.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
         return self.now
 
-    def _noop_gap(self, timeout: float, box=None, plain=None) -> dict:
-        self.noops += 1
-        self.now += self.noop_seconds
-        return {"ns": 0.0, "rt": 50_000.0 + self.noops}  # the gap: 50 µs and a little
+
+class FakeDevice:
+    """A run device with no GPU behind it: `kind` as given, its SM at most 1980 MHz.
+    Waiting for it costs `sync_seconds` of the fake clock; its GPU sleep, timed by the
+    judge, runs `sleeps[i]` times its cycles at the maximum clock on the i-th timing
+    (`stretch` where `sleeps` is None), and the cycles asked are kept in `timed_sleeps`;
+    the clock readings it starts count their cancellations in `cancelled`."""
+
+    name, capability, uuid = "fake GPU", "", ""
+
+    def __init__(self, kind: str = "cpu", clock: FakeClock | None = None,
+                 sleeps: tuple[float, ...] | None = None, stretch: float = 1.0) -> None:
+        self.kind, self.clock, self.sleeps, self.stretch = kind, clock, sleeps, stretch
+        self.clocks = {"sm_max_mhz": SM_MHZ}
+        self.sync_seconds = 0.0
+        self.timed_sleeps: list[int] = []
+        self.cancelled = 0
+
+    def synchronize(self) -> None:
+        if self.clock is not None:
+            self.clock.now += self.sync_seconds
+
+    def sleep_ns_per_cycle(self, cycles: int) -> float:
+        stretch = (self.sleeps or (self.stretch,) * 2)[len(self.timed_sleeps)]
+        self.timed_sleeps.append(cycles)
+        return stretch * 1e3 / SM_MHZ
+
+    def clock_reading(self) -> SimpleNamespace:
+        return SimpleNamespace(cancel=self._cancel)
+
+    def _cancel(self) -> None:
+        self.cancelled += 1
+
+
+class FakeWorker:
+    """The worker at the channel's other end, on the fake clock. A sample (`call`) takes
+    `seconds` and reports `ns` (or `ns[k]` for its k-th sample, warm-up included) with its
+    host time as k; the judge's round trip is the event time, `gap_ns` more, the GPU sleep
+    it was sent (`ahead` cycles at 1980 MHz, `stretch` longer) and, on samples with a
+    sleep, `hidden` ns of work. A sample past the time left fails as the channel does.
+    Other requests take no time: a no-op's round trip is `gap_ns`, an unmasking's
+    `unmask_ns`. Runs of no-ops (calibrations) are counted in `calibrations`."""
+
+    stretch, hidden, gap_ns, unmask_ns = 1.0, 0.0, 50_000.0, 0.0
+
+    def __init__(self, clock: FakeClock, ns: float | list[float] = 1_000_000.0,
+                 seconds: float = 0.01) -> None:
+        self.clock, self.ns, self.seconds = clock, ns, seconds
+        self.samples = self.calibrations = 0
+        self.ops: list[str] = []
+
+    def roundtrip(self, message: dict, timeout: float, wake: bool = True) -> tuple[dict, float]:
+        op = message["op"]
+        if op == "noop" and self.ops[-1:] != ["noop"]:
+            self.calibrations += 1
+        self.ops.append(op)
+        if op != "call":
+            return {"event": Event.DONE, "ns": 0.0}, {"noop": self.gap_ns,
+                                                      "unmask": self.unmask_ns}.get(op, 0.0)
+        if self.seconds > timeout:
+            raise WorkerTimeout("no answer within the phase's time limit")
+        self.clock.now += self.seconds
+        self.samples += 1
+        return self.answer(self.samples - 1, message.get("ahead", 0))
+
+    def answer(self, k: int, ahead: int) -> tuple[dict, float]:
+        """The reply to the k-th sample and the judge's round trip (ns)."""
+        ns = self.ns[k] if isinstance(self.ns, list) else self.ns
+        rt = ns + self.gap_ns
+        if ahead:
+            rt += ahead / SM_MHZ * 1e3 * self.stretch + self.hidden
+        return {"event": Event.DONE, "ns": ns, "host_ns": float(k)}, rt
+
+
+class FakeHost:
+    """What Sampling needs of the judge (`SamplingHost`), faked: the settings, a task with
+    its `timing` section, a fake device and worker on one fake clock, a reference whose
+    check passes, a flush written to `log`; the calls whose inputs were made in `made`."""
+
+    def __init__(self, settings: Settings, device: str = "cpu",
+                 task_timing: dict | None = None) -> None:
+        self.clock = FakeClock()
+        self.log: list[str] = []
+        self.made: list[int] = []
+        self.settings = settings
+        self.task = SimpleNamespace(name="t", timing=dict(task_timing or {}), peak_dtype=None)
+        self.device = FakeDevice(device, self.clock)
+        self.ref = SimpleNamespace(check=self.check, work=lambda case: None)
+        self.flusher = SimpleNamespace(flush=lambda: self.log.append("flush"))
+        self.channel = FakeWorker(self.clock)
+        self.progress = Progress()
+        self.base_calibration = Calibration.from_gaps([50_000.0] * 10)
+        self.warnings: list[str] = []
+
+    def generate(self, case: dict, plan, call: int):
+        self.made.append(call)
+        return ()
+
+    def check(self, data, output) -> tuple[bool, str]:
+        return True, ""
+
+    def explain_compile_error(self, message: str) -> str:
+        return message
+
+
+def _box(per: int = 1, ring: int = 2, slots: list | None = None) -> SimpleNamespace:
+    """A case's buffers as Sampling reads them: `ring` slots (empty inputs unless given),
+    no outputs to check."""
+    slots = slots if slots is not None else [() for _ in range(ring)]
+    return SimpleNamespace(per=per, slots=slots, outputs=[None] * len(slots), finite=True,
+                           template=None)
+
+
+def _run(host: FakeHost, box, deadline: float) -> CaseRun:
+    return CaseRun({}, None, box, deadline, Laps(host.clock))
+
+
+# -- the calibration ---------------------------------------------------------------------
+def _calibrated(noop_seconds: float, settings: Settings | None = None):
+    """A case's calibration on no-ops that each take `noop_seconds` of the fake clock."""
+    host = FakeHost(settings or Settings.load())
+    noop = host.channel.roundtrip
+
+    def slow_noop(message, timeout, wake=True):
+        host.clock.now += noop_seconds
+        reply, rt = noop(message, timeout, wake)
+        return reply, rt + host.channel.ops.count("noop")  # the gap: 50 µs and a little
+
+    host.channel.roundtrip = slow_noop
+    calibration = Sampling(host).calibrate(deadline=200.0)
+    return host.channel.ops.count("noop"), calibration, host.settings
 
 
 def test_light_no_ops_calibrate_with_every_call():
-    judge = FakeJudge(noop_seconds=0.0005)  # vectoradd: 40 take 20 ms
-    calibration = judge._calibrate(deadline=200.0)
-    assert judge.noops == calibration.calls == 40
+    noops, calibration, _ = _calibrated(0.0005)  # vectoradd: 40 take 20 ms
+    assert noops == calibration.calls == 40
 
 
 def test_heavy_no_ops_stop_at_the_minimum_after_the_time_budget():
-    judge = FakeJudge(noop_seconds=0.03)  # nvfp4's case 0 (25 ms): 40 would take 1 s
-    calibration = judge._calibrate(deadline=200.0)
-    timing = judge.settings.timing
-    assert timing.calibration_seconds == pytest.approx(0.25) and timing.calibration_min_calls == 10
-    assert judge.noops == calibration.calls == 10
+    settings = Settings.load()
+    settings.timing.calibration_seconds, settings.timing.calibration_min_calls = 0.25, 10
+    noops, calibration, _ = _calibrated(0.03, settings)  # nvfp4's case 0 (25 ms): 40 take 1 s
+    assert noops == calibration.calls == 10
     assert calibration.median_ns == pytest.approx(50_005.5)
 
 
 def test_middling_no_ops_stop_once_the_budget_is_spent():
-    judge = FakeJudge(noop_seconds=0.011)
-    judge._calibrate(deadline=200.0)
-    assert judge.noops == 23  # the first past 0.25 s of 11 ms no-ops
+    settings = Settings.load()
+    settings.timing.calibration_seconds, settings.timing.calibration_min_calls = 0.25, 10
+    noops, _, _ = _calibrated(0.011, settings)
+    assert noops == 23  # the first past 0.25 s of 11 ms no-ops
 
 
 @pytest.mark.parametrize("least, most", [(0, 40), (20, 10)])
@@ -56,63 +194,55 @@ def test_settings_refuse_a_minimum_outside_one_to_the_count(tmp_path, least, mos
 
 
 def test_the_cpu_section_keeps_its_ten_calls():
-    judge = FakeJudge(noop_seconds=0.001, settings=Settings.load().for_device("cpu"))
-    judge._calibrate(deadline=200.0)
-    assert judge.noops == 10
+    noops, _, _ = _calibrated(0.001, Settings.load().for_device("cpu"))
+    assert noops == 10
 
 
-class OrderJudge(Sampling):
-    """Just what `_sample` uses, each step written to a log: inputs made, the worker's
-    rehearsal and call, slots filled, outputs checked."""
+# -- the order of one sample ---------------------------------------------------------------
+class LogChannel:
+    """A worker that answers every request at once (event time 1 ns, round trip 2 ns),
+    each request written to the host's log (`op slot`, and `key` where it brings one)."""
 
-    def __init__(self, settings: Settings, device: str = "cpu") -> None:
-        from types import SimpleNamespace
-
-        from harness.judging.worker.protocol import Event
-
-        self.settings, self.log, self.now = settings, [], 0.0
-        self.task = SimpleNamespace(name="t")
-        self.device = SimpleNamespace(kind=device)
+    def __init__(self, host: OrderHost) -> None:
+        self.host = host
         self.keys: list[int] = []
         self.unwoken: list[str] = []  # the requests sent without the wake handshake
-        log, keys, unwoken = self.log, self.keys, self.unwoken
 
-        class Channel:
-            def roundtrip(self, message: dict, timeout: float, wake: bool = True):
-                log.append(f"{message['op']} {message['slot']}" + (" key" if message.get("key") else ""))
-                keys.append(message.get("key", 0))
-                if not wake:
-                    unwoken.append(message["op"])
-                return {"event": Event.DONE, "ns": 1.0}, 2.0
+    def roundtrip(self, message: dict, timeout: float, wake: bool = True):
+        self.host.log.append(f"{message['op']} {message['slot']}"
+                             + (" key" if message.get("key") else ""))
+        self.keys.append(message.get("key", 0))
+        if not wake:
+            self.unwoken.append(message["op"])
+        return {"event": Event.DONE, "ns": 1.0}, 2.0
 
-        self.channel = Channel()
-        self.flusher = SimpleNamespace(flush=lambda: log.append("flush"))
-        self.progress = SimpleNamespace(call_done=lambda: None)
 
-    def clock(self) -> float:
-        return self.now
+class OrderHost(FakeHost):
+    """FakeHost whose every step goes to its log: inputs made (the call's number as its
+    input), the worker's requests, the flush, outputs checked."""
 
-    def _generate(self, case, plan, call):
+    def __init__(self, settings: Settings, device: str = "cpu") -> None:
+        super().__init__(settings, device)
+        self.channel = LogChannel(self)
+
+    def generate(self, case, plan, call):
         self.log.append(f"make {call}")
         return call
 
-    def _check_output(self, data, output, finite, what) -> None:
+    def check(self, data, output):
         self.log.append(f"check {data}")
+        return True, ""
 
 
 def _sample_log(monkeypatch, rehearse: bool, call: int, per: int = 2, ring: int = 4) -> list[str]:
-    from types import SimpleNamespace
-
-    from harness.judging.measure import sampling
-
     settings = Settings.load()
     settings.timing.rehearse = rehearse
-    judge = OrderJudge(settings)
-    monkeypatch.setattr(sampling, "fill_slot", lambda slot, data: judge.log.append(f"fill {slot} {data}"))
+    host = OrderHost(settings)
+    monkeypatch.setattr(sampling, "fill_slot", lambda slot, data: host.log.append(f"fill {slot} {data}"))
     monkeypatch.setattr(sampling, "poison", lambda output: None)
-    box = SimpleNamespace(per=per, slots=list(range(ring)), outputs=[None] * ring, finite=True)
-    judge._sample(box, {}, None, call, 0, 100.0, "timed call")
-    return judge.log
+    box = _box(per, slots=list(range(ring)))
+    Sampling(host).sample(_run(host, box, 100.0), call, 0, "timed call")
+    return host.log
 
 
 def test_the_rehearsal_comes_before_the_fresh_inputs_are_written(monkeypatch):
@@ -148,75 +278,74 @@ def test_no_rehearsal_for_a_cases_first_sample_or_when_off(monkeypatch, rehearse
     assert log[-3:-2] == [f"call {call % 4}"]
 
 
-def _late_log(monkeypatch, device: str = "cuda", call: int = 2, prepare=None):
-    """_sample with timing.rehearse_late, real slots (a gapped int64 slice and a bool among
-    them, laid out as the judge lays them out: the input's strides kept): the log, what
-    the slots hold once the call is sent, what the checks read and the keys sent.
-    `prepare(judge, box)` runs just before the sample."""
-    from types import SimpleNamespace
+def _as_gpu_tensors(monkeypatch, dtype=torch.float32) -> None:
+    """Tensors of `dtype` stand for GPU tensors in the late order's masking (there is no
+    GPU here): masked whatever `timing.mask_cpu_inputs` says."""
+    monkeypatch.setattr(sampling, "masks", lambda t, cpu_too=True: cpu_too or t.dtype == dtype)
 
-    import torch
 
-    from harness.judging.measure import sampling
+def _late_log(device: str = "cuda", call: int = 2, prepare=None):
+    """A sample with timing.rehearse_late, real slots (a gapped int64 slice and a bool among
+    them, laid out as the judge lays them out: the input's strides kept): the host (its
+    log), what each call's inputs were, what the slots hold once the call is sent, what
+    the checks read, the channel (the keys sent) and the box. `prepare(host, box)` runs
+    just before the sample."""
     from harness.judging.worker.structure import twin
 
     settings = Settings.load()
     settings.timing.rehearse_late = True
-    judge = OrderJudge(settings, device)
+    host = OrderHost(settings, device)
     made, at_call, checked = {}, {}, []
 
     def generate(case, plan, i):
-        judge.log.append(f"make {i}")
+        host.log.append(f"make {i}")
         made[i] = (torch.arange(64, dtype=torch.float32) + i,
                    torch.arange(15, dtype=torch.int64).reshape(3, 5)[:, 1:4] * i,
                    torch.arange(9) % (i + 1) == 0)
         return made[i]
 
-    def check(data, output, finite, what):
-        judge.log.append("check")
+    def check(data, output):
+        host.log.append("check")
         checked.append(data)
+        return True, ""
 
-    box = SimpleNamespace(per=2, outputs=[None] * 4, finite=True,
-                          slots=[twin(generate(None, None, 0)) for _ in range(4)])
-    judge.log.clear()
-    roundtrip = judge.channel.roundtrip
+    box = _box(2, slots=[twin(generate(None, None, 0)) for _ in range(4)])
+    host.log.clear()
+    channel = host.channel
+    roundtrip = channel.roundtrip
 
     def seen_at_call(message, timeout, wake=True):
         if message["op"] == "call":
             at_call.update({k: tuple(t.clone() for t in box.slots[k]) for k in (2, 3)})
         return roundtrip(message, timeout, wake)
 
-    judge.channel.roundtrip = seen_at_call
-    judge._generate, judge._check_output = generate, check
-    monkeypatch.setattr(sampling, "poison", lambda output: None)
-    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)  # a "GPU" run of CPU tensors
+    channel.roundtrip = seen_at_call
+    host.generate, host.ref.check = generate, check
     if prepare is not None:
-        prepare(judge, box)
-    judge.last = judge._sample(box, {}, None, call, 0, 100.0, "timed call")
-    return judge, made, at_call, checked, box
+        prepare(host, box)
+    host.last = Sampling(host).sample(_run(host, box, 100.0), call, 0, "timed call")
+    return host, made, at_call, checked, channel, box
 
 
-def test_the_late_rehearsal_runs_after_masked_inputs_and_the_judges_flush(monkeypatch):
+def test_the_late_rehearsal_runs_after_masked_inputs_and_the_judges_flush():
     """timing.rehearse_late on a GPU run: the fresh inputs reach their slots masked, the
     judge flushes, then the rehearsal, then a request of its own brings the key (the
     worker unmasks and flushes, on no clock), then the call, with no flush of the judge's
     after the rehearsal. Unmasked with the key as the worker unmasks (the sample's
     slot tensors in order, as bytes), the slots hold the inputs, gaps and bools too; the
     checks read the inputs themselves, never masked."""
-    import torch
-
     from harness.judging.measure.masking import draw_device, xor_mask
 
-    judge, made, at_call, checked, box = _late_log(monkeypatch)
-    assert judge.log == ["make 2", "make 3", "flush", "rehearse 0", "unmask 2 key", "call 2",
-                         "check", "check"]
-    key = judge.keys[1]
-    assert key > 0 and judge.keys[0] == judge.keys[2] == 0  # only the unmasking brings it
+    host, made, at_call, checked, channel, box = _late_log()
+    assert host.log == ["make 2", "make 3", "flush", "rehearse 0", "unmask 2 key", "call 2",
+                        "check", "check"]
+    key = channel.keys[1]
+    assert key > 0 and channel.keys[0] == channel.keys[2] == 0  # only the unmasking brings it
     # the unmasking and the call follow the worker's last answer at once: no wake
     # handshake, so a worker slow to take them up does so on the judge's clock
-    assert judge.unwoken == ["unmask", "call"]
-    assert judge.last["unmask_rt"] == 2.0  # its round trip, for check_unmasking
-    assert judge.last["mask_ns"] > 0  # the judge's own masking, timed
+    assert channel.unwoken == ["unmask", "call"]
+    assert host.last["unmask_rt"] == 2.0  # its round trip, for check_unmasking
+    assert host.last["mask_ns"] >= 0  # the judge's own masking, timed
     assert not any(torch.equal(a, b) for a, b in zip(at_call[2][:2], made[2][:2]))
     # drawn where the judge draws it (on a GPU machine, on the GPU: draw_device)
     xor_mask((t for k in (2, 3) for t in box.slots[k]), key, draw_on=draw_device())
@@ -226,31 +355,38 @@ def test_the_late_rehearsal_runs_after_masked_inputs_and_the_judges_flush(monkey
     assert all(torch.equal(a, b) for a, b in zip(checked[0], made[2]))
 
 
-def test_a_late_no_op_is_made_as_a_late_sample(monkeypatch):
+def test_the_judges_masking_is_timed_with_the_device_waited_for():
+    """The judge's own masking is on its clock up to the device's idle (what the worker's
+    unmasking of the same bytes should take: check_unmasking)."""
+    def slow_device(host, box):
+        host.device.sync_seconds = 30e-6
+
+    host, *_ = _late_log(prepare=slow_device)
+    assert host.last["mask_ns"] == pytest.approx(30_000.0)
+
+
+def test_a_late_no_op_is_made_as_a_late_sample():
     """timing.rehearse_late: a calibration no-op masks its slots and the judge flushes,
     then an untimed no-op brings the GPU back to the worker's context (where a sample has
     its rehearsal), then the unmasking request with the key, then the timed no-op with no
     flush of the judge's before it; before a case (no slots), the same without the
     masking."""
-    from types import SimpleNamespace
-
-    import torch
-
     settings = Settings.load()
     settings.timing.rehearse_late = True
-    judge = OrderJudge(settings, "cuda")
+    settings.timing.calibration_calls = settings.timing.calibration_min_calls = 1
+    host = OrderHost(settings, "cuda")
     slots = [(torch.arange(8.0),), (torch.arange(8.0) * 2,)]
-    box = SimpleNamespace(per=1, slots=slots)
-    reply = judge._noop_gap(1.0, box)
-    assert reply["rt"] - reply["ns"] == 1.0
-    assert judge.log == ["flush", "noop 0", "unmask 0 key", "noop 0"]
-    assert judge.keys[0] == judge.keys[2] == 0 and judge.keys[1] > 0
-    assert judge.unwoken == ["unmask", "noop"] and reply["unmask_rt"] == 2.0
+    calibration = Sampling(host).calibrate(100.0, _box(1, slots=slots))
+    assert calibration.median_ns == 1.0 and calibration.unmask_median_ns == 2.0
+    assert host.log == ["flush", "noop 0", "unmask 0 key", "noop 0"]
+    keys = host.channel.keys
+    assert keys[0] == keys[2] == 0 and keys[1] > 0
+    assert host.channel.unwoken == ["unmask", "noop"]
     assert not torch.equal(slots[0][0], torch.arange(8.0))  # masked for the worker to unmask
     assert torch.equal(slots[1][0], torch.arange(8.0) * 2)  # not the no-op's slot
-    judge.log.clear()
-    judge._noop_gap(1.0)
-    assert judge.log == ["flush", "noop 0", "unmask 0 key", "noop 0"]
+    host.log.clear()
+    Sampling(host).calibrate_before_import(1.0)
+    assert host.log == ["flush", "noop 0", "unmask 0 key", "noop 0"]
 
 
 def test_cpu_side_inputs_unmasked_are_written_after_the_rehearsal(monkeypatch):
@@ -258,39 +394,37 @@ def test_cpu_side_inputs_unmasked_are_written_after_the_rehearsal(monkeypatch):
     float tensor stands for one); the CPU-side ones keep their old bytes through the
     rehearsal, are written plainly after it and before the unmasking request, and the
     judge's timed masking covers the masked ones alone (the worker unmasks the same)."""
-    import torch
-
     from harness.judging.measure.masking import draw_device, xor_mask
 
     seen = {}
 
-    def prepare(judge, box):
-        judge.settings.timing.mask_cpu_inputs = False
-        monkeypatch.setattr(type(judge), "_masks", lambda self, t: t.dtype == torch.float32)
+    def prepare(host, box):
+        host.settings.timing.mask_cpu_inputs = False
+        _as_gpu_tensors(monkeypatch)
         for slot in box.slots:  # old bytes: the inputs of call 7
             for t, old in zip(slot, (torch.arange(64.0) + 7,
                                      torch.arange(15).reshape(3, 5)[:, 1:4] * 7,
                                      torch.arange(9) % 8 == 0)):
                 t.copy_(old)
-        roundtrip = judge.channel.roundtrip
+        roundtrip = host.channel.roundtrip
 
         def look(message, timeout, wake=True):
             if message["op"] in ("rehearse", "unmask"):
                 seen[message["op"]] = [tuple(t.clone() for t in box.slots[k]) for k in (2, 3)]
             return roundtrip(message, timeout, wake)
 
-        judge.channel.roundtrip = look
+        host.channel.roundtrip = look
 
-    judge, made, at_call, checked, box = _late_log(monkeypatch, prepare=prepare)
-    assert judge.log == ["make 2", "make 3", "flush", "rehearse 0", "unmask 2 key", "call 2",
-                         "check", "check"]
+    host, made, at_call, checked, channel, box = _late_log(prepare=prepare)
+    assert host.log == ["make 2", "make 3", "flush", "rehearse 0", "unmask 2 key", "call 2",
+                        "check", "check"]
     for j, k in enumerate((2, 3)):
         old, fresh = seen["rehearse"][j], seen["unmask"][j]
         assert torch.equal(old[1], torch.arange(15).reshape(3, 5)[:, 1:4] * 7)  # not yet
         assert torch.equal(old[2], torch.arange(9) % 8 == 0)
         assert not torch.equal(old[0], made[k][0])  # masked through the rehearsal
         assert torch.equal(fresh[1], made[k][1]) and torch.equal(fresh[2], made[k][2])
-    xor_mask((box.slots[k][0] for k in (2, 3)), judge.keys[1],  # the worker's unmasking
+    xor_mask((box.slots[k][0] for k in (2, 3)), channel.keys[1],  # the worker's unmasking
              draw_on=draw_device())
     for k in (2, 3):
         assert all(torch.equal(a, b) for a, b in zip(box.slots[k], made[k]))
@@ -301,41 +435,37 @@ def test_a_late_no_op_writes_the_unmasked_cpu_inputs_back_after_its_rehearsal(mo
     of its slots and, after the untimed no-op, writes the CPU-side ones back from copies
     taken once before the calibration's clock starts (the bytes a sample would write),
     then the unmasking request."""
-    from types import SimpleNamespace
-
-    import torch
-
-    from harness.judging.measure import sampling
-
     settings = Settings.load()
     settings.timing.rehearse_late, settings.timing.mask_cpu_inputs = True, False
-    judge = OrderJudge(settings, "cuda")
-    monkeypatch.setattr(OrderJudge, "_masks", lambda self, t: t.dtype == torch.float32)
+    settings.timing.calibration_calls = settings.timing.calibration_min_calls = 2
+    host = OrderHost(settings, "cuda")
+    masks = sampling.masks
+    _as_gpu_tensors(monkeypatch)
     copy = sampling.copy_spans
 
     def logged(dst, src):
-        judge.log.append("write")
+        host.log.append("write")
         copy(dst, src)
 
     monkeypatch.setattr(sampling, "copy_spans", logged)
     slots = [(torch.arange(8.0), torch.arange(6))]
-    box = SimpleNamespace(per=1, slots=slots)
-    settings.timing.calibration_calls = settings.timing.calibration_min_calls = 2
-    roundtrip, at_unmask = judge.channel.roundtrip, []
+    box = _box(1, slots=slots)
+    roundtrip, at_unmask = host.channel.roundtrip, []
 
     def spoil(message, timeout, wake=True):
-        if message["op"] == "noop" and judge.log[-1:] == ["flush"]:  # the untimed no-op
+        if message["op"] == "noop" and host.log[-1:] == ["flush"]:  # the untimed no-op
             slots[0][1].fill_(-1)  # other bytes, as a sample's slot holds before its write
         if message["op"] == "unmask":
             at_unmask.append(slots[0][1].clone())
         return roundtrip(message, timeout, wake)
 
-    judge.channel.roundtrip = spoil
-    judge._calibrate(100.0, box)
-    assert judge.log == ["write"] + ["flush", "noop 0", "write", "unmask 0 key", "noop 0"] * 2
+    host.channel.roundtrip = spoil
+    judge = Sampling(host)
+    judge.calibrate(100.0, box)
+    assert host.log == ["write"] + ["flush", "noop 0", "write", "unmask 0 key", "noop 0"] * 2
     assert len(at_unmask) == 2 and all(torch.equal(t, torch.arange(6)) for t in at_unmask)
     assert not torch.equal(slots[0][0], torch.arange(8.0))  # masked, for the worker
-    monkeypatch.setattr(OrderJudge, "_masks", sampling.Sampling._masks)  # CPU tensors all
+    monkeypatch.setattr(sampling, "masks", masks)  # CPU tensors all
     assert len(judge._plain_copies(box)[0]) == 2
     settings.timing.mask_cpu_inputs = True
     assert judge._plain_copies(box) is None  # every tensor masked: nothing to write
@@ -353,100 +483,88 @@ def test_the_gpu_defaults_apply_on_the_gpu_only(tmp_path, device, override, late
     if override:
         extra = tmp_path / "early.yaml"
         extra.write_text(override)
-    judge = OrderJudge(Settings.load(extra).for_device(device), device)
-    assert judge._late() is late and judge._measures_sleep() is measured
+    judge = Sampling(OrderHost(Settings.load(extra).for_device(device), device))
+    assert judge.late() is late and judge._measures_sleep() is measured
     assert bool(judge._mask_key()) is late
 
 
-def test_the_late_rehearsal_is_off_on_the_cpu(monkeypatch):
+def test_the_late_rehearsal_is_off_on_the_cpu():
     """On the CPU: the early order, the inputs written as they are, no key."""
-    import torch
+    host, made, at_call, checked, channel, box = _late_log("cpu")
+    assert host.log == ["make 2", "make 3", "rehearse 0", "flush", "call 2", "check", "check"]
+    assert channel.unwoken == []
+    assert all(torch.equal(a, b) for a, b in zip(at_call[2], made[2])) and channel.keys == [0, 0]
 
-    judge, made, at_call, checked, box = _late_log(monkeypatch, "cpu")
-    assert judge.log == ["make 2", "make 3", "rehearse 0", "flush", "call 2", "check", "check"]
-    assert judge.unwoken == []
-    assert all(torch.equal(a, b) for a, b in zip(at_call[2], made[2])) and judge.keys == [0, 0]
+
+class Silent:
+    """A worker that never answers."""
+
+    def roundtrip(self, message: dict, timeout: float, wake: bool = True):
+        raise WorkerTimeout(f"no answer within {timeout:g} s")
 
 
 def test_a_rehearsal_that_times_out_says_so():
-    from harness.judging.sandbox.sandbox import WorkerTimeout
-
-    judge = OrderJudge(Settings.load())
-
-    class Silent:
-        def roundtrip(self, message: dict, timeout: float, wake: bool = True):
-            raise WorkerTimeout(f"no answer within {timeout:g} s")
-
-    judge.channel = Silent()
+    host = OrderHost(Settings.load())
+    host.channel = Silent()
     with pytest.raises(WorkerTimeout, match=r"untimed rehearsal .* no answer within 3 s"):
-        judge._rehearse(0, 3.0)
+        Sampling(host).sample(_run(host, _box(2, slots=list(range(4))), 3.0), 2, 0, "call")
+
+
+def test_an_unmasking_that_times_out_says_so():
+    settings = Settings.load()
+    settings.timing.rehearse_late = True
+    host = FakeHost(settings, "cuda")
+    host.channel = Silent()
     with pytest.raises(WorkerTimeout, match=r"unmasked the fresh inputs .* within 3 s"):
-        judge._unmask(0, 5, 3.0)
+        Sampling(host).sample(_run(host, _box(1), 3.0), 0, 0, "call")
 
 
 def test_a_failed_unmasking_is_the_verdict_of_a_call():
     """The worker could not unmask (out of memory for the key stream: the submission keeps
     the GPU's memory full): the case fails as a call out of memory would, and says where."""
-    from harness.consts import Status
     from harness.judging.verdicts import CaseFailure
-    from harness.judging.worker.protocol import Event
-
-    judge = OrderJudge(Settings.load())
 
     class Full:
         def roundtrip(self, message: dict, timeout: float, wake: bool = True):
             return {"event": Event.ERROR, "kind": "out_of_memory", "message": "OOM"}, 1.0
 
-    judge.channel = Full()
+    settings = Settings.load()
+    settings.timing.rehearse_late = True
+    host = FakeHost(settings, "cuda")
+    host.channel = Full()
     with pytest.raises(CaseFailure) as failure:
-        judge._unmask(0, 5, 3.0)
+        Sampling(host).sample(_run(host, _box(1), 3.0), 0, 0, "call")
     assert failure.value.status == Status.ERROR  # as a call out of memory (verdicts.py)
     assert "unmasked the fresh inputs (timing.rehearse_late): OOM" in str(failure.value)
 
 
-class SlowSamples(Sampling):
-    """Just what `_time_case` uses, on the CPU, with no window (every sample counts and is
-    checked on both clocks): samples that each take `seconds` of a fake clock, and fail
-    as the worker's channel would when one runs past the phase's deadline."""
-
-    def __init__(self, seconds: float, settings: Settings) -> None:
-        from types import SimpleNamespace
-
-        from harness.judging.measure.integrity import Calibration
-
-        self.settings, self.now, self.seconds, self.samples = settings, 0.0, seconds, 0
-        self.device = SimpleNamespace(kind="cpu")
-        self.clock_reading = None
-        self.base_calibration = Calibration.from_gaps([50_000.0] * 10)
-
-    def clock(self) -> float:
-        return self.now
-
-    def _window_us(self) -> float:
-        return 0.0
-
-    def _fill_bytes(self) -> int:
-        return 0
-
-    def _ahead_cycles(self, window_us, host_ns, calls) -> int:
-        return 0
-
-    def _outside_ns(self, box) -> float:
-        return 0.0
+# -- a timed case ---------------------------------------------------------------------------
+def _cpu_settings(max_calls: int = 20, retries: int = 0) -> Settings:
+    """The CPU's settings with a one-call warm-up, no early stop on the spread, and
+    `retries` noise retries."""
+    settings = Settings.load().for_device("cpu")
+    settings.timing.warmup_seconds, settings.timing.warmup_min_calls = 0.0, 1
+    settings.timing.max_calls, settings.timing.target_rse = max_calls, 0.0
+    settings.integrity.noise_retries = retries
+    return settings
 
 
-    def _apply_floor(self, case, result) -> None:
-        pass
+def _windowed(settings: Settings, window_us: float = 100.0, **task_timing) -> FakeHost:
+    """A host on a "GPU" (the fake device) whose task hides `window_us` of launch: the
+    early order (no masking here), the judge's own timing of the sleep off."""
+    settings.timing.rehearse_late = False
+    settings.integrity.sleep_measured = False
+    return FakeHost(settings, "cuda", {"hidden_window_us": window_us, **task_timing})
 
-    def _sample(self, box, case, plan, call, ahead, deadline, what, first=None, relayout=True):
-        from harness.judging.sandbox.sandbox import WorkerTimeout
 
-        if self.now + self.seconds > deadline:
-            raise WorkerTimeout("no answer within the phase's time limit")
-        self.now += self.seconds
-        self.samples += 1
-        return {"event": "done", "ns": 1_000_000.0, "rt": 1_050_000.0, "host_ns": 1.0,
-                "wall": self.seconds}
+def _time(host: FakeHost, deadline: float = 1000.0, calibration: Calibration | None = None,
+          box=None) -> CaseResult:
+    """Time a case (one call a sample) on the host's fake worker, as the judge does once
+    its first call passed; the result."""
+    result = CaseResult(0, {}, Status.PASSED)
+    return Sampling(host).time_case(_run(host, box or _box(), deadline),
+                                    calibration or Calibration.from_gaps([50_000.0] * 10),
+                                    {"host_ns": 1.0}, result)
 
 
 def test_long_samples_stop_before_the_deadline_not_past_it():
@@ -454,82 +572,13 @@ def test_long_samples_stop_before_the_deadline_not_past_it():
     more than fit: timing stops where the next sample would not end before the phase's
     deadline, and the case keeps the samples it has (a flat 0.5 s margin let the last one
     start at 3.6 s and time out at the 4.2 s deadline, losing the case)."""
-    from types import SimpleNamespace
-
-    from harness.consts import Status
-    from harness.judging.measure.integrity import Calibration
-    from harness.judging.measure.timing import Laps
-    from harness.results.document import CaseResult
-
     settings = Settings.load().for_device("cpu")
     settings.timing.min_samples, settings.timing.max_seconds = 5, 1.0
-    judge = SlowSamples(1.2, settings)
-    box = SimpleNamespace(per=1)
-    result = CaseResult(0, {}, Status.PASSED)
-    judge._time_case(None, {}, None, box, 4.2, Calibration.from_gaps([50_000.0] * 10),
-                     {"host_ns": 1.0}, result, Laps(judge.clock))
-    assert judge.now <= 4.2 and result.score_ns == 1_000_000.0
-    assert result.stats["calls"] == judge.samples - 1  # all but the warm-up's
-
-
-class StalledSamples(SlowSamples):
-    """SlowSamples whose worker reports sample `k` (from 0, warm-up included) as `ns[k]`,
-    its own clock as k."""
-
-    def __init__(self, ns: list[float], settings: Settings) -> None:
-        super().__init__(0.01, settings)
-        self.ns = ns
-
-    def _sample(self, box, case, plan, call, ahead, deadline, what, first=None, relayout=True):
-        reply = super()._sample(box, case, plan, call, ahead, deadline, what, first, relayout)
-        k = self.samples - 1
-        return reply | {"ns": self.ns[k], "rt": self.ns[k] + 50_000.0, "host_ns": float(k)}
-
-
-class UnfilledSamples(StalledSamples):
-    """StalledSamples with the contest's fill set, whose worker could not allocate it on
-    the samples in `unfilled` (from 0, warm-up included)."""
-
-    def __init__(self, ns: list[float], settings: Settings, unfilled: set[int]) -> None:
-        super().__init__(ns, settings)
-        self.unfilled = unfilled
-
-    def _fill_bytes(self) -> int:
-        return 1 << 28
-
-    def _sample(self, box, case, plan, call, ahead, deadline, what, first=None, relayout=True):
-        reply = super()._sample(box, case, plan, call, ahead, deadline, what, first, relayout)
-        return reply | ({"unfilled": True} if self.samples - 1 in self.unfilled else {})
-
-
-def _timed(ns: list[float], max_calls: int = 20, judge=None, calibration=None):
-    from types import SimpleNamespace
-
-    from harness.consts import Status
-    from harness.judging.measure.integrity import Calibration
-    from harness.judging.measure.timing import Laps
-    from harness.results.document import CaseResult
-
-    settings = Settings.load().for_device("cpu")
-    settings.timing.warmup_seconds, settings.timing.warmup_min_calls = 0.0, 1
-    settings.timing.max_calls, settings.timing.target_rse = max_calls, 0.0
-    judge = judge(settings) if callable(judge) else StalledSamples(ns, settings)
-    result = CaseResult(0, {}, Status.PASSED)
-    judge._time_case(None, {}, None, SimpleNamespace(per=1), 1000.0,
-                     calibration or Calibration.from_gaps([50_000.0] * 10), {"host_ns": 1.0},
-                     result, Laps(judge.clock))
-    return result
-
-
-class UnmaskedSamples(StalledSamples):
-    """StalledSamples whose every sample came with an unmasking round trip of `unmask_ns`
-    (timing.rehearse_late)."""
-
-    unmask_ns = 0.0
-
-    def _sample(self, box, case, plan, call, ahead, deadline, what, first=None, relayout=True):
-        reply = super()._sample(box, case, plan, call, ahead, deadline, what, first, relayout)
-        return reply | {"unmask_rt": self.unmask_ns, "mask_ns": 50_000.0}
+    host = FakeHost(settings)
+    host.channel.seconds = 1.2
+    result = _time(host, deadline=4.2)
+    assert host.clock.now <= 4.2 and result.score_ns == 1_000_000.0
+    assert result.stats["calls"] == host.channel.samples - 1  # all but the warm-up's
 
 
 @pytest.mark.parametrize("unmask_us,flagged", [(300.0, False), (1000.0, True)])
@@ -537,23 +586,19 @@ def test_the_cases_unmasking_is_checked_against_the_judges_expectation(unmask_us
     """The case's samples' unmasking round trips against the pre-import no-ops' (150 µs)
     plus the judge's own XOR (50 µs): recorded in `integrity.unmasking`, flagged beyond
     integrity.unmask_allowance_us; the case's no-ops, however slow, widen nothing."""
-    from harness.judging.measure.integrity import Calibration
-
-    class Judge(UnmaskedSamples):
-        unmask_ns = unmask_us * 1e3
-
-        def __init__(self, ns, settings):
-            super().__init__(ns, settings)
-            self.base_calibration = Calibration.from_gaps([50_000.0] * 10,
-                                                          unmask_rts=[150_000.0] * 10)
-
-    result = _timed([6_000.0] * 21, judge=lambda settings: Judge([6_000.0] * 21, settings),
-                    calibration=Calibration.from_gaps([50_000.0] * 10,
-                                                      unmask_rts=[unmask_us * 1e3] * 10))
+    settings = _cpu_settings()
+    settings.timing.rehearse_late, settings.timing.host_launch = True, "counted"  # no window
+    host = FakeHost(settings, "cuda")
+    host.device.sync_seconds = 50e-6  # the judge's XOR, the device waited for
+    host.channel.ns, host.channel.unmask_ns = [6_000.0] * 21, unmask_us * 1e3
+    host.base_calibration = Calibration.from_gaps([50_000.0] * 10, unmask_rts=[150_000.0] * 10)
+    result = _time(host, calibration=Calibration.from_gaps([50_000.0] * 10,
+                                                           unmask_rts=[unmask_us * 1e3] * 10))
     unmasking = result.integrity["unmasking"]
     assert unmasking["flagged"] is flagged and unmasking["samples"] == result.stats["calls"]
-    assert unmasking["median_ns"] == unmask_us * 1e3 and unmasking["expected_ns"] == 200_000.0
-    assert unmasking["judge_xor_ns"] == 50_000.0
+    assert unmasking["median_ns"] == unmask_us * 1e3
+    assert unmasking["expected_ns"] == pytest.approx(200_000.0)
+    assert unmasking["judge_xor_ns"] == pytest.approx(50_000.0)
     assert unmasking["case_calibration_ns"] == unmask_us * 1e3
     assert any("to unmask its fresh inputs" in f for f in result.flags) is flagged
 
@@ -570,31 +615,14 @@ def test_the_workers_account_cannot_break_the_judge():
     assert says["transport_ns"] == 10.0
 
 
-class WindowSamples(StalledSamples):
-    """StalledSamples behind a 100 µs window (1980 MHz: 198000 cycles a scored sample,
-    none on the probes, every 4th): the worker's round trip holds the sleep it was sent,
-    stretched by `stretch` (an SM below its maximum clock), and `hidden` ns of work on
-    the scored samples only (it knows a probe by its zero sleep)."""
-
-    stretch, hidden = 1.0, 0.0
-
-    def __init__(self, ns: list[float], settings: Settings) -> None:
-        from types import SimpleNamespace
-
-        super().__init__(ns, settings)
-        self.device = SimpleNamespace(kind="cpu", clocks={"sm_max_mhz": 1980.0})
-
-    def _window_us(self) -> float:
-        return 100.0
-
-    def _ahead_cycles(self, window_us, host_ns, calls) -> int:
-        return 198_000
-
-    def _sample(self, box, case, plan, call, ahead, deadline, what, first=None, relayout=True):
-        reply = super()._sample(box, case, plan, call, ahead, deadline, what, first, relayout)
-        if ahead:
-            reply["rt"] += ahead / 1980.0 * 1e3 * self.stretch + self.hidden
-        return reply
+def _behind_a_window(stretch: float, hidden: float, **task_timing) -> CaseResult:
+    """A case behind a 100 µs window (1980 MHz: 198000 cycles a scored sample, none on the
+    probes, every 4th): the worker's round trip holds the sleep it was sent, stretched by
+    `stretch` (an SM below its maximum clock), and `hidden` ns of work on the scored
+    samples only (it knows a probe by its zero sleep)."""
+    host = _windowed(_cpu_settings(max_calls=30), **task_timing)
+    host.channel.ns, host.channel.stretch, host.channel.hidden = [6_000.0] * 41, stretch, hidden
+    return _time(host)
 
 
 @pytest.mark.parametrize("stretch,hidden,flagged", [
@@ -606,9 +634,7 @@ def test_scored_samples_behind_a_window_are_on_both_clocks(stretch, hidden, flag
     show too. Their sleep (the judge's own figure, and integrity.sleep_slack more) is left
     out of the round trip; a sleep 14% longer than its cycles say (the SM below its
     maximum clock) is honest."""
-    judge = type("Judge", (WindowSamples,), {"stretch": stretch, "hidden": hidden})
-    ns = [6_000.0] * 41
-    result = _timed(ns, max_calls=30, judge=lambda settings: judge(ns, settings))
+    result = _behind_a_window(stretch, hidden)
     scored = result.integrity["scored_clocks"]
     assert scored["flagged"] is flagged, scored
     assert (result.integrity["clocks"]["flagged"]) is False  # the probes saw nothing
@@ -621,63 +647,49 @@ def test_no_scored_clocks_where_the_contests_fill_replaces_the_sleep():
     """timing.window_fill_bytes: the fill hides the launch, not a sleep of `ahead` cycles,
     and its length is not the judge's figure (0.85-0.9 ms on an L4 against a 100 µs
     window): the scored samples' clocks are not compared rather than misjudged."""
-    class Filled(WindowSamples):
-        def _fill_bytes(self) -> int:
-            return 1 << 28
-
-    ns = [6_000.0] * 41
-    result = _timed(ns, max_calls=30, judge=lambda settings: Filled(ns, settings))
+    result = _behind_a_window(1.0, 0.0, window_fill_bytes=1 << 28)
     assert "scored_clocks" not in result.integrity
+    assert result.integrity["window_fill_bytes"] == 1 << 28
 
 
-class SpellSamples(StalledSamples):
-    """StalledSamples on a host that runs slowly for a spell: the judge's round trip is
-    `extra` ns longer until the judge has calibrated `spell` times more (for ever where
-    None); the calls made and the calibrations taken are kept."""
+def test_samples_that_could_not_allocate_the_fill_flag_the_case():
+    """The worker could not allocate the contest's fill on some samples (the submission
+    holds the GPU's memory): they hid their launch behind the sleep, a longer window, and
+    the case says so."""
+    class Unfilled(FakeWorker):
+        def answer(self, k, ahead):
+            reply, rt = super().answer(k, ahead)
+            return reply | ({"unfilled": True} if k in (3, 5) else {}), rt
+
+    host = _windowed(_cpu_settings(max_calls=30), window_fill_bytes=1 << 28)
+    host.channel = Unfilled(host.clock, [6_000.0] * 41)
+    result = _time(host)
+    assert result.integrity["unfilled_samples"] == 2
+    assert any("fill before the start event could not be allocated on 2 of" in f
+               for f in result.flags)
+
+
+class SpellWorker(FakeWorker):
+    """A FakeWorker (6 µs calls) on a host that runs slowly for a spell: the judge's round
+    trip is `extra` ns longer until the judge has calibrated `spell` times (for ever where
+    None)."""
 
     extra, spell = 2_000_000.0, None
 
-    def __init__(self, ns: list[float], settings: Settings) -> None:
-        from types import SimpleNamespace
+    def __init__(self, clock: FakeClock) -> None:
+        super().__init__(clock, [6_000.0] * 200)
 
-        super().__init__(ns, settings)
-        self.calls, self.calibrations, self.cancelled = [], 0, 0
-        # as a GPU run's nvidia-smi reading, started when the first attempt's calls end
-        self.clock_reading = SimpleNamespace(cancel=self._cancel)
-
-    def _cancel(self) -> None:
-        self.cancelled += 1
-
-    def _sample(self, box, case, plan, call, ahead, deadline, what, first=None, relayout=True):
-        reply = super()._sample(box, case, plan, call, ahead, deadline, what, first, relayout)
-        self.calls.append(call)
+    def answer(self, k, ahead):
+        reply, rt = super().answer(k, ahead)
         slow = self.spell is None or self.calibrations < self.spell
-        return reply | ({"rt": reply["rt"] + self.extra} if slow else {})
-
-    def _calibrate(self, deadline, box=None):
-        from harness.judging.measure.integrity import Calibration
-
-        self.calibrations += 1
-        return Calibration.from_gaps([50_000.0] * 10)
+        return reply, rt + (self.extra if slow else 0.0)
 
 
-def _retried(judge_class, retries: int = 1, deadline: float = 1000.0):
-    from types import SimpleNamespace
-
-    from harness.consts import Status
-    from harness.judging.measure.integrity import Calibration
-    from harness.judging.measure.timing import Laps
-    from harness.results.document import CaseResult
-
-    settings = Settings.load().for_device("cpu")
-    settings.timing.warmup_seconds, settings.timing.warmup_min_calls = 0.0, 1
-    settings.timing.max_calls, settings.timing.target_rse = 20, 0.0
-    settings.integrity.noise_retries = retries
-    judge = judge_class([6_000.0] * 200, settings)
-    result = judge._time_retrying(None, {}, None, SimpleNamespace(per=1), deadline,
-                                  Calibration.from_gaps([50_000.0] * 10), {"host_ns": 1.0},
-                                  CaseResult(0, {}, Status.PASSED), Laps(judge.clock))
-    return judge, result
+def _retried(worker_class, retries: int = 1, deadline: float = 1000.0):
+    """A case timed with `retries` noise retries on `worker_class`: the host and the result."""
+    host = FakeHost(_cpu_settings(retries=retries))
+    host.channel = worker_class(host.clock)
+    return host, _time(host, deadline)
 
 
 def test_a_case_flagged_in_a_slow_spell_of_the_host_is_timed_again():
@@ -687,15 +699,15 @@ def test_a_case_flagged_in_a_slow_spell_of_the_host_is_timed_again():
     stands, the first attempt kept in the record and in the report's notes."""
     from harness.results.document import case_notes
 
-    judge, result = _retried(type("Spell", (SpellSamples,), {"spell": 1}))
+    host, result = _retried(type("Spell", (SpellWorker,), {"spell": 1}))
     assert result.flags == [] and result.score_ns == 6_000.0
     (first,) = result.integrity["retried"]
     assert first["flagged_by"] == ["clocks"] and first["clocks"]["flagged"]
     assert any("outside the timed region" in f for f in first["flags"])
     assert first["timing_seconds"] > 0 and result.integrity["timing_seconds"] > 0  # each its own
-    assert judge.calibrations == 1 and judge.cancelled == 1  # no nvidia-smi through it
-    assert len(set(judge.calls)) == len(judge.calls)  # no call's inputs drawn twice
-    assert result.checked_calls == len(judge.calls)
+    assert host.channel.calibrations == 1 and host.device.cancelled == 1  # no nvidia-smi through it
+    assert len(set(host.made)) == len(host.made)  # no call's inputs drawn twice
+    assert result.checked_calls == len(host.made)
     (note,) = case_notes(result.integrity)
     assert note.startswith("attempt 1 was flagged by the two clocks on the probes")
 
@@ -703,10 +715,10 @@ def test_a_case_flagged_in_a_slow_spell_of_the_host_is_timed_again():
 def test_a_case_flagged_on_every_attempt_stays_flagged():
     """Work outside the timed region shows on every attempt: the last one stands, flagged
     and scored on the judge's clock; integrity.noise_retries bounds the attempts."""
-    judge, result = _retried(SpellSamples, retries=2)
+    host, result = _retried(SpellWorker, retries=2)
     assert any("outside the timed region" in f for f in result.flags)
     assert result.score_ns == pytest.approx(2_006_000.0, rel=0.01)  # round trip less no-op
-    assert len(result.integrity["retried"]) == 2 and judge.calibrations == 2
+    assert len(result.integrity["retried"]) == 2 and host.channel.calibrations == 2
 
 
 @pytest.mark.parametrize("retries,deadline,retried", [
@@ -715,23 +727,24 @@ def test_no_retry_when_off_or_without_the_time_for_it(retries, deadline, retried
     """noise_retries: 0 keeps the flag at once; so does a phase deadline with less than
     three attempts' time and a second left (each sample here takes 0.01 s of the fake
     clock: the first attempt 0.12 s, so a retry needs 1.36 s left after it)."""
-    judge, result = _retried(SpellSamples, retries=retries, deadline=deadline)
+    host, result = _retried(SpellWorker, retries=retries, deadline=deadline)
     assert result.flags and ("retried" in result.integrity) is retried
-    assert judge.calibrations == int(retried)
+    assert host.channel.calibrations == int(retried)
 
 
 def test_a_case_with_a_flag_of_what_the_submission_does_is_not_timed_again():
     """A thread left running (or a fill kept out, or the physics floor) says what the
     submission does: a case flagged so, beside a noise check, keeps every flag and is not
     timed again (a clean retry used to drop it)."""
-    class Lingering(SpellSamples):
+    class Lingering(SpellWorker):
         spell = 1
 
-        def _sample(self, *args, **kwargs):
-            return super()._sample(*args, **kwargs) | {"threads": 1}
+        def answer(self, k, ahead):
+            reply, rt = super().answer(k, ahead)
+            return reply | {"threads": 1}, rt
 
-    judge, result = _retried(Lingering)
-    assert judge.calibrations == 0 and "retried" not in result.integrity
+    host, result = _retried(Lingering)
+    assert host.channel.calibrations == 0 and "retried" not in result.integrity
     assert any("thread" in f for f in result.flags)
     assert any("outside the timed region" in f for f in result.flags)
 
@@ -741,17 +754,17 @@ def test_a_slow_host_on_the_retry_does_not_read_as_work_moved_into_the_clock():
     window does not hide; on the CPU, all of it): an honest host-bound retry whose calls
     rose to 1.5 ms, its host time to 1.6 ms, stands clean, though the rise is over half
     of the 2 ms the first attempt's flag saw."""
-    class SlowRetry(SpellSamples):
+    class SlowRetry(SpellWorker):
         spell = 1
 
-        def _sample(self, *args, **kwargs):
-            reply = super()._sample(*args, **kwargs)
+        def answer(self, k, ahead):
+            reply, rt = super().answer(k, ahead)
             if self.calibrations < self.spell:
-                return reply
-            return reply | {"ns": 1_500_000.0, "rt": 1_550_000.0, "host_ns": 1_600_000.0}
+                return reply, rt
+            return reply | {"ns": 1_500_000.0, "host_ns": 1_600_000.0}, 1_550_000.0
 
-    judge, result = _retried(SlowRetry)
-    assert judge.calibrations == 1 and result.flags == []
+    host, result = _retried(SlowRetry)
+    assert host.channel.calibrations == 1 and result.flags == []
     assert result.stats["median"] == pytest.approx(1_500_000.0)
 
 
@@ -790,17 +803,17 @@ def test_work_moved_into_the_timed_region_on_a_retry_keeps_the_flags():
     """A submission that hides 2 ms a call off the clock until a flag, then turns honest
     once the case is timed again (its calls now 2 ms longer on the events): a slow host
     lengthens the judge's clock, not the events, so the first attempt's flags stand."""
-    class Turncoat(SpellSamples):
+    class Turncoat(SpellWorker):
         spell = 1
 
-        def _sample(self, *args, **kwargs):
-            reply = super()._sample(*args, **kwargs)
+        def answer(self, k, ahead):
+            reply, rt = super().answer(k, ahead)
             if self.calibrations >= self.spell:  # honest now: the work on the events
-                reply = reply | {"ns": reply["ns"] + self.extra, "rt": reply["rt"] + self.extra}
-            return reply
+                reply, rt = reply | {"ns": reply["ns"] + self.extra}, rt + self.extra
+            return reply, rt
 
-    judge, result = _retried(Turncoat)
-    assert judge.calibrations == 1 and len(result.integrity["retried"]) == 1
+    host, result = _retried(Turncoat)
+    assert host.channel.calibrations == 1 and len(result.integrity["retried"]) == 1
     assert any("the work moved into it" in f for f in result.flags)
     assert any("outside the timed region" in f for f in result.flags)  # the first's
     assert result.score_ns == pytest.approx(2_006_000.0, rel=0.01)
@@ -824,41 +837,19 @@ def test_settings_refuse_negative_noise_retries(tmp_path):
         Settings.load(config)
 
 
-class LongSleepSamples(WindowSamples):
-    """WindowSamples behind a 20 ms window slept whole (nvfp4's and mxfp4's, where a call
-    that waits for the GPU stretches its sleep to the window), on a GPU whose sleep the
-    judge can time (`_sleep_ns_per_cycle`: the stretches in `timed`, one per timing, as
-    the samples start and end; the worker's sleeps run `stretch` longer)."""
-
-    measured, timed = True, None
-
-    def __init__(self, ns: list[float], settings: Settings) -> None:
-        super().__init__(ns, settings)
-        self.timed_sleeps = []
-
-    def _window_us(self) -> float:
-        return 20_000.0
-
-    def _ahead_cycles(self, window_us, host_ns, calls) -> int:
-        return 39_600_000
-
-    def _measures_sleep(self) -> bool:
-        return self.measured
-
-    def _sleep_ns_per_cycle(self, cycles: int) -> float:
-        stretch = (self.timed or (self.stretch, self.stretch))[len(self.timed_sleeps)]
-        self.timed_sleeps.append(cycles)
-        return stretch * 1e3 / 1980.0
-
-
-def _long_sleep(measured, stretch, hidden, timed=None):
-    judge = type("Judge", (LongSleepSamples,), {"stretch": stretch, "hidden": hidden,
-                                                "measured": measured, "timed": timed})
-    ns = [6_000.0] * 41
-    made = []
-    result = _timed(ns, max_calls=30, judge=lambda settings: made.append(judge(ns, settings))
-                    or made[-1])
-    return made[0], result.integrity["scored_clocks"]
+def _long_sleep(measured: bool, stretch: float, hidden: float, timed=None, **task_timing):
+    """A case behind a 20 ms window slept whole (nvfp4's and mxfp4's, where a call that
+    waits for the GPU stretches its sleep to the window), on a GPU whose sleep the judge
+    can time (`timed`: the stretches of its two timings, as the samples start and end;
+    the worker's sleeps run `stretch` longer): the device and the scored clocks' record."""
+    settings = _cpu_settings(max_calls=30)
+    settings.timing.min_ahead_us = 20_000.0  # the whole window a sample
+    host = _windowed(settings, 20_000.0, **task_timing)
+    settings.integrity.sleep_measured = measured
+    host.device.sleeps, host.device.stretch = timed, stretch
+    host.channel.ns, host.channel.stretch, host.channel.hidden = [6_000.0] * 41, stretch, hidden
+    result = _time(host)
+    return host.device, result.integrity.get("scored_clocks")
 
 
 @pytest.mark.parametrize("measured,stretch,hidden,flagged", [
@@ -873,11 +864,11 @@ def test_a_sleep_the_judge_times_itself_leaves_little_room(measured, stretch, hi
     sleep_slack_measured (2%) of it, not a quarter of its cycles at the maximum clock: work
     off the clock on scored samples only no longer fits in the slack of a 20 ms sleep
     (CPU settings here: 1 ms allowed)."""
-    judge, scored = _long_sleep(measured, stretch, hidden)
+    device, scored = _long_sleep(measured, stretch, hidden)
     assert scored["flagged"] is flagged, scored
     assert scored["sleep"]["measured"] is measured
     assert scored["sleep"]["slack"] == (0.02 if measured else 0.25)
-    assert judge.timed_sleeps == ([39_600_000] * 2 if measured else [])
+    assert device.timed_sleeps == ([39_600_000] * 2 if measured else [])
     if measured:
         assert scored["sleep"]["ns_per_cycle"] == pytest.approx(stretch * 1e3 / 1980.0)
 
@@ -885,13 +876,8 @@ def test_a_sleep_the_judge_times_itself_leaves_little_room(measured, stretch, hi
 def test_no_sleep_is_timed_where_the_contests_fill_replaces_it():
     """timing.window_fill_bytes: the fill's length is not the judge's figure, so the scored
     samples' clocks are not compared, and the judge times no sleep of its own for them."""
-    judge = type("Judge", (LongSleepSamples,), {"stretch": 1.0, "hidden": 0.0,
-                                                "_fill_bytes": lambda self: 1 << 28})
-    ns = [6_000.0] * 41
-    made = []
-    result = _timed(ns, max_calls=30, judge=lambda settings: made.append(judge(ns, settings))
-                    or made[-1])
-    assert made[0].timed_sleeps == [] and "scored_clocks" not in result.integrity
+    device, scored = _long_sleep(True, 1.0, 0.0, window_fill_bytes=1 << 28)
+    assert device.timed_sleeps == [] and scored is None
 
 
 @pytest.mark.parametrize("timed,rate,slack", [

@@ -270,14 +270,14 @@ def test_gpu_workers_get_the_same_sandbox_as_cpu_workers():
     Landlock on the H200)."""
     from harness.judging.sandbox import landlock
     from harness.judging.sandbox.containment import build_policy, expected_containment
-    from harness.judging.sandbox.sandbox import contain
+    from harness.judging.sandbox.sandbox import Folders, contain
     from harness.settings import Settings
 
     settings = Settings.load().worker
     assert expected_containment(settings, "cuda").level == expected_containment(settings).level
     policy = build_policy(Path(tempfile.mkdtemp()), [], [], "cuda", [])
     assert not any(str(p).startswith("/dev/shm") for p in policy.write)
-    env, limits, contained = contain(settings, "cuda", Path(tempfile.mkdtemp()), [], [])
+    env, limits, contained = contain(settings, "cuda", Folders(Path(tempfile.mkdtemp())))
     if landlock.abi_version() >= 1:
         assert limits.ruleset is not None and limits.drop_capabilities
     limits.close()

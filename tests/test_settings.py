@@ -9,7 +9,7 @@ def test_defaults_follow_the_evaluation_protocol():
     timing = Settings.load().timing
     assert timing.sync == "device" and timing.warm == "torch" and timing.host_launch == "hidden"
     assert timing.rehearse is True
-    assert timing.rehearse_late is True  # on GPU runs (Sampling._late); runs 95-103
+    assert timing.rehearse_late is True  # on GPU runs (Sampling.late); runs 95-103
     assert Settings.load().integrity.sleep_measured is True  # GPU runs; run 99
 
 

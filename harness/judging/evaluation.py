@@ -17,7 +17,7 @@ from pathlib import Path
 from harness import __version__, bytecode
 from harness.consts import Status
 from harness.judging.foreign import MARK, NOT_APPLIED, run_foreign
-from harness.judging.judge import Judge, PhaseSpec, Progress
+from harness.judging.judge import Entry, Judge, PhaseSpec, Progress
 from harness.judging.preparation import Prepared, UsageError
 from harness.judging.sandbox.containment import expected_containment, refusals
 from harness.judging.sandbox.leftovers import make_folder, sweep_once
@@ -68,31 +68,10 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
     settings = settings.for_device(device.kind)
     started = time.monotonic()
     sweep_once()  # what a killed run left: its worker's scratch, its run and shm folders
-    evaluation = Evaluation(
-        task={"name": task.name, "path": str(task.root), "content_hash": task.content_hash,
-              "ranking_by": task.ranking_by},
-        submission={"file": str(request.file), "name": Path(request.file).name,
-                    "sha256": hashlib.sha256(prepared.source.encode()).hexdigest(),
-                    "code": prepared.source,
-                    "directives": {"leaderboard": prepared.directives.leaderboard,
-                                   "gpus": prepared.directives.gpus}},
-        device=device.to_dict(),
-        mode=request.mode,
-        started=_now(),
-        screen=[f.to_dict() for f in screen(prepared.source)],
-        warnings=list(prepared.warnings),
-        harness={"version": __version__, "python": platform.python_version(),
-                 "platform": platform.platform(),
-                 "containment": expected_containment(settings.worker, device.kind).to_dict(),
-                 "head_start": False, "process_age_s": process_age()},
-    )
+    evaluation = _new_evaluation(prepared, settings)
     specs = phase_specs(prepared, settings)
-    try:
-        ast.parse(prepared.source, filename=Path(request.file).name)
-    except SyntaxError as exc:
-        where = f"line {exc.lineno}" + (f", column {exc.offset}" if exc.offset else "")
-        text = f"\n    {exc.text.rstrip()}" if exc.text else ""
-        evaluation.load_error = load_error_verdict("syntax_error", f"{exc.msg} ({where}){text}")
+    evaluation.load_error = _syntax_error(prepared.source, Path(request.file).name)
+    if evaluation.load_error is not None:
         return _finish(evaluation, started)
     # A folder with its own evaluator runs that instead: its worker is stopped at once,
     # so that no idle GPU context sits beside the evaluation.
@@ -113,41 +92,12 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
         worker_dir = task.stage(work / "worker", Path(request.file), for_worker=True,
                                 text=prepared.source)
         reference = import_reference(task, judge_dir)
-        judge = Judge(task, reference, device, settings, Path(request.file), worker_dir,
-                      secret=request.secret, progress=progress, started=early,
+        entry = Entry(Path(request.file), worker_dir, request.secret, started=early,
                       shm_root=head.shm_root if early is not None else None,
                       compile_cache=cache)
+        judge = Judge(task, reference, device, settings, entry, progress)
         early = None  # the judge's now: judge.close() stops it
-        try:
-            judge_started = time.monotonic()
-            first = next((spec.cases[0] for spec in specs if spec.cases), None)
-            ready = judge.start(specs[0].timeout, warm_case=first)
-            evaluation.startup_seconds = time.monotonic() - judge_started
-            if ready:
-                for spec in specs:
-                    phase = judge.run_phase(spec)
-                    evaluation.phases.append(phase)
-                    if any(c.status == Status.TIMED_OUT for c in phase.cases):
-                        evaluation.warnings.append(
-                            "later phases were not run: this one timed out")
-                        break
-            evaluation.load_error = judge.load_error if not evaluation.phases else None
-        finally:
-            judge.close()
-        evaluation.worker_output = judge.worker_output
-        if judge.cpus is not None:
-            evaluation.harness["cpus"] = judge.cpus.to_dict()
-        if judge.held is not None:
-            evaluation.harness["held_cpu"] = judge.held
-        if judge.memory_cap is not None:
-            evaluation.harness["memory_cap_bytes"] = judge.memory_cap
-        evaluation.warnings += judge.warnings
-        _note_containment(evaluation, judge.containment, judge.worker_output)
-        if judge.stray_pids:
-            evaluation.warnings.append(
-                f"killed {len(judge.stray_pids)} process(es) the submission left running")
-        if judge.base_calibration is not None:
-            evaluation.calibration = vars(judge.base_calibration)
+        _run_judge(judge, specs, evaluation)
     finally:
         if early is not None:  # the task could not be staged or imported
             early.close()
@@ -158,6 +108,75 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
             if tidied:
                 evaluation.warnings.append(tidied)
     return _finish(evaluation, started)
+
+
+def _new_evaluation(prepared: Prepared, settings: Settings) -> Evaluation:
+    """The result as it stands before anything runs: the task, the submission, the device,
+    the static screen, the harness."""
+    request, task, device = prepared.request, prepared.task, prepared.device
+    return Evaluation(
+        task={"name": task.name, "path": str(task.root), "content_hash": task.content_hash,
+              "ranking_by": task.ranking_by},
+        submission={"file": str(request.file), "name": Path(request.file).name,
+                    "sha256": hashlib.sha256(prepared.source.encode()).hexdigest(),
+                    "code": prepared.source,
+                    "directives": {"leaderboard": prepared.directives.leaderboard,
+                                   "gpus": prepared.directives.gpus}},
+        device=device.to_dict(),
+        mode=request.mode,
+        started=_now(),
+        screen=[f.to_dict() for f in screen(prepared.source)],
+        warnings=list(prepared.warnings),
+        harness={"version": __version__, "python": platform.python_version(),
+                 "platform": platform.platform(),
+                 "containment": expected_containment(settings.worker, device.kind).to_dict(),
+                 "head_start": False, "process_age_s": process_age()},
+    )
+
+
+def _syntax_error(source: str, name: str) -> dict | None:
+    """The verdict of a submission Python cannot parse, None for one it can."""
+    try:
+        ast.parse(source, filename=name)
+    except SyntaxError as exc:
+        where = f"line {exc.lineno}" + (f", column {exc.offset}" if exc.offset else "")
+        text = f"\n    {exc.text.rstrip()}" if exc.text else ""
+        return load_error_verdict("syntax_error", f"{exc.msg} ({where}){text}")
+    return None
+
+
+def _run_judge(judge: Judge, specs: list[PhaseSpec], evaluation: Evaluation) -> None:
+    """Start the judge's worker, run the phases (until one times out), close the judge, and
+    add what it learned to `evaluation`."""
+    try:
+        judge_started = time.monotonic()
+        first = next((spec.cases[0] for spec in specs if spec.cases), None)
+        ready = judge.start(specs[0].timeout, warm_case=first)
+        evaluation.startup_seconds = time.monotonic() - judge_started
+        if ready:
+            for spec in specs:
+                phase = judge.run_phase(spec)
+                evaluation.phases.append(phase)
+                if any(c.status == Status.TIMED_OUT for c in phase.cases):
+                    evaluation.warnings.append("later phases were not run: this one timed out")
+                    break
+        evaluation.load_error = judge.load_error if not evaluation.phases else None
+    finally:
+        judge.close()
+    evaluation.worker_output = judge.worker_output
+    if judge.cpus is not None:
+        evaluation.harness["cpus"] = judge.cpus.to_dict()
+    if judge.held is not None:
+        evaluation.harness["held_cpu"] = judge.held
+    if judge.memory_cap is not None:
+        evaluation.harness["memory_cap_bytes"] = judge.memory_cap
+    evaluation.warnings += judge.warnings
+    _note_containment(evaluation, judge.containment, judge.worker_output)
+    if judge.stray_pids:
+        evaluation.warnings.append(
+            f"killed {len(judge.stray_pids)} process(es) the submission left running")
+    if judge.base_calibration is not None:
+        evaluation.calibration = vars(judge.base_calibration)
 
 
 def _compile_cache(prepared: Prepared, settings: Settings, head: HeadStart | None,
@@ -173,11 +192,9 @@ def _compile_cache(prepared: Prepared, settings: Settings, head: HeadStart | Non
 def _own_evaluator(prepared: Prepared, settings: Settings, specs: list[PhaseSpec],
                    evaluation: Evaluation, progress: Progress | None) -> Evaluation:
     """A folder whose own eval.py judges: run it contained, mark the result as such."""
-    task, request = prepared.task, prepared.request
+    task = prepared.task
     started = time.monotonic()
-    evaluation.phases, tail, report, cap = run_foreign(task, Path(request.file), specs,
-                                                       settings, prepared.device.kind,
-                                                       request.secret, progress)
+    evaluation.phases, tail, report, cap = run_foreign(prepared, specs, settings, progress)
     if cap:
         evaluation.harness["memory_cap_bytes"] = cap
     evaluation.startup_seconds = 0.0

@@ -12,19 +12,22 @@ from __future__ import annotations
 import math
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.consts import Status
 from harness.judging.phases import PhaseSpec, Progress
 from harness.judging.sandbox import landlock
 from harness.judging.sandbox.leftovers import make_folder
 from harness.judging.sandbox.memory_cap import gb_to_bytes, whole_process_cap
-from harness.judging.sandbox.sandbox import contain
+from harness.judging.sandbox.sandbox import Folders, contain
 from harness.judging.seeds import SeedPlan
-from harness.loading.popcorn import EvalRun, run_eval, stage_all
-from harness.loading.task_folder import Task
+from harness.loading.popcorn import EvalRun, Launch, run_eval, stage_all
 from harness.results.document import CaseResult, PhaseResult
 from harness.scores import combine
 from harness.settings import Settings
+
+if TYPE_CHECKING:
+    from harness.judging.preparation import Prepared
 
 NOT_APPLIED = [
     "fresh inputs every call (the evaluator chooses its inputs)",
@@ -35,23 +38,23 @@ NOT_APPLIED = [
 MARK = "the task's own evaluator"
 
 
-def run_foreign(task: Task, submission: Path, specs: list[PhaseSpec], settings: Settings,
-                device: str, secret: bytes | None,
+def run_foreign(prepared: Prepared, specs: list[PhaseSpec], settings: Settings,
                 progress: Progress | None = None,
                 ) -> tuple[list[PhaseResult], str, landlock.Report | None, int | None]:
     """Each phase through the task's evaluator, contained as a worker is (on the CPU its
     address space capped from its start: what the judge maps plus the setting, since the
     harness cannot enter it before the submission's import): the phases, the evaluator's
     output, what the sandbox enforced, and the address-space cap (None: none)."""
+    task, device, secret = prepared.task, prepared.device.kind, prepared.request.secret
     progress = progress or Progress()
     scratch = make_folder("foreign")
     outputs: list[str] = []
     phases: list[PhaseResult] = []
     limits, report = None, None
     try:
-        staged = stage_all(task, submission, scratch / "task")
+        staged = stage_all(task, Path(prepared.request.file), scratch / "task")
         extra = gb_to_bytes(settings.worker.cpu_memory_limit_gb) if device == "cpu" else 0
-        env, limits, report = contain(settings.worker, device, scratch, [staged], [],
+        env, limits, report = contain(settings.worker, device, Folders(scratch, [staged]),
                                       address_space=whole_process_cap(extra))
         for spec in specs:
             progress.phase_start(spec)
@@ -60,8 +63,8 @@ def run_foreign(task: Task, submission: Path, specs: list[PhaseSpec], settings: 
             run_env = dict(env)
             if spec.seeds == "secret" and secret is not None:
                 run_env["POPCORN_SEED"] = str(SeedPlan(0, secret, stream="own-evaluator").seed(0))
-            run = run_eval(staged, mode, spec.cases, spec.timeout, env=run_env, main=task.main,
-                           preexec_fn=limits.apply)
+            run = run_eval(staged, mode, spec.cases, spec.timeout, main=task.main,
+                           launch=Launch(run_env, limits.apply))
             outputs.append(f"$ python {task.main} {mode}\n{run.output}")
             phase = to_phase(run, spec, task.ranking_by)
             for case in phase.cases:

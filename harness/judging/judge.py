@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +29,12 @@ from harness.judging.measure.cpus import (
     plan,
     wants_hold,
 )
-from harness.judging.measure.devices import ClockReading, DeviceInfo, Flusher
+from harness.judging.measure.devices import DeviceInfo, Flusher
 from harness.judging.measure.integrity import (
     Calibration,
     clock_note,
 )
-from harness.judging.measure.sampling import Sampling, calibration_of
+from harness.judging.measure.sampling import CaseRun, Sampling
 from harness.judging.measure.timing import (
     Laps,
     judge_spin_seconds,
@@ -55,6 +55,7 @@ from harness.judging.verdicts import (
     FATAL,
     STATUS_BY_KIND,
     CaseFailure,
+    compile_reason,
     load_error_verdict,
     worker_start_verdict,
 )
@@ -77,25 +78,32 @@ from harness.scores import combine
 from harness.settings import Settings
 
 
-class Judge(Sampling):
-    """Runs phases of cases against a worker that holds the submission (the samples
-    themselves: `Sampling`)."""
+@dataclass
+class Entry:
+    """The submission as the judge runs it, and what its first worker starts with."""
 
-    def __init__(
-        self, task: Task, reference: Reference, device: DeviceInfo, settings: Settings,
-        submission: Path, worker_staging: Path, secret: bytes | None = None,
-        progress: Progress | None = None, clock: Callable[[], float] = time.perf_counter,
-        started: WorkerProcess | None = None, shm_root: Path | None = None,
-        compile_cache: CompileCache | None = None,
-    ) -> None:
-        """`started`: a worker already starting (head_start.py) with `worker_staging` and
-        `shm_root` in its sandbox's rules; the first `start` uses it instead of a new one.
-        `compile_cache`: the submission's compiler-cache folder (compile_cache.py), held
-        by the caller, for the workers it starts."""
+    file: Path  # as the user named it: messages name it
+    staging: Path  # the worker's staged task folder, the submission in it
+    secret: bytes | None = None  # the leaderboard's: the secret phases' seeds
+    # a worker already starting (head_start.py) with `staging` and `shm_root` in its
+    # sandbox's rules: the first `Judge.start` uses it instead of a new one
+    started: WorkerProcess | None = None
+    shm_root: Path | None = None  # the run's shared-memory folder (None: a new one)
+    # the submission's compiler-cache folder (compile_cache.py), held by the caller, for
+    # the workers the judge starts
+    compile_cache: CompileCache | None = None
+
+
+class Judge:
+    """Runs phases of cases against a worker that holds the submission (the samples
+    themselves: `Sampling`, which reads the judge through `SamplingHost`)."""
+
+    def __init__(self, task: Task, reference: Reference, device: DeviceInfo,
+                 settings: Settings, entry: Entry, progress: Progress | None = None) -> None:
         self.task, self.ref, self.device, self.settings = task, reference, device, settings
-        self.submission, self.staging, self.secret = submission, worker_staging, secret
+        self.submission, self.staging, self.secret = entry.file, entry.staging, entry.secret
         self.progress = progress or Progress()
-        self.clock = clock
+        self.clock = time.perf_counter
         self.worker: WorkerProcess | None = None
         self.channel: Channel | None = None
         self.restarts = 0
@@ -103,14 +111,14 @@ class Judge(Sampling):
         self.load_error: dict[str, Any] | None = None
         self.memory_cap: int | None = None  # the CPU worker's RLIMIT_AS (memory_cap.py)
         self.flusher = Flusher(device, settings.timing.l2_flush_factor, settings.timing.cpu_flush_bytes)
-        self.shm_root = shm_root or shm_folder()
-        self._started = started
-        self.compile_cache = compile_cache
+        self.shm_root = entry.shm_root or shm_folder()
+        self._started = entry.started
+        self.compile_cache = entry.compile_cache
         self.worker_output = {"stdout": "", "stderr": ""}
         self.warnings: list[str] = []
         self.stray_pids: list[int] = []
         self.containment = None  # the sandbox's report (harness.judging.sandbox.landlock.Report)
-        self.clock_reading: ClockReading | None = None
+        self.sampling = Sampling(self)
         self.cpus: CpuPlan | None = None
         self._cpus_before: set[int] | None = None
         self.held: int | None = None  # the worker's calling thread's CPU (worker.hold_cpu)
@@ -156,25 +164,38 @@ class Judge(Sampling):
         `warm_case` while the worker starts, so that its one-off costs overlap the
         worker's start-up instead of adding to the first case. A worker that cannot start,
         or ends before the submission is loaded, is the harness's side (`worker_start`)."""
-        w, self._started = self._started, None
-        if w is None or self.cpus is not None:
-            if w is not None:
-                w.close()  # started before the judge chose the worker's core
-            if self.compile_cache is not None:  # a build lock the last worker left
-                self.compile_cache.clear_if_alone()
-            w = WorkerProcess(self.settings.worker, self.device.kind,
-                              cpus=self.cpus.worker if self.cpus else None,
-                              readable=[self.staging], writable=[self.shm_root],
-                              compile_cache=self.compile_cache and self.compile_cache.folder)
-            self.worker = w
-            try:
-                w.start()
-            except (OSError, subprocess.SubprocessError) as exc:  # fork, exec, the sandbox
-                self._worker_could_not_start(Status.CRASHED,
-                                             f"the worker could not be started: {exc}")
-                return False
+        w = self._started_worker()
+        if w is None:
+            return False
         self.worker = w
         self.containment = w.containment
+        return self._make_ready(w, timeout, warm_case) and self._load(w, timeout)
+
+    def _started_worker(self) -> WorkerProcess | None:
+        """The head start's worker, or a new one started now; None (with `load_error`)
+        where none could be started."""
+        w, self._started = self._started, None
+        if w is not None and self.cpus is None:
+            return w
+        if w is not None:
+            w.close()  # started before the judge chose the worker's core
+        if self.compile_cache is not None:  # a build lock the last worker left
+            self.compile_cache.clear_if_alone()
+        w = WorkerProcess(self.settings.worker, self.device.kind,
+                          cpus=self.cpus.worker if self.cpus else None,
+                          readable=[self.staging], writable=[self.shm_root],
+                          compile_cache=self.compile_cache and self.compile_cache.folder)
+        self.worker = w
+        try:
+            w.start()
+        except (OSError, subprocess.SubprocessError) as exc:  # fork, exec, the sandbox
+            self._worker_could_not_start(Status.CRASHED, f"the worker could not be started: {exc}")
+            return None
+        return w
+
+    def _make_ready(self, w: WorkerProcess, timeout: float, warm_case: dict | None) -> bool:
+        """Send the worker its settings, wait until it is ready, and calibrate on no-ops
+        before the import; False (with `load_error`) where it failed or ended."""
         try:
             self._send_start(w)
             if warm_case is not None and self.settings.worker.warm_reference \
@@ -186,8 +207,7 @@ class Judge(Sampling):
                 return False
             cap = ready.get("memory_cap_bytes")
             self.memory_cap = cap if isinstance(cap, int) and not isinstance(cap, bool) else None
-            self.base_calibration = calibration_of(  # no-ops: no submission code yet
-                [self._noop_gap(timeout) for _ in range(self.settings.timing.calibration_calls)])
+            self.base_calibration = self.sampling.calibrate_before_import(timeout)
         except WorkerDied:
             self._worker_could_not_start(Status.CRASHED, w.exit_description("as it started"))
             return False
@@ -200,6 +220,10 @@ class Judge(Sampling):
         except CaseFailure as exc:
             self._worker_could_not_start(Status.CRASHED, exc.message)
             return False
+        return True
+
+    def _load(self, w: WorkerProcess, timeout: float) -> bool:
+        """Have the worker import the submission; False (with `load_error`) if it fails."""
         try:
             w.send({"op": "load"})
             loaded = w.recv(timeout)
@@ -232,7 +256,7 @@ class Judge(Sampling):
             "warm": self.settings.timing.warm,
             "window_fill_bytes": window_fill_bytes(self.settings.timing, self.task.timing,
                                                    self.device.kind),
-            "flush_bytes": self.flusher.nbytes if self._late() else 0,
+            "flush_bytes": self.flusher.nbytes if self.sampling.late() else 0,
             "mask_cpu_inputs": self.settings.timing.mask_cpu_inputs,
             "gc_freeze": self.settings.worker.gc_freeze,
             "hold_cpu": self.held,
@@ -261,7 +285,7 @@ class Judge(Sampling):
     def stop(self) -> None:
         # A clock reading still running is the judge's own child: end it before the
         # worker's strays are killed, or it would be counted as one of them.
-        self._drop_clock_reading()
+        self.sampling.drop_clock_reading()
         if self._started is not None:  # a head start no phase came to use
             self._started.close()
             self._started = None
@@ -297,6 +321,13 @@ class Judge(Sampling):
         if self.worker is not None:
             out, err = self.worker.output()
             self.worker_output = {"stdout": out, "stderr": err}
+
+    def explain_compile_error(self, message: str) -> str:
+        """A compile error's message, with what the compiler said in the worker's stderr."""
+        self._collect_output()
+        return compile_reason(message, self.worker_output["stderr"],
+                              str(self.staging / self.task.submission_name),
+                              self.submission.name, self.device.capability or "?")
 
     def _fault(self, exc: Exception) -> tuple[str, str]:
         if isinstance(exc, WorkerTimeout):
@@ -363,11 +394,11 @@ class Judge(Sampling):
 
     # -- one case -------------------------------------------------------------------
     def _run_case(self, spec: PhaseSpec, index: int, case: dict, deadline: float) -> CaseResult:
-        self._drop_clock_reading()  # never another case's reading
+        self.sampling.drop_clock_reading()  # never another case's reading
         laps = Laps(self.clock)
         secret = self.secret if spec.seeds == "secret" else None
         plan = SeedPlan(int(case.get("seed", 0)), secret, stream=spec.name)
-        data = self._generate(case, plan, 0)
+        data = self.generate(case, plan, 0)
         try:
             template = self.ref.reference(clone(data))
         except Exception as exc:  # noqa: BLE001 - the task's own code failed
@@ -389,18 +420,18 @@ class Judge(Sampling):
         self._expect_ack(deadline)
         laps.lap("sharing")
         result = CaseResult(index, case, Status.PASSED, wall_parts=laps.parts)
+        run = CaseRun(case, plan, box, deadline, laps)
         try:
-            calibration = self._calibrate(deadline, box) if spec.timed else None
+            calibration = self.sampling.calibrate(deadline, box) if spec.timed else None
             laps.lap("calibration")
-            first = self._first_call(box, case, plan, data, deadline)
+            first = self._first_call(run, data)
             laps.lap("first_call")
             result.checked_calls = per
             if spec.profile:
                 self._profile_case(index, case, plan, box.slots, deadline, result)
                 laps.lap("profile")
             if spec.timed:
-                result = self._time_retrying(spec, case, plan, box, deadline, calibration,
-                                             first, result, laps)
+                result = self.sampling.time_case(run, calibration, first, result)
         except CaseFailure as exc:
             if not (exc.fatal or exc.status in FATAL):
                 self._release(deadline)
@@ -411,13 +442,14 @@ class Judge(Sampling):
         laps.lap("clock_reading")
         return result
 
-    def _first_call(self, box: CaseBuffers, case: dict, plan: SeedPlan, data: Any,
-                    deadline: float) -> dict:
-        """The first (checked, untimed) sample. An output laid out unlike the reference
-        (another dtype or shape) is not wrong in itself: the task's check decides. The
-        judge then shares buffers of the submission's layout and calls again."""
+    def _first_call(self, run: CaseRun, data: Any) -> dict:
+        """The first (checked, untimed) sample, on the case's own input `data`. An output
+        laid out unlike the reference (another dtype or shape) is not wrong in itself: the
+        task's check decides. The judge then shares buffers of the submission's layout and
+        calls again."""
+        box = run.box
         try:
-            return self._sample(box, case, plan, 0, 0, deadline, "the first call", first=data)
+            return self.sampling.sample(run, 0, 0, "the first call", first=data)
         except OutputLayout as layout:
             limit = max(4 * nbytes(box.template), 64 << 20)
             template = layout_template(layout.layout, self.device.kind, limit)
@@ -426,9 +458,9 @@ class Judge(Sampling):
             box.relayout(template)
             self._share(box.alloc, {"op": "outputs", "outputs": box.wire_outputs(),
                                     "expected": describe(template)})
-            self._expect_ack(deadline)
-            return self._sample(box, case, plan, 0, 0, deadline, "the first call", first=data,
-                                relayout=False)
+            self._expect_ack(run.deadline)
+            return self.sampling.sample(run, 0, 0, "the first call", first=data,
+                                        relayout=False)
 
     def _share(self, alloc: SharedAllocator, message: dict) -> None:
         """Send a message naming shared buffers, with the descriptors of new GPU arenas."""
@@ -441,7 +473,8 @@ class Judge(Sampling):
         self.worker.send({"op": "release"})
         self._expect_ack(deadline + 30)
 
-    def _generate(self, case: dict, plan: SeedPlan, call: int) -> Any:
+    def generate(self, case: dict, plan: SeedPlan, call: int) -> Any:
+        """The inputs of call number `call` of `case`, made by the task's own code."""
         kwargs = dict(case)
         kwargs["seed"] = plan.seed(call)
         try:
@@ -461,7 +494,7 @@ class Judge(Sampling):
 
     def _note_clocks(self, case: dict, result: CaseResult) -> None:
         """Store the SM clock read as the case's timed calls ended; warn if it throttled."""
-        reading, self.clock_reading = self.clock_reading, None
+        reading = self.sampling.take_clock_reading()
         if reading is None:
             return
         record, warning = clock_note(case, reading.result(), self.settings.timing.throttle_ratio)
@@ -479,7 +512,7 @@ class Judge(Sampling):
 
         settings = self.settings.profile
         for i, slot in enumerate(slots):
-            fill_slot(slot, self._generate(case, plan, i + 1))
+            fill_slot(slot, self.generate(case, plan, i + 1))
         self.worker.send({"op": "profile", "calls": settings.calls, "rows": settings.rows})
         reply = self.worker.recv(max(deadline - self.clock(), 1.0))
         if reply.get("event") == Event.ERROR:

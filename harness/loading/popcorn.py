@@ -87,11 +87,19 @@ class EvalRun:
                 for i in range(count)]
 
 
+@dataclass
+class Launch:
+    """How an evaluator's process starts: its environment (None: this process's) and what
+    runs in it between fork and exec (a worker's limits and sandbox)."""
+
+    env: dict[str, str] | None = None
+    preexec_fn: Callable[[], None] | None = None
+
+
 def run_eval(staged: Path, mode: str, cases: list[dict[str, Any]], timeout: float,
-             env: dict[str, str] | None = None, main: str = "eval.py",
-             preexec_fn: Callable[[], None] | None = None,
-             python: str = sys.executable) -> EvalRun:
+             main: str = "eval.py", launch: Launch | None = None) -> EvalRun:
     """Run `python MAIN MODE cases.txt` in `staged` with `POPCORN_FD` on a pipe."""
+    env = launch.env if launch is not None else None
     if mode not in EVAL_MODES:
         raise ValueError(f"unknown evaluator mode {mode!r}")
     cases_file = staged / f"{mode}_cases.txt"
@@ -99,10 +107,11 @@ def run_eval(staged: Path, mode: str, cases: list[dict[str, Any]], timeout: floa
     read_fd, write_fd = os.pipe()
     run_env = dict(os.environ if env is None else env, POPCORN_FD=str(write_fd))
     started = time.monotonic()
-    proc = subprocess.Popen([python, main, mode, cases_file.name], cwd=staged, env=run_env,
+    proc = subprocess.Popen([sys.executable, main, mode, cases_file.name], cwd=staged, env=run_env,
                             pass_fds=[write_fd], stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True, preexec_fn=preexec_fn)
+                            start_new_session=True,
+                            preexec_fn=launch.preexec_fn if launch is not None else None)
     os.close(write_fd)
     report_chunks: list[bytes] = []
     reader = _Drain(read_fd, report_chunks)

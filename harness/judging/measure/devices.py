@@ -1,4 +1,5 @@
-"""The run device: which one, its name and clocks, and the cache flush between calls."""
+"""The run device: which one, its name and clocks, waiting for it and timing its sleep, and
+the cache flush between calls."""
 
 from __future__ import annotations
 
@@ -59,6 +60,31 @@ class DeviceInfo:
             "memory_bytes": self.memory_bytes, "clocks": self.clocks, "software": self.software,
             "uuid": self.uuid,
         }
+
+    def synchronize(self) -> None:
+        """Wait until the GPU is idle; nothing to wait for on the CPU."""
+        if self.kind == "cuda":
+            torch.cuda.synchronize()
+
+    def sleep_ns_per_cycle(self, cycles: int) -> float:
+        """The GPU sleep's length per cycle (ns), as this process times `cycles` of it in
+        its own context now: the shorter of two (a submission's GPU work still running would
+        lengthen one; nothing of the worker's should run between samples)."""
+        rates = []
+        for _ in range(2):
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            torch.cuda._sleep(cycles)
+            end.record()
+            end.synchronize()
+            rates.append(start.elapsed_time(end) * 1e6 / max(cycles, 1))
+        return min(rates)
+
+    def clock_reading(self) -> ClockReading | None:
+        """A reading of the GPU's clocks started now, collected later (`ClockReading`);
+        none on the CPU."""
+        return ClockReading(self.uuid or None) if self.kind == "cuda" else None
 
 
 def pick_device(requested: str | None) -> DeviceInfo:

@@ -3,9 +3,10 @@ inputs made, the previous sample's calls rehearsed untimed, the inputs written, 
 trip, every output checked), warm-up, the timed samples with their
 hidden window and probes, the two-clock check and the physics floor.
 
-`Sampling` is a part of `Judge` (harness.judging.judge), kept in its own module because
-it is the timing itself. It works on the judge's state (the worker's channel, the
-flusher, the reference, the settings, the clock) and adds none of its own.
+`Sampling` is the timing itself, kept apart from the judge (harness.judging.judge) that
+owns it: it works on the judge's state through `SamplingHost` (the worker's channel, the
+flusher, the reference, the settings, the clock) and keeps only the clock reading of the
+case it timed last.
 """
 
 from __future__ import annotations
@@ -13,16 +14,14 @@ from __future__ import annotations
 import math
 import secrets
 import statistics
-import time
 from collections import deque
-from collections.abc import Iterator
-from typing import Any
-
-import torch
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from harness.consts import Status
 from harness.judging.checking import output_sanity
-from harness.judging.measure.devices import ClockReading
+from harness.judging.measure.devices import ClockReading, DeviceInfo, Flusher
 from harness.judging.measure.integrity import (
     Calibration,
     ClockCheck,
@@ -39,6 +38,7 @@ from harness.judging.measure.integrity import (
 from harness.judging.measure.masking import copy_spans, draw_device, masks, xor_mask
 from harness.judging.measure.timing import (
     Laps,
+    Stats,
     StoppingRule,
     WarmUp,
     ahead_cycles,
@@ -48,16 +48,12 @@ from harness.judging.measure.timing import (
     summarize,
     window_fill_bytes,
 )
-from harness.judging.phases import PhaseSpec
+from harness.judging.phases import Progress
 from harness.judging.sandbox.sandbox import WorkerDied, WorkerTimeout
 from harness.judging.seeds import SeedPlan
-from harness.judging.verdicts import (
-    FATAL,
-    STATUS_BY_KIND,
-    CaseFailure,
-    compile_reason,
-)
+from harness.judging.verdicts import FATAL, STATUS_BY_KIND, CaseFailure
 from harness.judging.worker.buffers import CaseBuffers, OutputLayout
+from harness.judging.worker.channel import Channel
 from harness.judging.worker.protocol import Event, ProtocolError
 from harness.judging.worker.structure import (
     InputLayoutError,
@@ -68,50 +64,148 @@ from harness.judging.worker.structure import (
     tensors,
     twin,
 )
-from harness.loading.task_folder import TaskError
+from harness.loading.task_folder import Reference, Task, TaskError
 from harness.results.document import CaseResult
+from harness.settings import Settings
+
+
+class SamplingHost(Protocol):
+    """What `Sampling` needs of the judge (harness.judging.judge.Judge)."""
+
+    settings: Settings
+    task: Task  # its name, its `timing` section, its `peak_dtype`
+    device: DeviceInfo  # kind, name, clocks; synchronize, sleep_ns_per_cycle, clock_reading
+    ref: Reference  # check and work
+    flusher: Flusher
+    channel: Channel  # the current worker's: a fresh one after a restart
+    progress: Progress
+    base_calibration: Calibration | None  # the no-ops before the submission was imported
+    warnings: list[str]  # the run's warnings, added to
+    clock: Callable[[], float]  # seconds
+
+    def generate(self, case: dict, plan: SeedPlan, call: int) -> Any:
+        """The inputs of call number `call` of `case`."""
+
+    def explain_compile_error(self, message: str) -> str:
+        """A compile error's message, with what the compiler said in the worker."""
+
+
+@dataclass
+class CaseRun:
+    """One case as it is sampled: the case, its seeds, its shared buffers, the phase's
+    deadline (the judge's clock) and the laps of the case's wall time."""
+
+    case: dict
+    plan: SeedPlan
+    box: CaseBuffers
+    deadline: float
+    laps: Laps
+
+
+@dataclass
+class _Attempt:
+    """One attempt at timing a case: what it starts from, and its samples as taken."""
+
+    calibration: Calibration
+    window: float  # the hidden window (µs); 0: none
+    call: int  # the number of the next call
+    hosts: deque  # the worker's recent host times per call (ns): the sleep's length
+    longest: float = 0.0  # the longest sample so far (s, the judge's clock, rehearsal included)
+    rule: StoppingRule | None = None
+    started: float = 0.0  # the judge's clock as the timed samples began
+    sleep_before: float | None = None  # integrity.sleep_measured: as they began
+    timed: list[dict] = field(default_factory=list)  # the scored samples
+    probes: list[dict] = field(default_factory=list)
+    replies: list[dict] = field(default_factory=list)  # every timed sample, probes too
+
+    def took(self, reply: dict) -> None:
+        """Keep what a sample says about the next ones: its host time and its length."""
+        self.hosts.append(float(reply.get("host_ns", 0.0)))
+        self.longest = max(self.longest, reply["wall"])
 
 
 class Sampling:
     """The sampling half of the judge (see the module's docstring)."""
 
+    def __init__(self, judge: SamplingHost) -> None:
+        self.judge = judge
+        self.clock_reading: ClockReading | None = None  # the last timed case's, not collected
+
+    # -- what the judge asks ------------------------------------------------------------
+    def calibrate_before_import(self, timeout: float) -> Calibration:
+        """The pre-import calibration: `calibration_calls` no-ops, no submission code yet."""
+        calls = self.judge.settings.timing.calibration_calls
+        return calibration_of([self._noop_gap(timeout) for _ in range(calls)])
+
+    def calibrate(self, deadline: float, box: CaseBuffers | None = None) -> Calibration:
+        """The case's no-op gaps: `calibration_calls` of them, or, once
+        `calibration_seconds` have passed, no more than `calibration_min_calls`."""
+        timing, clock = self.judge.settings.timing, self.judge.clock
+        plain = self._plain_copies(box)  # before the clock: not the no-ops' time
+        started = clock()
+        timeout = max(deadline - started, 1.0)
+        replies: list[dict] = []
+        while len(replies) < timing.calibration_calls and (
+                len(replies) < timing.calibration_min_calls
+                or clock() - started < timing.calibration_seconds):
+            replies.append(self._noop_gap(timeout, box, plain))
+        return calibration_of(replies)
+
+    def late(self) -> bool:
+        """Whether `timing.rehearse_late` applies: GPU runs only (on the CPU there is no
+        second CUDA context to keep away, and the worker's own cache flush (32 MiB), in the
+        round trip, varies by 1-2 ms after a rehearsal on the 2-core CI machine, above the
+        two-clock allowance)."""
+        return self.judge.settings.timing.rehearse_late and self.judge.device.kind == "cuda"
+
+    def take_clock_reading(self) -> ClockReading | None:
+        """The clock reading started as the last case's timed calls ended, handed over."""
+        reading, self.clock_reading = self.clock_reading, None
+        return reading
+
+    def drop_clock_reading(self) -> None:
+        """Stop the clock reading started as a case's timed calls ended (`_time_case`),
+        where no result of it is wanted: another case, or the same case timed again
+        (nvidia-smi would still run through its calibration)."""
+        if self.clock_reading is not None:
+            self.clock_reading.cancel()
+            self.clock_reading = None
+
+    # -- the hidden window ----------------------------------------------------------------
     def _window_us(self) -> float:
-        return hidden_window_us(self.settings.timing, self.task.timing, self.device.kind)
+        j = self.judge
+        return hidden_window_us(j.settings.timing, j.task.timing, j.device.kind)
 
     def _fill_bytes(self) -> int:
-        return window_fill_bytes(self.settings.timing, self.task.timing, self.device.kind)
+        j = self.judge
+        return window_fill_bytes(j.settings.timing, j.task.timing, j.device.kind)
 
     def _sm_mhz(self) -> float:
         """The SM clock the hidden window is converted at (its maximum)."""
-        return self.device.clocks.get("sm_max_mhz") or 2000.0
+        return self.judge.device.clocks.get("sm_max_mhz") or 2000.0
 
-    def _ahead_cycles(self, window_us: float, host_ns: float, calls: int) -> int:
-        return ahead_cycles(window_us, host_ns, calls, self._sm_mhz(),
-                            self.settings.timing.min_ahead_us)
+    def _ahead(self, at: _Attempt, calls: int) -> int:
+        """The GPU sleep (cycles) before a scored sample's start event (`ahead_cycles`)."""
+        return ahead_cycles(at.window, max(at.hosts), calls, self._sm_mhz(),
+                            self.judge.settings.timing.min_ahead_us)
 
+    # -- round trips --------------------------------------------------------------------
     def _roundtrip(self, message: dict, timeout: float, flush: bool = True,
                    wake: bool = True) -> tuple[dict, float]:
         """Flush (unless the caller has), send, wait: the worker's reply and the judge's
         round-trip time (ns). `wake`: see Channel.roundtrip."""
         if flush:
-            self.flusher.flush()
-        return self.channel.roundtrip(message, timeout, wake)
-
-    def _late(self) -> bool:
-        """Whether `timing.rehearse_late` applies: GPU runs only (on the CPU there is no
-        second CUDA context to keep away, and the worker's own cache flush (32 MiB), in the
-        round trip, varies by 1-2 ms after a rehearsal on the 2-core CI machine, above the
-        two-clock allowance)."""
-        return self.settings.timing.rehearse_late and self.device.kind == "cuda"
+            self.judge.flusher.flush()
+        return self.judge.channel.roundtrip(message, timeout, wake)
 
     def _mask_key(self) -> int:
         """A fresh key for `timing.rehearse_late`'s masked inputs; 0 (no mask) where it
-        does not apply (`_late`)."""
-        return (secrets.randbits(63) or 1) if self._late() else 0
+        does not apply (`late`)."""
+        return (secrets.randbits(63) or 1) if self.late() else 0
 
     def _left(self, deadline: float) -> float:
         """Seconds left before `deadline`; past it, the phase's time limit ran out."""
-        left = deadline - self.clock()
+        left = deadline - self.judge.clock()
         if left <= 0:
             raise WorkerTimeout("the phase's time limit ran out")
         return left
@@ -131,9 +225,9 @@ class Sampling:
             if box is not None:
                 xor_mask((t for t in self._slot_tensors(box, range(box.per)) if self._masks(t)),
                          key, draw_on=draw_device())
-            self.flusher.flush()
-            if self.settings.timing.rehearse:  # a sample's rehearsal switches contexts first
-                self.channel.roundtrip({"op": "noop", "slot": 0}, timeout)
+            self.judge.flusher.flush()
+            if self.judge.settings.timing.rehearse:  # a sample's rehearsal switches contexts first
+                self.judge.channel.roundtrip({"op": "noop", "slot": 0}, timeout)
             if plain is not None:
                 copy_spans(*plain)
             unmask_rt = self._unmask(0, key, timeout)
@@ -146,7 +240,7 @@ class Sampling:
 
     def _masks(self, t: Any) -> bool:
         """Whether the late order masks the input tensor `t` (`timing.mask_cpu_inputs`)."""
-        return masks(t, self.settings.timing.mask_cpu_inputs)
+        return masks(t, self.judge.settings.timing.mask_cpu_inputs)
 
     def _plain_copies(self, box: CaseBuffers | None) -> tuple[list, list] | None:
         """For a late calibration's no-ops with `timing.mask_cpu_inputs: false`: the CPU
@@ -154,7 +248,7 @@ class Sampling:
         each no-op writes back over them after its rehearsal, as a sample writes its
         CPU-side inputs (the same bytes, so the slots are left as they were). None where
         there is nothing to write."""
-        if box is None or not self._late():
+        if box is None or not self.late():
             return None
         slots = [t for t in self._slot_tensors(box, range(box.per)) if not self._masks(t)]
         if not slots:
@@ -168,22 +262,9 @@ class Sampling:
         """The input tensors of the slots `picks`, in the order the worker unmasks them."""
         return (t for k in picks for t in tensors(box.slots[k]))
 
-    def _calibrate(self, deadline: float, box: CaseBuffers | None = None) -> Calibration:
-        """The case's no-op gaps: `calibration_calls` of them, or, once
-        `calibration_seconds` have passed, no more than `calibration_min_calls`."""
-        timing = self.settings.timing
-        plain = self._plain_copies(box)  # before the clock: not the no-ops' time
-        started = self.clock()
-        timeout = max(deadline - started, 1.0)
-        replies: list[dict] = []
-        while len(replies) < timing.calibration_calls and (
-                len(replies) < timing.calibration_min_calls
-                or self.clock() - started < timing.calibration_seconds):
-            replies.append(self._noop_gap(timeout, box, plain))
-        return calibration_of(replies)
-
-    def _sample(self, box: CaseBuffers, case: dict, plan: SeedPlan, call: int, ahead: int,
-                deadline: float, what: str, first: Any = None, relayout: bool = True) -> dict:
+    # -- one sample -----------------------------------------------------------------------
+    def sample(self, run: CaseRun, call: int, ahead: int, what: str, first: Any = None,
+               relayout: bool = True) -> dict:
         """One sample: fresh inputs in the next `per` slots, one round trip, every output
         checked. The worker's reply, with the judge's round trip (`rt`, ns) added.
 
@@ -198,53 +279,26 @@ class Sampling:
         comes between the rehearsal and the timed calls, and no call of the submission runs
         while the inputs are readable; the unmasking's round trip is held to what the judge
         expects of it (`check_unmasking`)."""
-        began = self.clock()
-        per, ring = box.per, len(box.slots)
+        began = self.judge.clock()
+        box, per = run.box, run.box.per
+        ring = len(box.slots)
         start = call % ring
         fresh = [(start + j) % ring for j in range(per)]
-        inputs = [first if (first is not None and j == 0) else self._generate(case, plan, call + j)
-                  for j in range(per)]
-        left = self._left(deadline)
-        rehearse = self.settings.timing.rehearse and call >= per
-        if rehearse and ring < 2 * per:  # the judge shares two samples' worth of slots (judge.py)
-            raise RuntimeError(f"harness bug: {ring} input slots cannot hold a rehearsal "
-                               f"of {per} calls beside {per} fresh inputs")
+        inputs = [first if (first is not None and j == 0)
+                  else self.judge.generate(run.case, run.plan, call + j) for j in range(per)]
+        left = self._left(run.deadline)
+        previous = self._rehearsed_slot(box, call)
         key = self._mask_key()
-        if rehearse and not key:
-            self._rehearse((call - per) % ring, left)
-        # With a key the values go first into private twins of the slots (their layouts,
-        # never the inputs themselves, which may share storage), masked there as one
-        # sample, then into the slots as bytes: the slots never hold them readable.
-        targets = [twin(box.slots[k]) if key else box.slots[k] for k in fresh]
-        for k, target, data in zip(fresh, targets, inputs):
-            try:
-                fill_slot(target, data)
-            except InputLayoutError as exc:
-                raise TaskError(f"{self.task.name}: {exc}; the harness shares input buffers "
-                                "once per case") from exc
-        # (slot tensor, its twin): masked now, in the worker's order; or, with
-        # timing.mask_cpu_inputs false, the CPU-side ones written plainly after the rehearsal
-        masked: list[tuple[Any, Any]] = []
-        plain: list[tuple[Any, Any]] = []
-        if key:
-            for k, target in zip(fresh, targets):
-                for pair in zip(tensors(box.slots[k]), tensors(target), strict=True):
-                    (masked if self._masks(pair[1]) else plain).append(pair)
-            # timed: what the worker's unmasking of the same bytes should take
-            mask_ns = self._timed_mask((t for _, t in masked), key)
-            copy_spans([s for s, _ in masked], [t for _, t in masked])
+        if previous is not None and not key:
+            self._rehearse(previous, left)
+        plain, mask_ns = self._write_inputs(box, fresh, inputs, key)
         for k in fresh:
             poison(box.outputs[k])
         if key:
-            self.flusher.flush()
-            if rehearse:
-                self._rehearse((call - per) % ring, self._left(deadline))
-            if plain:  # host memory only: no work of the judge's CUDA context
-                copy_spans([s for s, _ in plain], [t for _, t in plain])
-            unmask_rt = self._unmask(start, key, self._left(deadline))
+            unmask_rt = self._late_order(run.deadline, previous, plain, start, key)
         reply, rt = self._roundtrip({"op": "call", "slot": start, "ahead": ahead},
-                                    self._left(deadline), flush=not key, wake=not key)
-        self.progress.call_done()  # after the round trip: outside every clock
+                                    self._left(run.deadline), flush=not key, wake=not key)
+        self.judge.progress.call_done()  # after the round trip: outside every clock
         if reply.get("event") == Event.ERROR:
             self._call_failure(reply, relayout=relayout and first is not None)
         if reply.get("event") != Event.DONE:
@@ -253,7 +307,59 @@ class Sampling:
             self._check_output(data, box.outputs[k], box.finite, what)
         if key:
             reply["unmask_rt"], reply["mask_ns"] = unmask_rt, mask_ns
-        return dict(reply, rt=rt, wall=self.clock() - began)
+        return dict(reply, rt=rt, wall=self.judge.clock() - began)
+
+    def _rehearsed_slot(self, box: CaseBuffers, call: int) -> int | None:
+        """The first slot of the previous sample, which `timing.rehearse` runs again before
+        sample `call`; None for a case's first sample or without rehearsals."""
+        per, ring = box.per, len(box.slots)
+        if not (self.judge.settings.timing.rehearse and call >= per):
+            return None
+        if ring < 2 * per:  # the judge shares two samples' worth of slots (judge.py)
+            raise RuntimeError(f"harness bug: {ring} input slots cannot hold a rehearsal "
+                               f"of {per} calls beside {per} fresh inputs")
+        return (call - per) % ring
+
+    def _write_inputs(self, box: CaseBuffers, fresh: list[int], inputs: list[Any],
+                      key: int) -> tuple[list[tuple[Any, Any]], float | None]:
+        """Write a sample's inputs into its slots `fresh`; with a `key`, masked. The pairs
+        (slot tensor, its unmasked twin) left to write plainly after the rehearsal, and the
+        judge's time to mask the others (ns; None without a key)."""
+        # With a key the values go first into private twins of the slots (their layouts,
+        # never the inputs themselves, which may share storage), masked there as one
+        # sample, then into the slots as bytes: the slots never hold them readable.
+        targets = [twin(box.slots[k]) if key else box.slots[k] for k in fresh]
+        for target, data in zip(targets, inputs):
+            try:
+                fill_slot(target, data)
+            except InputLayoutError as exc:
+                raise TaskError(f"{self.judge.task.name}: {exc}; the harness shares input "
+                                "buffers once per case") from exc
+        if not key:
+            return [], None
+        # (slot tensor, its twin): masked now, in the worker's order; or, with
+        # timing.mask_cpu_inputs false, the CPU-side ones written plainly after the rehearsal
+        masked: list[tuple[Any, Any]] = []
+        plain: list[tuple[Any, Any]] = []
+        for k, target in zip(fresh, targets):
+            for pair in zip(tensors(box.slots[k]), tensors(target), strict=True):
+                (masked if self._masks(pair[1]) else plain).append(pair)
+        # timed: what the worker's unmasking of the same bytes should take
+        mask_ns = self._timed_mask((t for _, t in masked), key)
+        copy_spans([s for s, _ in masked], [t for _, t in masked])
+        return plain, mask_ns
+
+    def _late_order(self, deadline: float, previous: int | None,
+                    plain: list[tuple[Any, Any]], start: int, key: int) -> float:
+        """timing.rehearse_late, between the masked inputs and the call: the judge's flush,
+        the rehearsal of the slots from `previous` (if any), the `plain` inputs written,
+        then the unmasking of the sample from `start`; its round trip (ns)."""
+        self.judge.flusher.flush()
+        if previous is not None:
+            self._rehearse(previous, self._left(deadline))
+        if plain:  # host memory only: no work of the judge's CUDA context
+            copy_spans([s for s, _ in plain], [t for _, t in plain])
+        return self._unmask(start, key, self._left(deadline))
 
     def _unmask(self, slot: int, key: int, timeout: float) -> float:
         """timing.rehearse_late: ask the worker to unmask the sample from `slot` with `key`
@@ -279,7 +385,7 @@ class Sampling:
         """A request off the two-clock check (its round trip, ns, returned); its failure is
         the verdict of a call, said to be `where`."""
         try:
-            reply, rt = self.channel.roundtrip(message, timeout, wake)
+            reply, rt = self.judge.channel.roundtrip(message, timeout, wake)
         except (WorkerTimeout, WorkerDied) as exc:
             raise type(exc)(f"{where}: {exc}") from exc
         if reply.get("event") == Event.ERROR:
@@ -297,10 +403,7 @@ class Sampling:
             raise OutputLayout(message, reply.get("layout"))
         status = STATUS_BY_KIND.get(kind, Status.ERROR)
         if status == Status.COMPILE_ERROR:
-            self._collect_output()
-            message = compile_reason(message, self.worker_output["stderr"],
-                                     str(self.staging / self.task.submission_name),
-                                     self.submission.name, self.device.capability or "?")
+            message = self.judge.explain_compile_error(message)
         elif status == Status.NEEDS_GPU:
             message = ("this submission needs a GPU (it launches GPU kernels or asks for "
                        "CUDA), and this run is on the CPU: run it where a GPU is visible\n"
@@ -311,24 +414,16 @@ class Sampling:
         problem = output_sanity(output, finite)
         if not problem:
             try:
-                ok, problem = self.ref.check(data, output)
+                ok, problem = self.judge.ref.check(data, output)
             except Exception as exc:  # noqa: BLE001 - the check met an output it cannot read
                 ok, problem = False, f"the check could not read the output: {exc!r}"
             if ok:
                 return
         raise CaseFailure(Status.FAILED, f"{what}: wrong output\n{problem}".rstrip())
 
-    def _drop_clock_reading(self) -> None:
-        """Stop the clock reading started as a case's timed calls ended (`_time_case`),
-        where no result of it is wanted: another case, or the same case timed again
-        (nvidia-smi would still run through its calibration)."""
-        if self.clock_reading is not None:
-            self.clock_reading.cancel()
-            self.clock_reading = None
-
-    def _time_retrying(self, spec: PhaseSpec, case: dict, plan: SeedPlan, box: CaseBuffers,
-                       deadline: float, calibration: Calibration, first: dict,
-                       result: CaseResult, laps: Laps) -> CaseResult:
+    # -- a timed case -----------------------------------------------------------------------
+    def time_case(self, run: CaseRun, calibration: Calibration, first: dict,
+                  result: CaseResult) -> CaseResult:
         """Time the case (`_time_case`); where its only flags come from checks that a slow
         spell of the host can trip (`retry_reason`), time it again, up to
         `integrity.noise_retries` times, each with a fresh calibration and the inputs of
@@ -341,26 +436,25 @@ class Sampling:
         the case timed again moves the flagged work into its event times: the flags then
         stand (`moved_into_the_clock`). A retry is made only where three attempts' time,
         calibration included, is left before the phase's deadline."""
-        began = self.clock() - laps.parts.get("calibration", 0.0)
-        call = self._time_case(spec, case, plan, box, deadline, calibration, first, result,
-                               laps)
+        clock = self.judge.clock
+        began = clock() - run.laps.parts.get("calibration", 0.0)
+        call = self._time_case(run, calibration, first, result)
         earlier: list[dict] = []
-        for _ in range(self.settings.integrity.noise_retries):
+        for _ in range(self.judge.settings.integrity.noise_retries):
             checks = retry_reason(result)
-            took = self.clock() - began
-            if not checks or deadline - self.clock() < 3 * took + 1.0:
+            took = clock() - began
+            if not checks or run.deadline - clock() < 3 * took + 1.0:
                 break
             earlier.append(attempt_record(result, checks))
-            self._drop_clock_reading()
-            began = self.clock()
+            self.drop_clock_reading()
+            began = clock()
             flagged, result = result, CaseResult(
                 result.index, result.case, Status.PASSED, checked_calls=result.checked_calls,
-                wall_parts=laps.parts, profile=result.profile)
-            calibration = self._calibrate(deadline, box)
-            laps.lap("calibration")
-            call = self._time_case(spec, case, plan, box, deadline, calibration, first,
-                                   result, laps, call)
-            moved = moved_into_the_clock(flagged, result, box.per)
+                wall_parts=run.laps.parts, profile=result.profile)
+            calibration = self.calibrate(run.deadline, run.box)
+            run.laps.lap("calibration")
+            call = self._time_case(run, calibration, first, result, call)
+            moved = moved_into_the_clock(flagged, result, run.box.per)
             if moved:
                 result.flags = [*flagged.flags, moved, *result.flags]
                 break
@@ -368,9 +462,8 @@ class Sampling:
             result.integrity["retried"] = earlier
         return result
 
-    def _time_case(self, spec: PhaseSpec, case: dict, plan: SeedPlan, box: CaseBuffers,
-                   deadline: float, calibration: Calibration, first: dict,
-                   result: CaseResult, laps: Laps, start: int | None = None) -> int:
+    def _time_case(self, run: CaseRun, calibration: Calibration, first: dict,
+                   result: CaseResult, start: int | None = None) -> int:
         """Warm up, then time samples until the stopping rule says enough, from call
         `start` on (default: the one after the first sample's; the inputs of each call are
         drawn for its number); the number of the call after the last is returned.
@@ -380,95 +473,117 @@ class Sampling:
         two-clock check runs on probes, where the event time must account for the whole
         round trip, so work hidden from the events shows there.
         """
-        timing, per = self.settings.timing, box.per
-        window = self._window_us()
-        hosts = deque([float(first.get("host_ns", 0.0))], maxlen=8)
-        start = per if start is None else start
-        call = start
-        longest = 0.0  # the longest sample so far (s, the judge's clock, rehearsal included)
-        warm = WarmUp(timing, self.clock)
-        while not warm.done() and self.clock() < deadline:
-            reply = self._sample(box, case, plan, call, self._ahead_cycles(window, max(hosts), per),
-                                 deadline, f"warm-up call {call}")
-            hosts.append(float(reply.get("host_ns", 0.0)))
-            longest = max(longest, reply["wall"])
+        per = run.box.per
+        at = _Attempt(calibration, self._window_us(), per if start is None else start,
+                      deque([float(first.get("host_ns", 0.0))], maxlen=8))
+        begun = at.call
+        self._warm_up(run, at)
+        run.laps.lap("warm_up")
+        self._take_samples(run, at)
+        run.laps.lap("timing")
+        # the clock as the timed calls end (GPU runs), collected later
+        self.clock_reading = self.judge.device.clock_reading()
+        if not at.rule.samples:
+            raise CaseFailure(Status.TIMED_OUT, "no call could be timed within the phase's time limit")
+        stats = summarize(at.rule.samples)
+        clocks, checked = confirmed_clocks(clock_samples(at.window, at.probes, at.timed), per,
+                                           calibration, self.judge.settings.integrity,
+                                           lambda: self._one_more_probe(run, at))
+        result.checked_calls += at.call - begun
+        self._record(result, at, stats, clocks, checked, per)
+        self._note_the_workers_account(result, at, clocks)
+        self._check_clocks(result, at, stats, clocks, run.box)
+        self._apply_floor(run.case, result)
+        run.laps.lap("checks")  # statistics, the clocks and the floor, the judge's copy timing
+        return at.call
+
+    def _warm_up(self, run: CaseRun, at: _Attempt) -> None:
+        """The warm-up samples (`WarmUp`), then, with `integrity.sleep_measured`, the GPU
+        sleep's length as the timed samples start."""
+        clock, per = self.judge.clock, run.box.per
+        warm = WarmUp(self.judge.settings.timing, clock)
+        while not warm.done() and clock() < run.deadline:
+            at.took(self.sample(run, at.call, self._ahead(at, per), f"warm-up call {at.call}"))
             warm.add(per)
-            call += per
+            at.call += per
         # integrity.sleep_measured: the sleep's length as the timed samples start (and end)
-        sleep_before = (self._sleep_ns_per_cycle(self._ahead_cycles(window, max(hosts), per))
-                        if self._measures_sleep() and window > 0 and not self._fill_bytes()
-                        else None)
-        laps.lap("warm_up")
-        rule = StoppingRule(timing, self.clock)
-        timed, probes, replies = [], [], []
-        every = timing.probe_every if window > 0 else 1
-        timing_started = self.clock()
+        if self._measures_sleep() and at.window > 0 and not self._fill_bytes():
+            at.sleep_before = self.judge.device.sleep_ns_per_cycle(self._ahead(at, per))
+
+    def _take_samples(self, run: CaseRun, at: _Attempt) -> None:
+        """The timed samples, scored and probes, until the stopping rule says enough or the
+        next would not end before the phase's deadline."""
+        timing, clock, per = self.judge.settings.timing, self.judge.clock, run.box.per
+        at.rule = StoppingRule(timing, clock)
+        every = timing.probe_every if at.window > 0 else 1
+        at.started = clock()
         n = 0
-        while not rule.done() and self.clock() + longest < deadline - 0.5:
+        while not at.rule.done() and clock() + at.longest < run.deadline - 0.5:
             probe = every > 0 and n % every == every - 1
-            ahead = 0 if probe else self._ahead_cycles(window, max(hosts), per)
-            reply = self._sample(box, case, plan, call, ahead, deadline, f"timed call {call}")
+            ahead = 0 if probe else self._ahead(at, per)
+            reply = self.sample(run, at.call, ahead, f"timed call {at.call}")
             reply["ahead"] = ahead  # the GPU sleep it was sent (the judge's own figure)
-            hosts.append(float(reply.get("host_ns", 0.0)))
-            longest = max(longest, reply["wall"])
-            replies.append(reply)
+            at.took(reply)
+            at.replies.append(reply)
             if probe:
-                probes.append(reply)
+                at.probes.append(reply)
             if not probe or every == 1:
-                rule.add(float(reply["ns"]))
-                timed.append(reply)
-            call += per
+                at.rule.add(float(reply["ns"]))
+                at.timed.append(reply)
+            at.call += per
             n += 1
-        if window > 0 and not probes and rule.samples and self.clock() + longest < deadline - 0.5:
+        if (at.window > 0 and not at.probes and at.rule.samples
+                and clock() + at.longest < run.deadline - 0.5):
             # Long samples (15 grouped GEMMs, say) can satisfy the stopping rule before the
             # probe_every-th sample: every case still gets one probe, because the clocks
             # are compared only where no GPU sleep hides the launch (a hidden window is
             # on the judge's clock but, by design, not in the reported time).
-            probes.append(self._sample(box, case, plan, call, 0, deadline, f"timed call {call}"))
-            call += per
-        laps.lap("timing")
-        if self.device.kind == "cuda":  # the clock as the timed calls end, collected later
-            self.clock_reading = ClockReading(self.device.uuid or None)
-        if not rule.samples:
-            raise CaseFailure(Status.TIMED_OUT, "no call could be timed within the phase's time limit")
-        stats = summarize(rule.samples)
+            at.probes.append(self.sample(run, at.call, 0, f"timed call {at.call}"))
+            at.call += per
 
-        def more() -> dict | None:
-            """One more probe for a flag seen on few samples (off the score), where two of
-            the longest round trips so far still fit before the phase's deadline."""
-            nonlocal call
-            if self.clock() + 2 * longest >= deadline - 0.5:
-                return None
-            reply = self._sample(box, case, plan, call, 0, deadline, f"confirming call {call}")
-            call += per
-            return reply
+    def _one_more_probe(self, run: CaseRun, at: _Attempt) -> dict | None:
+        """One more probe for a flag seen on few samples (off the score), where two of
+        the longest round trips so far still fit before the phase's deadline."""
+        if self.judge.clock() + 2 * at.longest >= run.deadline - 0.5:
+            return None
+        reply = self.sample(run, at.call, 0, f"confirming call {at.call}")
+        at.call += run.box.per
+        return reply
 
-        clocks, checked = confirmed_clocks(clock_samples(window, probes, timed), per,
-                                           calibration, self.settings.integrity, more)
+    def _record(self, result: CaseResult, at: _Attempt, stats: Stats,
+                clocks: ClockCheck | None, checked: list[dict], per: int) -> None:
+        """The attempt's figures in the case's result: the statistics, the samples and the
+        integrity record that the checks after it add to."""
         result.stats = stats.to_dict()
         # In the order taken: the score's samples (event time per call) and, beside each,
         # the worker's own clock around its calls (its account: a diagnostic).
         # (to 0.1 ns: a leaderboard document holds a few thousand of them)
-        result.samples = {"ns": [round(x, 1) for x in rule.samples],
-                          "host_ns": [round(_number(r.get("host_ns")), 1) for r in timed]}
-        result.checked_calls += call - start
+        result.samples = {"ns": [round(x, 1) for x in at.rule.samples],
+                          "host_ns": [round(_number_or_zero(r.get("host_ns")), 1)
+                                      for r in at.timed]}
         result.score_ns = stats.mean
-        result.host_launch_ns = host_launch_ns(probes, replies)
-        result.integrity = {"stopped": rule.reason,
+        result.host_launch_ns = host_launch_ns(at.probes, at.replies)
+        result.integrity = {"stopped": at.rule.reason,
                             "clocks": clocks.to_dict() if clocks else
                             {"applied": False, "reason": "no probe sample within the time limit"},
-                            "timing_seconds": self.clock() - timing_started,
-                            "calibration": vars(calibration),
-                            "hidden_window_us": window, "calls_per_sample": per,
+                            "timing_seconds": self.judge.clock() - at.started,
+                            "calibration": vars(at.calibration),
+                            "hidden_window_us": at.window, "calls_per_sample": per,
                             "clock_samples": len(checked), "worker_says": _medians(checked)}
-        lingering = sum(1 for r in replies if _number(r.get("threads")) > 0)
+
+    def _note_the_workers_account(self, result: CaseResult, at: _Attempt,
+                                  clocks: ClockCheck | None) -> None:
+        """What the worker said of its samples: threads left running, long samples, the
+        warm-up or the contest's fill it could not allocate, the launch the probes count."""
+        timing, replies, window = self.judge.settings.timing, at.replies, at.window
+        lingering = sum(1 for r in replies if _number_or_zero(r.get("threads")) > 0)
         if lingering:  # the worker's account; the static screen's threads rule is the other
             result.integrity["threads_after_calls"] = lingering
             result.flags.append(
                 f"a thread running the submission's code was still alive after {lingering} of "
                 f"{len(replies)} timed samples had returned: work could go on outside the timed "
                 "region")
-        long = long_samples(rule.samples, timing.long_sample_factor, timing.long_sample_note,
+        long = long_samples(at.rule.samples, timing.long_sample_factor, timing.long_sample_note,
                             window)
         if long:
             if clocks is not None and clocks.flagged:
@@ -488,39 +603,41 @@ class Sampling:
                     f"be allocated on {unfilled} of {len(replies)} samples (the submission "
                     "holds the GPU's memory between calls): those hid their host launch "
                     f"behind the {window:g} µs GPU sleep instead, a longer window")
-        if window > 0 and probes:
-            result.integrity["launch_counted"] = summarize([float(r["ns"]) for r in probes]).to_dict()
-        disturbed = calibration_disturbed(self.base_calibration, calibration,
-                                          self.settings.integrity,
-                                          self._outside_ns(box))
+        if window > 0 and at.probes:
+            result.integrity["launch_counted"] = summarize(
+                [float(r["ns"]) for r in at.probes]).to_dict()
+
+    def _check_clocks(self, result: CaseResult, at: _Attempt, stats: Stats,
+                      clocks: ClockCheck | None, box: CaseBuffers) -> None:
+        """The checks that compare the judge's clock with the worker's: the calibration,
+        the two clocks on probes and on scored samples, the unmasking. A flagged case is
+        scored on the judge's clock."""
+        integrity, per = self.judge.settings.integrity, box.per
+        base = self.judge.base_calibration
+        disturbed = calibration_disturbed(base, at.calibration, integrity, self._outside_ns(box))
         if disturbed:
             result.flags.append(disturbed)
             result.integrity["calibration_disturbed"] = True
         if clocks is not None and clocks.flagged:
             result.flags.append(clocks.message)
             result.score_ns = max(stats.mean, clocks.judge_mean_ns / per)
-        scored = self._scored_clocks(timed, per, calibration, sleep_before)
+        scored = self._scored_clocks(at, per)
         if scored is not None:
             check, slack_ns, sleep = scored
             result.integrity["scored_clocks"] = dict(check.to_dict(), sleep=sleep)
             if check.flagged:  # scored with the sleep at its nominal length: no slack
                 result.flags.append(check.message)
                 result.score_ns = max(result.score_ns, (check.judge_mean_ns + slack_ns) / per)
-        rts = [r["unmask_rt"] for r in replies if "unmask_rt" in r]
-        masks = [r["mask_ns"] for r in replies if "mask_ns" in r]
-        unmasking = check_unmasking(rts, self.base_calibration,
-                                    statistics.median(masks) if masks else 0.0,
-                                    self.settings.integrity, calibration.unmask_median_ns)
+        rts = [r["unmask_rt"] for r in at.replies if "unmask_rt" in r]
+        masked = [r["mask_ns"] for r in at.replies if "mask_ns" in r]
+        unmasking = check_unmasking(rts, base, statistics.median(masked) if masked else 0.0,
+                                    integrity, at.calibration.unmask_median_ns)
         if unmasking is not None:
             result.integrity["unmasking"] = unmasking.to_dict()
             if unmasking.flagged:
                 result.flags.append(unmasking.message)
-        self._apply_floor(case, result)
-        laps.lap("checks")  # statistics, the clocks and the floor, the judge's copy timing
-        return call
 
-    def _scored_clocks(self, timed: list[dict], per: int, calibration: Calibration,
-                       sleep_before: float | None = None,
+    def _scored_clocks(self, at: _Attempt, per: int,
                        ) -> tuple[ClockCheck, float, dict[str, Any]] | None:
         """The two clocks on the scored samples, behind a hidden window. Probes alone do
         not suffice: the worker learns whether a sample is a probe (its sleep is 0) before
@@ -541,26 +658,27 @@ class Sampling:
         slack is `integrity.sleep_slack_measured`, or the two timings' drift where that is
         more (the SM clock moved), never more than `integrity.sleep_drift_max`: work on the
         GPU that lengthens one timing buys no more; and never laxer than the rule above."""
-        scored = [r for r in timed if r.get("ahead")]
-        if len(scored) < self.settings.integrity.confirm_probes or self._fill_bytes():
+        integrity = self.judge.settings.integrity
+        scored = [r for r in at.timed if r.get("ahead")]
+        if len(scored) < integrity.confirm_probes or self._fill_bytes():
             return None
-        integrity = self.settings.integrity
         rate = at_max = 1e3 / self._sm_mhz()  # ns per cycle
         slack = integrity.sleep_slack
         sleep: dict[str, Any] = {"at_max_clock_ns_per_cycle": at_max, "measured": False}
-        if sleep_before is not None:
-            after = self._sleep_ns_per_cycle(int(statistics.median(r["ahead"] for r in scored)))
-            low, high = sorted((sleep_before, after))
+        if at.sleep_before is not None:
+            cycles = int(statistics.median(r["ahead"] for r in scored))
+            after = self.judge.device.sleep_ns_per_cycle(cycles)
+            low, high = sorted((at.sleep_before, after))
             drift = high / low - 1
             slack = min(max(integrity.sleep_slack_measured, drift), integrity.sleep_drift_max)
             laxest = at_max * (1 + integrity.sleep_slack) / (1 + slack)
             rate = min(max(at_max, low), laxest)
-            sleep |= {"timed_before_ns_per_cycle": sleep_before,
+            sleep |= {"timed_before_ns_per_cycle": at.sleep_before,
                       "timed_after_ns_per_cycle": after, "drift": drift, "measured": True}
         nominal = [r["ahead"] * rate for r in scored]
         check = check_clocks([float(r["ns"]) * per for r in scored],
                              [r["rt"] - (1 + slack) * s for r, s in zip(scored, nominal)],
-                             calibration, integrity, per, low_rule=False)
+                             at.calibration, integrity, per, low_rule=False)
         if check.flagged:
             check.message = f"on the scored samples (their GPU sleep left out): {check.message}"
         sleep |= {"ns_per_cycle": rate, "slack": slack}
@@ -569,65 +687,50 @@ class Sampling:
     def _measures_sleep(self) -> bool:
         """Whether the judge times the scored samples' sleep (`integrity.sleep_measured`,
         GPU runs)."""
-        return self.settings.integrity.sleep_measured and self.device.kind == "cuda"
-
-    def _sleep_ns_per_cycle(self, cycles: int) -> float:
-        """The GPU sleep's length per cycle (ns), as the judge times `cycles` of it in its
-        own context now: the shorter of two (a submission's GPU work still running would
-        lengthen one; nothing of the worker's should run between samples)."""
-        rates = []
-        for _ in range(2):
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            start.record()
-            torch.cuda._sleep(cycles)
-            end.record()
-            end.synchronize()
-            rates.append(start.elapsed_time(end) * 1e6 / max(cycles, 1))
-        return min(rates)
+        return self.judge.settings.integrity.sleep_measured and self.judge.device.kind == "cuda"
 
     def _timed_mask(self, tensors_: Iterator[Any], key: int) -> float:
         """Mask `tensors_` with `key` (timing.rehearse_late), on the judge's clock (ns,
         the device waited for): the worker's unmasking of the same bytes, one XOR per
         tensor, should take about as long (`check_unmasking`)."""
-        t0 = time.perf_counter_ns()
+        t0 = self.judge.clock()
         xor_mask(tensors_, key, draw_on=draw_device())
-        if self.device.kind == "cuda":
-            torch.cuda.synchronize()
-        return float(time.perf_counter_ns() - t0)
+        self.judge.device.synchronize()
+        return (self.judge.clock() - t0) * 1e9
 
     def _outside_ns(self, box: CaseBuffers) -> float:
         """The judge's own time for what a worker does outside the timed region of one
         sample: copy `per` outputs and, on a GPU run, refresh the CPU tensors of `per`
         input slots (see Worker._private_host). The per-case no-op does the same."""
         copies = nbytes(box.template) > 0
-        t0 = time.perf_counter_ns()
+        cuda = self.judge.device.kind == "cuda"
+        t0 = self.judge.clock()
         for k in range(box.per):
             slot = k % len(box.slots)
             if copies:
                 copy_into(box.outputs[slot], box.template)
-            if self.device.kind == "cuda":
+            if cuda:
                 for t in tensors(box.slots[slot]):
                     if t.device.type == "cpu":
                         t.clone()
-        if self.device.kind == "cuda":
-            torch.cuda.synchronize()
-        return float(time.perf_counter_ns() - t0)
+        self.judge.device.synchronize()
+        return (self.judge.clock() - t0) * 1e9
 
     def _apply_floor(self, case: dict, result: CaseResult) -> None:
-        work = self.ref.work(case)
-        if work is None or self.device.kind != "cuda":
+        j = self.judge
+        work = j.ref.work(case)
+        if work is None or j.device.kind != "cuda":
             return
-        floor = physics_floor(work, self.device.name, self.task.peak_dtype or "bf16")
+        floor = physics_floor(work, j.device.name, j.task.peak_dtype or "bf16")
         if floor is None:
-            warning = (f"no peak rates known for {self.device.name}: the physics floor "
+            warning = (f"no peak rates known for {j.device.name}: the physics floor "
                        "check is off (add it to configs/gpus.yaml)")
-            if warning not in self.warnings:
-                self.warnings.append(warning)
+            if warning not in j.warnings:
+                j.warnings.append(warning)
             return
         result.integrity["floor_ns"] = floor.ns
         result.integrity["speed_of_light_fraction"] = floor.ns / result.score_ns
-        if result.score_ns < floor.ns * self.settings.integrity.floor_margin:
+        if result.score_ns < floor.ns * j.settings.integrity.floor_margin:
             result.status = Status.REJECTED
             result.message = (
                 f"rejected: a mean of {result.score_ns / 1e3:.3f} µs is below the physical floor "
@@ -636,7 +739,7 @@ class Sampling:
             )
 
 
-def _number(value: Any) -> float:
+def _number_or_zero(value: Any) -> float:
     """A number the worker reported, 0 where it sent none or something else (a bool, an
     integer too large for a float, an infinity or a NaN)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -658,10 +761,10 @@ def _medians(replies: list[dict]) -> dict[str, float]:
     """Medians of the worker's own time breakdown (diagnostics only: it is not trusted)."""
     out = {}
     for key in ("host_ns", "sync_ns", "copy_ns", "busy_ns", "pre_ns", "lead_ns"):
-        values = [_number(r[key]) for r in replies if isinstance(r.get(key), (int, float))]
+        values = [_number_or_zero(r[key]) for r in replies if isinstance(r.get(key), (int, float))]
         if values:
             out[key] = statistics.median(values)
-    pairs = [(r["rt"], _number(r.get("busy_ns"))) for r in replies]
+    pairs = [(r["rt"], _number_or_zero(r.get("busy_ns"))) for r in replies]
     if pairs:
         out["transport_ns"] = statistics.median(rt - b for rt, b in pairs)
     return out

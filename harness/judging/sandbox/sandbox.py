@@ -214,22 +214,32 @@ class Limits:
             self.ruleset.close()
 
 
-def contain(settings: WorkerSettings, device: str, scratch: Path, readable: list[Path],
-            writable: list[Path], cpus: frozenset[int] | None = None,
-            address_space: int | None = None,
+@dataclass
+class Folders:
+    """The folders of a process running submitted code: its scratch folder (its working
+    directory), the staged task folders it may read, and the run's shared-memory folders it
+    may write (allowed beside the scratch folder and the system's paths)."""
+
+    scratch: Path
+    readable: list[Path] = field(default_factory=list)
+    writable: list[Path] = field(default_factory=list)
+
+
+def contain(settings: WorkerSettings, device: str, folders: Folders,
+            cpus: frozenset[int] | None = None, address_space: int | None = None,
             ) -> tuple[dict[str, str], Limits, landlock.Report]:
     """What a process running submitted code gets: its environment, the limits and sandbox
     applied between fork and exec, and the report of what the sandbox enforces.
 
-    `readable`: staged task folders; `writable`: the run's shared-memory folders (allowed
-    beside the scratch folder and the system's paths); `address_space`: an RLIMIT_AS from
-    the start, for a process that cannot cap itself once started as the worker does
-    (memory_cap.py). Call `Limits.close` after the start.
+    `address_space`: an RLIMIT_AS from the start, for a process that cannot cap itself
+    once started as the worker does (memory_cap.py). Call `Limits.close` after the start.
     """
+    scratch = folders.scratch
     env = worker_env(scratch, device, settings.env_pass)
     if settings.sandbox == "off":
         return env, Limits(settings.file_size_limit_bytes, address_space, cpus), landlock.off()
-    policy = build_policy(scratch, readable, writable, device, settings.sandbox_read)
+    policy = build_policy(scratch, folders.readable, folders.writable, device,
+                          settings.sandbox_read)
     no_ip = (NoIpSockets(settings.sandbox_speculation_mitigations)
              if settings.sandbox_seccomp and NoIpSockets.available() else None)
     policy.no_ip = no_ip is not None
@@ -248,7 +258,7 @@ def contain(settings: WorkerSettings, device: str, scratch: Path, readable: list
 class WorkerProcess:
     """One worker: start it, talk to it, watch its clock, kill it and its descendants."""
 
-    def __init__(self, settings: WorkerSettings, device: str, keep_scratch: bool = False,
+    def __init__(self, settings: WorkerSettings, device: str,
                  cpus: frozenset[int] | None = None, readable: list[Path] | None = None,
                  writable: list[Path] | None = None, compile_cache: Path | None = None) -> None:
         """`readable`: the staged task folder; `writable`: the run's shared-memory folder
@@ -262,7 +272,6 @@ class WorkerProcess:
         self.readable = list(readable or [])
         self.writable = list(writable or []) + ([compile_cache] if compile_cache else [])
         self.scratch = make_folder("worker")
-        self.keep_scratch = keep_scratch
         self.proc: subprocess.Popen | None = None
         self.conn: Connection | None = None
         self.containment: landlock.Report | None = None
@@ -271,8 +280,9 @@ class WorkerProcess:
 
     def start(self) -> None:
         parent, child = Pipe(duplex=True)
-        env, limits, self.containment = contain(self.settings, self.device, self.scratch,
-                                                self.readable, self.writable, self.cpus)
+        env, limits, self.containment = contain(
+            self.settings, self.device, Folders(self.scratch, self.readable, self.writable),
+            self.cpus)
         if self.compile_cache is not None:
             env[COMPILE_CACHE_ENV] = str(self.compile_cache)
         try:
@@ -384,8 +394,7 @@ class WorkerProcess:
         strays = self.kill()
         for f in (self._out, self._err):
             f.close()
-        if not self.keep_scratch:
-            _remove_tree(self.scratch)
+        _remove_tree(self.scratch)
         return strays
 
 
