@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness.judging.worker.protocol import Event, encode
 
@@ -100,6 +100,18 @@ class TorchCalls:
         return True
 
 
+class _Timed(NamedTuple):
+    """One sample's calls as timed: their outputs, the host clock around them (ns), the
+    events' time (ms, GPU runs), and whether the warming or the fill found no memory."""
+
+    outs: list[Any]
+    t0: int
+    t_ret: int
+    event_ms: float = 0.0
+    unwarmed: bool = False
+    unfilled: bool = False
+
+
 class Worker:
     """State of one worker: the submission, the current case's buffers, the timers."""
 
@@ -123,20 +135,7 @@ class Worker:
         self.arenas = WorkerArenas()
         self.calls_per_sample = 1
         self.cuda = self.device == "cuda"
-        self.spin_seconds = float(init.get("spin_seconds", 0.0))
-        self.sync_device = init.get("sync", "device") != "event"
-        self.warm = init.get("warm", "torch")
-        # timing.window_fill_bytes: the contest's own fill hides the launch, not a sleep
-        self.window_fill_elements = -(-int(init.get("window_fill_bytes") or 0) // 8)
-        # timing.rehearse_late: the bytes of the worker's own cache flush after unmasking
-        self.flush_bytes = int(init.get("flush_bytes") or 0)
-        self.flush_buffer: Any = None
-        from harness.judging.measure.masking import draw_device, masks, xor_mask
-
-        self.xor_mask, self.masks = xor_mask, masks  # taken before any submission is imported
-        # timing.mask_cpu_inputs false: the judge writes the CPU-side inputs plainly
-        self.mask_cpu = bool(init.get("mask_cpu_inputs", True))
-        self.draw_on = draw_device() if self.cuda else None  # as the judge draws (masking)
+        self._take_timing(init)
         # The clock and the nap of the polling loop, taken before the import too: a
         # submission that replaces time.perf_counter (under another name than the screen
         # reads) would otherwise run in the loop, off the judge's clock, while the fresh
@@ -159,6 +158,30 @@ class Worker:
             from harness.judging.worker.protocol import Mailbox
 
             self.mailbox = Mailbox(init["mailbox"])
+        self._open_device(init)
+        self._before_import(init)
+
+    def _take_timing(self, init: dict[str, Any]) -> None:
+        """The judge's timing settings for this worker, and the masking's functions."""
+        self.spin_seconds = float(init.get("spin_seconds", 0.0))
+        self.sync_device = init.get("sync", "device") != "event"
+        self.warm = init.get("warm", "torch")
+        # timing.window_fill_bytes: the contest's own fill hides the launch, not a sleep
+        self.window_fill_elements = -(-int(init.get("window_fill_bytes") or 0) // 8)
+        # timing.rehearse_late: the bytes of the worker's own cache flush after unmasking
+        self.flush_bytes = int(init.get("flush_bytes") or 0)
+        self.flush_buffer: Any = None
+        from harness.judging.measure.masking import draw_device, masks, xor_mask
+
+        self.xor_mask, self.masks = xor_mask, masks  # taken before any submission is imported
+        # timing.mask_cpu_inputs false: the judge writes the CPU-side inputs plainly
+        self.mask_cpu = bool(init.get("mask_cpu_inputs", True))
+        self.draw_on = draw_device() if self.cuda else None  # as the judge draws (masking)
+
+    def _open_device(self, init: dict[str, Any]) -> None:
+        """The GPU's context, its memory share and the events of the timed region; the
+        calls the timing makes, taken before the submission is imported."""
+        torch = self.torch
         if self.cuda:
             torch.cuda.set_device(0)
             torch.cuda.init()
@@ -170,8 +193,13 @@ class Worker:
             self.warm_event = torch.cuda.Event()
         self.calls = (TorchCalls.of(torch, self.warm_event, self.start_event, self.end_event)
                       if self.cuda else TorchCalls.of(torch))
+
+    def _before_import(self, init: dict[str, Any]) -> None:
+        """The submission's compiler caches pointed at its folder, and (on the CPU) the
+        address space capped: both before the submission is imported."""
         from harness.judging.startup.compile_cache import device_tag, point_worker
 
+        torch = self.torch
         # Before the submission is imported: its compiler caches into its file's folder.
         point_worker(device_tag(torch, self.device))
         self.memory_cap = None
@@ -438,8 +466,6 @@ class Worker:
         length, as the public contests' asynchronous L2 flush hides it. The reported time is
         the mean per call; `host_ns` is this process's CPU clock around the calls, per call.
         """
-        from harness.judging.worker.structure import copy_into, structure_error
-
         t_req = time.perf_counter_ns()
         count = count or self.calls_per_sample
         picks, data = self._inputs(slot, count)
@@ -448,56 +474,23 @@ class Worker:
             for shared, mine in self.refresh[i]:
                 calls.copy(mine, shared)
         t_in = time.perf_counter_ns()
-        unwarmed = unfilled = False
         try:
             if self.cuda:
-                # Bring this process's context onto the GPU (after the judge's flush)
-                # before the clock starts. An event alone does not: the switch then
-                # happens after the start event, overlapping (hiding) host launch time.
-                # With warm "torch", also a miniature of the public evaluators' pre-call
-                # flush (TorchCalls.warm_torch). All of it before the event waited for,
-                # so a probe (no sleep) starts its clock on an idle GPU.
-                if self.warm != "event":
-                    calls.sleep(1)
-                if self.warm == "torch":
-                    unwarmed = not calls.warm_torch()
-                calls.warm_record()
-                calls.warm_synchronize()
-                if ahead:
-                    unfilled = not self._hide(ahead)
-                calls.start_record()
-                t0 = time.perf_counter_ns()
-                outs = [fn(d) for d in data]
-                t_ret = time.perf_counter_ns()
-                calls.end_record()
-                if self.sync_device:
-                    calls.synchronize()
-                else:  # work on other streams is still caught: by the judge's clock
-                    calls.end_synchronize()
-                ns = calls.elapsed_ms(self.end_event) * 1e6 / count
+                timed = self._timed_on_gpu(fn, data, ahead)
             else:
                 t0 = time.perf_counter_ns()
                 outs = [fn(d) for d in data]
-                t_ret = time.perf_counter_ns()
-                ns = (t_ret - t0) / count
+                timed = _Timed(outs, t0, time.perf_counter_ns())
         except BaseException as exc:  # noqa: BLE001
             return self._exception(exc)
         t_synced = time.perf_counter_ns()
         if check:
-            for i, out in zip(picks, outs):
-                problem = structure_error(self.expected, out)
-                if problem:
-                    return self._layout_error(problem, out)
-                try:
-                    copy_into(self.outputs[i], out)
-                except BaseException as exc:  # noqa: BLE001
-                    return self._exception(exc)
-            try:
-                if self.cuda:
-                    calls.synchronize()
-            except BaseException as exc:  # noqa: BLE001
-                return self._exception(exc)
+            failed = self._copy_outputs(picks, timed.outs)
+            if failed is not None:
+                return failed
         t_out = time.perf_counter_ns()
+        t0, t_ret = timed.t0, timed.t_ret
+        ns = timed.event_ms * 1e6 / count if self.cuda else (t_ret - t0) / count
         # The breakdown is the worker's own account: diagnostics, never trusted.
         reply = {"event": Event.DONE, "ns": ns, "host_ns": (t_ret - t0) / count,
                  "sync_ns": t_synced - t_ret, "copy_ns": t_out - t_synced,
@@ -507,11 +500,60 @@ class Worker:
         # check's calibration must do all the work outside the timed region that a sample
         # does, or the difference reads as the submission's (run 71).
         reply["threads"] = self._threads_left()
-        if unwarmed:  # no memory for warm "torch"'s 1 MiB: this sample ran as warm "kernel"
+        if timed.unwarmed:  # no memory for warm "torch"'s 1 MiB: this sample ran as warm "kernel"
             reply["unwarmed"] = True
-        if unfilled:  # no memory for the contest's fill: the sleep hid this sample's launch
+        if timed.unfilled:  # no memory for the contest's fill: the sleep hid this sample's launch
             reply["unfilled"] = True
         return reply
+
+    def _timed_on_gpu(self, fn: Callable[[Any], Any], data: list[Any], ahead: int) -> _Timed:
+        """The calls of one sample on the GPU, between the start and end events, after the
+        warming and the GPU work that hides their launch (`ahead`); the device waited for."""
+        calls, unwarmed, unfilled = self.calls, False, False
+        # Bring this process's context onto the GPU (after the judge's flush)
+        # before the clock starts. An event alone does not: the switch then
+        # happens after the start event, overlapping (hiding) host launch time.
+        # With warm "torch", also a miniature of the public evaluators' pre-call
+        # flush (TorchCalls.warm_torch). All of it before the event waited for,
+        # so a probe (no sleep) starts its clock on an idle GPU.
+        if self.warm != "event":
+            calls.sleep(1)
+        if self.warm == "torch":
+            unwarmed = not calls.warm_torch()
+        calls.warm_record()
+        calls.warm_synchronize()
+        if ahead:
+            unfilled = not self._hide(ahead)
+        calls.start_record()
+        t0 = time.perf_counter_ns()
+        outs = [fn(d) for d in data]
+        t_ret = time.perf_counter_ns()
+        calls.end_record()
+        if self.sync_device:
+            calls.synchronize()
+        else:  # work on other streams is still caught: by the judge's clock
+            calls.end_synchronize()
+        return _Timed(outs, t0, t_ret, calls.elapsed_ms(self.end_event), unwarmed, unfilled)
+
+    def _copy_outputs(self, picks: list[int], outs: list[Any]) -> dict[str, Any] | None:
+        """Copy each call's output into the judge's buffers of its slot (the device waited
+        for); the error reply where one is laid out unlike the expected or cannot be copied."""
+        from harness.judging.worker.structure import copy_into, structure_error
+
+        for i, out in zip(picks, outs):
+            problem = structure_error(self.expected, out)
+            if problem:
+                return self._layout_error(problem, out)
+            try:
+                copy_into(self.outputs[i], out)
+            except BaseException as exc:  # noqa: BLE001
+                return self._exception(exc)
+        try:
+            if self.cuda:
+                self.calls.synchronize()
+        except BaseException as exc:  # noqa: BLE001
+            return self._exception(exc)
+        return None
 
     def _hide(self, ahead: int) -> bool:
         """The GPU work before the start event that hides the calls' host launch: the
