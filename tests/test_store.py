@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT, run_cli
 
 from harness.results.ranking import find, program_key, rank
-from harness.results.store import SCHEMA_VERSION, Store, StoreError
+from harness.results.store import SCHEMA_VERSION, NewSubmission, Store, StoreError
 
 PG_URL = os.environ.get("HARNESS_TEST_POSTGRES")
 
@@ -51,9 +51,10 @@ def submit(store, board, user, score, passed=True, secret_passed=True, kind="H20
            refused=None, sha=None, program=None):
     """Record one evaluation; a different file for every call unless `sha` says otherwise."""
     sha = sha or f"{user}-{score}-{next(_files)}"
-    return store.record(board, user, f"{user}.py", "code", sha, status, [], refused,
+    return store.record(board, NewSubmission(user, f"{user}.py", "code", sha, status, [],
+                                             refused, program),
                         [run_row("public", passed, score, kind),
-                         run_row("secret", secret_passed, score, kind)], program=program)
+                         run_row("secret", secret_passed, score, kind)])
 
 
 def test_schema_is_migrated_and_versioned(db_url):

@@ -195,12 +195,26 @@ def run_batch(console: Console, paths: list[Path], options: RunOptions, jobs: in
     except (ValueError, TaskError) as exc:
         console.print(f"[red]error:[/] {exc}")
         return ExitCode.USAGE
-    from harness.frontends.judge_process import stop_judges
     from harness.frontends.stopping import stop_on_sigterm
 
     stop_on_sigterm()
     t0 = time.time()
-    told: set[int] = set()  # into a pipe or a CI log, where the live table shows only at the end
+    _run_live(console, batch, make_backend(backend, address, jobs, shares_cores(settings.worker)))
+    wall = time.time() - t0
+    _print_results(console, batch)
+    console.print(f"{len(files)} submissions in {wall:.1f} s ({backend} backend)")
+    if options.json_path:
+        options.json_path.write_text(json.dumps(_batch_json(batch, options, backend, wall),
+                                                indent=2))
+    return ExitCode.OK if all(j.status == Status.PASSED for j in batch.jobs) else ExitCode.FAILED
+
+
+def _run_live(console: Console, batch: Batch, runner: Any) -> None:
+    """Run the batch on `runner` (a backend) under a live table; into a pipe or a CI log,
+    where the live table shows only at the end, a line per evaluation as it ends."""
+    from harness.frontends.judge_process import stop_judges
+
+    told: set[int] = set()
     telling = threading.Lock()
     with Live(batch.view(), console=console, refresh_per_second=4, transient=False) as live:
         def on_change() -> None:
@@ -214,7 +228,7 @@ def run_batch(console: Console, paths: list[Path], options: RunOptions, jobs: in
                         console.print(batch.line(job))
 
         try:
-            make_backend(backend, address, jobs, shares_cores(settings.worker)).run(batch, on_change)
+            runner.run(batch, on_change)
         except BaseException:  # SIGTERM (stopping.py) or Ctrl-C: no judge left running
             stopped = stop_judges()
             console.print(f"[red]stopped:[/] {stopped} running evaluation(s) ended, nothing more "
@@ -223,7 +237,10 @@ def run_batch(console: Console, paths: list[Path], options: RunOptions, jobs: in
         live.update(batch.view())
     if not console.is_terminal:
         console.line()  # the live table's last render ends without one there
-    wall = time.time() - t0
+
+
+def _print_results(console: Console, batch: Batch) -> None:
+    """The jobs' errors, then each task's ranking per device kind."""
     for job in batch.jobs:
         if job.error:
             console.print(f"[red]{escape(job.file.name)}:[/] {escape(job.error)}")
@@ -234,18 +251,18 @@ def run_batch(console: Console, paths: list[Path], options: RunOptions, jobs: in
         for kind in kinds:
             print_ranked(console, rank(batch.store.entries(t.name, t.content_hash), kind),
                          f"{name} on {kind}")
-    console.print(f"{len(files)} submissions in {wall:.1f} s ({backend} backend)")
-    if options.json_path:
-        options.json_path.write_text(json.dumps({
-            "tasks": list(batch.tasks), "mode": options.mode, "backend": backend, "wall_seconds": wall,
-            "results": [{"file": str(j.file), "task": j.task, "status": j.status, "where": j.used,
-                         "started": j.started, "wall_seconds": j.wall,
-                         "score_ns": j.doc.get("score_ns") if j.doc else None,
-                         "submission_id": j.submission_id, "error": j.error,
-                         "cases": [[c.get("score_ns") for c in p["cases"]] for p in j.doc["phases"]]
-                         if j.doc else [],
-                         "flags": case_flags(j.doc) if j.doc else [],
-                         "device_uuid": j.doc["device"].get("uuid", "") if j.doc else ""}
-                        for j in batch.jobs]}, indent=2))
-    return ExitCode.OK if all(j.status == Status.PASSED for j in batch.jobs) else ExitCode.FAILED
 
+
+def _batch_json(batch: Batch, options: RunOptions, backend: str, wall: float) -> dict[str, Any]:
+    """What `--json` writes: the batch and each job's outcome."""
+    return {
+        "tasks": list(batch.tasks), "mode": options.mode, "backend": backend, "wall_seconds": wall,
+        "results": [{"file": str(j.file), "task": j.task, "status": j.status, "where": j.used,
+                     "started": j.started, "wall_seconds": j.wall,
+                     "score_ns": j.doc.get("score_ns") if j.doc else None,
+                     "submission_id": j.submission_id, "error": j.error,
+                     "cases": [[c.get("score_ns") for c in p["cases"]] for p in j.doc["phases"]]
+                     if j.doc else [],
+                     "flags": case_flags(j.doc) if j.doc else [],
+                     "device_uuid": j.doc["device"].get("uuid", "") if j.doc else ""}
+                    for j in batch.jobs]}

@@ -11,7 +11,7 @@ from typing import Any
 from harness.consts import Mark
 from harness.results.document import Evaluation
 from harness.results.ranking import find, program_key, rank
-from harness.results.store import Leaderboard, Store, resolve_db
+from harness.results.store import Leaderboard, NewSubmission, Store, resolve_db
 
 ENV_USER = "HARNESS_USER"
 
@@ -77,9 +77,10 @@ def record_evaluation(store: Store, board: Leaderboard, user: str, ev: Evaluatio
                       refuse_on: list[str]) -> int:
     """Record one evaluation (its submission and runs, in one transaction); its id."""
     code = ev.submission.get("code", "")
-    return store.record(board, user, ev.submission["name"], code,
-                        ev.submission["sha256"], status_of(ev), ev.screen,
-                        refusal(ev, refuse_on), runs_of(ev), program=program_key(code))
+    submission = NewSubmission(user, ev.submission["name"], code, ev.submission["sha256"],
+                               status_of(ev), ev.screen, refusal(ev, refuse_on),
+                               program_key(code))
+    return store.record(board, submission, runs_of(ev))
 
 
 class Recorder:

@@ -109,6 +109,22 @@ class Leaderboard:
     secret: bytes
 
 
+@dataclass
+class NewSubmission:
+    """A submission as it is recorded: who sent which file, its code and its hash, its
+    status, its static screen's findings, why it is refused a rank (None: it is not), and
+    its program key (results/recording.py)."""
+
+    user: str
+    file_name: str
+    code: str
+    sha256: str
+    status: str
+    screen: list[dict]
+    refused: str | None = None
+    program: str | None = None
+
+
 class Store:
     """A connection to the results database, SQLite or PostgreSQL."""
 
@@ -235,17 +251,15 @@ class Store:
         return [r["task"] for r in self.query("SELECT DISTINCT task FROM leaderboards ORDER BY task")]
 
     # -- recording --------------------------------------------------------------------
-    def record(self, board: Leaderboard, user: str, file_name: str, code: str, sha256: str,
-               status: str, screen: list[dict], refused: str | None, runs: list[dict],
-               program: str | None = None) -> int:
+    def record(self, board: Leaderboard, sub: NewSubmission, runs: list[dict]) -> int:
         """Insert a submission and its runs in one transaction; return the submission id."""
         with self.transaction():
             cur = self.execute(
                 "INSERT INTO submissions (leaderboard_id, user_name, file_name, code, sha256, "
                 "created_at, status, screen, refused, program) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (board.id, user, file_name, code, sha256, now(), status, json.dumps(screen),
-                 refused, program))
+                (board.id, sub.user, sub.file_name, sub.code, sub.sha256, now(), sub.status,
+                 json.dumps(sub.screen), sub.refused, sub.program))
             sub_id = int(cur.fetchone()[0])
             for run in runs:
                 self.execute(

@@ -43,21 +43,32 @@ def create_app(db_url: str, show_code: bool, settings: WebSettings | None = None
     app.json.ensure_ascii = False
     app.jinja_env.filters.update(FILTERS)
     read = Reader(db_url)
+    _add_pages(app, read, show_code, web)
+    _add_api(app, read, show_code)
+    app.register_error_handler(404, _not_found)
+    return app
 
-    def task_board(task: str, **kw: Any) -> boards.Board:
-        try:
-            with read() as store:
-                return boards.board(store, task, **kw)
-        except boards.UnknownTask as exc:
-            abort(404, str(exc))
 
-    def one_submission(submission_id: int) -> dict[str, Any]:
+def _task_board(read: Reader, task: str, **kw: Any) -> boards.Board:
+    """A task's boards; 404 for a task the database does not know."""
+    try:
         with read() as store:
-            sub = boards.submission(store, submission_id, show_code)
-        if sub is None:
-            abort(404, f"no submission {submission_id}")
-        return sub
+            return boards.board(store, task, **kw)
+    except boards.UnknownTask as exc:
+        abort(404, str(exc))
 
+
+def _one_submission(read: Reader, submission_id: int, show_code: bool) -> dict[str, Any]:
+    """One submission as `runner.py show` shows it; 404 for an unknown id."""
+    with read() as store:
+        sub = boards.submission(store, submission_id, show_code)
+    if sub is None:
+        abort(404, f"no submission {submission_id}")
+    return sub
+
+
+def _add_pages(app: Flask, read: Reader, show_code: bool, web: WebSettings) -> None:
+    """The HTML pages: the tasks, a task's boards and trends, a submission, a user."""
     @app.get("/")
     def home() -> str:
         with read() as store:
@@ -66,7 +77,7 @@ def create_app(db_url: str, show_code: bool, settings: WebSettings | None = None
 
     @app.get("/tasks/<task>")
     def task_page(task: str) -> str:
-        b = task_board(task, all_versions=request.args.get("all_versions") == "1")
+        b = _task_board(read, task, all_versions=request.args.get("all_versions") == "1")
         trends = {kind: Markup(charts.trend_svg(boards.trend(b, kind), web.trend_width,
                                                 web.trend_height)) for kind in b.tables}
         with read() as store:
@@ -76,7 +87,7 @@ def create_app(db_url: str, show_code: bool, settings: WebSettings | None = None
 
     @app.get("/submissions/<int:submission_id>")
     def submission_page(submission_id: int) -> str:
-        sub = one_submission(submission_id)
+        sub = _one_submission(read, submission_id, show_code)
         with read() as store:
             ranked, ranked_of = boards.standing(store, sub)
         output = next((r["messages"].get("output") for r in sub["runs"]
@@ -93,12 +104,14 @@ def create_app(db_url: str, show_code: bool, settings: WebSettings | None = None
             abort(404, f"no submissions by {user!r}")
         ranks = []
         for task in sorted({s["task"] for s in subs}):
-            b = task_board(task)
+            b = _task_board(read, task)
             ranks += [(task, kind, r, len(t)) for kind, t in b.tables.items()
                       for r in t if r.user == user]
         return render_template("user.html", user=user, submissions=subs[::-1], ranks=ranks)
 
-    # -- JSON: the shapes of the commands' --json ---------------------------------------
+
+def _add_api(app: Flask, read: Reader, show_code: bool) -> None:
+    """The JSON endpoints: the shapes of the commands' --json."""
     @app.get("/api/tasks")
     def api_tasks() -> Any:
         with read() as store:
@@ -107,12 +120,13 @@ def create_app(db_url: str, show_code: bool, settings: WebSettings | None = None
     @app.get("/api/leaderboard/<task>")
     def api_leaderboard(task: str) -> Any:
         """`runner.py leaderboard TASK [--device D] [--all-versions] --json`."""
-        return jsonify(task_board(task, device=request.args.get("device"),
-                                  all_versions=request.args.get("all_versions") == "1").to_dict())
+        return jsonify(_task_board(read, task, device=request.args.get("device"),
+                                   all_versions=request.args.get("all_versions") == "1")
+                       .to_dict())
 
     @app.get("/api/tasks/<task>/trend/<device>")
     def api_trend(task: str, device: str) -> Any:
-        return jsonify(boards.trend(task_board(task), device))
+        return jsonify(boards.trend(_task_board(read, task), device))
 
     @app.get("/api/history")
     def api_history() -> Any:
@@ -130,13 +144,12 @@ def create_app(db_url: str, show_code: bool, settings: WebSettings | None = None
     @app.get("/api/submissions/<int:submission_id>")
     def api_submission(submission_id: int) -> Any:
         """`runner.py show ID --json` (with `--code` when the organiser shows code)."""
-        return jsonify(one_submission(submission_id))
+        return jsonify(_one_submission(read, submission_id, show_code))
 
-    @app.errorhandler(404)
-    def not_found(exc: Any) -> Any:
-        message = getattr(exc, "description", "not found")
-        if request.path.startswith("/api/"):
-            return jsonify({"error": message}), 404
-        return render_template("error.html", message=message), 404
 
-    return app
+def _not_found(exc: Any) -> Any:
+    """A 404 as JSON under /api/, as a page elsewhere."""
+    message = getattr(exc, "description", "not found")
+    if request.path.startswith("/api/"):
+        return jsonify({"error": message}), 404
+    return render_template("error.html", message=message), 404
