@@ -74,15 +74,15 @@ class TimingSettings:
         if not isinstance(self.min_samples, int) or self.min_samples < 1:
             raise ValueError(f"timing.min_samples must be 1 or more, not {self.min_samples!r}")
         if self.judge_spin_seconds is not None and (
-                not _number(self.judge_spin_seconds) or self.judge_spin_seconds < 0):
+                not _is_number(self.judge_spin_seconds) or self.judge_spin_seconds < 0):
             raise ValueError("timing.judge_spin_seconds must be 0 or more, or null (as "
                              f"timing.spin_seconds), not {self.judge_spin_seconds!r}")
         if self.min_ahead_us < 0:
             raise ValueError(f"timing.min_ahead_us must be 0 or more, not {self.min_ahead_us!r}")
-        if not (_number(self.long_sample_factor) and self.long_sample_factor > 1):
+        if not (_is_number(self.long_sample_factor) and self.long_sample_factor > 1):
             raise ValueError("timing.long_sample_factor must be a number above 1 (a multiple of "
                              f"the case's median), not {self.long_sample_factor!r}")
-        if not (_number(self.long_sample_note) and self.long_sample_note >= 0):
+        if not (_is_number(self.long_sample_note) and self.long_sample_note >= 0):
             raise ValueError("timing.long_sample_note must be 0 or more (a share of the mean), "
                              f"not {self.long_sample_note!r}")
         if self.probe_every < 2:
@@ -185,7 +185,7 @@ _ENV_PREFIX_MIN = 3
 _ENV_ENTRY = re.compile(rf"[A-Za-z_][A-Za-z0-9_]*|[A-Za-z_][A-Za-z0-9_]{{{_ENV_PREFIX_MIN - 1},}}\*")
 
 
-def _number(value: Any) -> bool:
+def _is_number(value: Any) -> bool:
     """An int or a float from YAML (not a bool, which Python counts as an int)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 

@@ -22,8 +22,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from harness.consts import ExitCode, JobState, Status
+from harness.durations import readable
 from harness.frontends.backends import make_backend, shares_cores
-from harness.frontends.report import fmt_ns, print_ranked
+from harness.frontends.report import print_ranked
 from harness.judging import not_judged, recording_refusal
 from harness.loading.task_folder import TaskError, load_task
 from harness.options import RunOptions
@@ -138,7 +139,7 @@ class Batch:
 
     def line(self, job: Job) -> str:
         """One finished job as a line (a log's view of the live table's row)."""
-        score = f" {fmt_ns(job.score_ns)}" if job.score_ns else ""
+        score = f" {readable(job.score_ns)}" if job.score_ns else ""
         where = f" on {job.where}" if job.where else ""
         return (f"{escape(job.file.name)} ({job.task}): {job.status_markup}{score}{where}, "
                 f"{job.wall:.1f} s")
@@ -151,7 +152,7 @@ class Batch:
         for col in ("submission", "task", "state", "where", "result", "score", "time"):
             table.add_column(col)
         for job in self.jobs:
-            score = fmt_ns(job.score_ns) if job.doc else ""
+            score = readable(job.score_ns) if job.doc else ""
             wall = f"{job.wall:.1f} s" if job.state == JobState.DONE else (
                 f"{time.time() - job.started:.0f} s" if job.state == JobState.RUNNING else "")
             result = job.status_markup if job.state == JobState.DONE else ""

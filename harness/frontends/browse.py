@@ -16,8 +16,9 @@ from rich.syntax import Syntax
 from rich.table import Table
 
 from harness.consts import ExitCode
+from harness.durations import readable
 from harness.frontends import boards
-from harness.frontends.report import fmt_ns, print_ranked
+from harness.frontends.report import print_ranked
 from harness.options import UNRECORDED_MODES
 from harness.results.document import case_notes
 from harness.results.recording import resolve_user
@@ -66,7 +67,7 @@ def history(console: Console, task: str | None, user: str | None, as_json: bool,
     for row in rows:
         runs = ", ".join(
             f"{r['mode']}/{r['seeds']}: {'pass' if r['passed'] else 'FAIL'}"
-            + (f" {fmt_ns(r['score_ns'])}" if r["score_ns"] else "") for r in row["runs"])
+            + (f" {readable(r['score_ns'])}" if r["score_ns"] else "") for r in row["runs"])
         table.add_row(str(row["id"]), row["task"], escape(row["user_name"]),
                       escape(row["file_name"]), row["created_at"][:19].replace("T", " "),
                       row["status"], escape(runs))
@@ -94,11 +95,11 @@ def show(console: Console, submission_id: int, code: bool, as_json: bool, db: st
     for run in sub["runs"]:
         verdict = "passed" if run["passed"] else "FAILED"
         console.print(f"run {run['id']}: {run['mode']} / {run['seeds']} seeds on "
-                      f"{run['device_name']}: {verdict}, score {fmt_ns(run['score_ns'])}")
+                      f"{run['device_name']}: {verdict}, score {readable(run['score_ns'])}")
         for warning in (run.get("messages") or {}).get("warnings") or []:
             console.print(f"  [yellow]warning:[/] {escape(warning)}")
         for case in run["cases"]:
-            mean = fmt_ns(case.get("score_ns"))
+            mean = readable(case.get("score_ns"))
             console.print(f"    {case['phase']} #{case['index']}: {case['status']} {mean} "
                           f"{escape((case.get('message') or '').splitlines()[0][:100]) if case.get('message') else ''}")
             # what the report printed under the table when the run was made

@@ -95,22 +95,22 @@ def _md(cells: list[str]) -> str:
 def _table(summary: dict[str, Any]) -> tuple[list[str], list[list[str]], list[list[str]]]:
     """Plain cells, the same for the terminal and markdown: the header, a row per case,
     and the score and result rows."""
-    from harness.frontends.report import fmt_ns
+    from harness.durations import readable
     from harness.loading.cases import format_case
 
     head = ["#", "case", *(f"run {k + 1}" for k in range(summary["runs"])), "median", "spread"]
-    rows = [[str(c["index"]), format_case(c["case"]), *_cells(c), fmt_ns(c["median_ns"]),
+    rows = [[str(c["index"]), format_case(c["case"]), *_cells(c), readable(c["median_ns"]),
              f"{c['spread']:.3f}x" if c["spread"] is not None else "-"]
             for c in summary["cases"]]
-    score = ["", "score", *(fmt_ns(x) if x is not None else "-" for x in summary["scores_ns"]),
-             fmt_ns(summary["score_ns"]), ""]
+    score = ["", "score", *(readable(x) if x is not None else "-" for x in summary["scores_ns"]),
+             readable(summary["score_ns"]), ""]
     result = ["", "result", *summary["statuses"], summary["worst_status"], ""]
     return head, rows, [score, result]
 
 
 def _cells(case: dict[str, Any]) -> list[str]:
     """Each run's mean of a case; its status where it did not pass; flagged ones marked."""
-    from harness.frontends.report import fmt_ns
+    from harness.durations import readable
 
-    return [(fmt_ns(m) + (" (flagged)" if flag else "")) if m is not None else status
+    return [(readable(m) + (" (flagged)" if flag else "")) if m is not None else status
             for m, status, flag in zip(case["means_ns"], case["statuses"], case["flagged"])]

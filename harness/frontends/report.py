@@ -21,6 +21,7 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from harness.consts import Status
+from harness.durations import readable
 from harness.judging import PhaseSpec, not_judged
 from harness.judging import Progress as JudgeProgress
 from harness.loading.cases import format_case
@@ -29,19 +30,6 @@ from harness.results.ranking import find, rank
 from harness.results.recording import Recorder
 
 _STYLE = {Status.PASSED: "green", Status.SKIPPED: "dim"}
-
-
-def fmt_ns(ns: float | None) -> str:
-    """A duration with a readable unit."""
-    if ns is None:
-        return "-"
-    if ns < 1e3:
-        return f"{ns:.0f} ns"
-    if ns < 1e6:
-        return f"{ns / 1e3:.2f} µs"
-    if ns < 1e9:
-        return f"{ns / 1e6:.3f} ms"
-    return f"{ns / 1e9:.3f} s"
 
 
 class LiveProgress(JudgeProgress):
@@ -145,7 +133,7 @@ def print_evaluation(console: Console, ev: Evaluation) -> None:
             console.print(_bench_table(phase))
             if phase.score_ns is not None:
                 console.print(f"  score ({ev.task['ranking_by']} of case means): "
-                              f"[bold]{fmt_ns(phase.score_ns)}[/]")
+                              f"[bold]{readable(phase.score_ns)}[/]")
         _print_failures(console, phase)
     _print_output(console, ev.worker_output,
                   "the worker's" if not_judged(ev.load_error) else "the submission's")
@@ -212,8 +200,8 @@ def print_profile(console: Console, case: CaseResult) -> None:
     what = "kernel (GPU time)" if p["kind"] == "kernels" else "operator (CPU self time)"
     share = p.get("host_share")
     console.print(f"[bold]Profile of case {case.index}[/] ({escape(format_case(case.case))}): "
-                  f"{p['calls']} calls under {p['tool']}, {fmt_ns(p['wall_ns_per_call'])} a call, "
-                  f"{fmt_ns(p['device_ns_per_call'])} of it in {p['kind']}"
+                  f"{p['calls']} calls under {p['tool']}, {readable(p['wall_ns_per_call'])} a call, "
+                  f"{readable(p['device_ns_per_call'])} of it in {p['kind']}"
                   + (f", host share {share:.0%}" if share is not None else ""))
     table = Table()
     for col, just in ((what, "left"), ("calls", "right"), ("total", "right"),
@@ -221,8 +209,8 @@ def print_profile(console: Console, case: CaseResult) -> None:
         table.add_column(col, justify=just, overflow="fold" if col == what else "ellipsis")
     busy = p["device_ns_per_call"] * max(p["calls"], 1) or 1.0  # every row, shown or not
     for r in p["rows"]:
-        table.add_row(escape(r["name"]), str(r["calls"]), fmt_ns(r["total_ns"]),
-                      fmt_ns(r["mean_ns"]), f"{r['total_ns'] / busy:.0%}")
+        table.add_row(escape(r["name"]), str(r["calls"]), readable(r["total_ns"]),
+                      readable(r["mean_ns"]), f"{r['total_ns'] / busy:.0%}")
     if p.get("rows_left_out"):
         table.add_row(f"[dim]... {p['rows_left_out']} more[/]", "", "", "", "")
     console.print(table)
@@ -248,8 +236,8 @@ def _bench_table(phase: PhaseResult) -> Table:
         sol = c.integrity.get("speed_of_light_fraction")
         table.add_row(
             str(c.index), escape(format_case(c.case)), _status(c), str(s.get("calls", "-")),
-            f"{fmt_ns(c.score_ns)} ± {fmt_ns(s.get('std'))}" if s else "-",
-            fmt_ns(s.get("best")), fmt_ns(s.get("worst")), fmt_ns(c.host_launch_ns),
+            f"{readable(c.score_ns)} ± {readable(s.get('std'))}" if s else "-",
+            readable(s.get("best")), readable(s.get("worst")), readable(c.host_launch_ns),
             f"{sol:.0%}" if sol else "-",
         )
     if any(c.integrity.get("hidden_window_us") for c in phase.cases):
@@ -298,7 +286,7 @@ def print_ranking(console: Console, recorder: Recorder, ev: Evaluation) -> None:
                       f"not ranked: {escape(why)}")
     else:
         above = table[mine.rank - 2] if mine.rank > 1 else None
-        gap = (f", {fmt_ns(mine.score_ns - above.score_ns)} behind #{above.rank} "
+        gap = (f", {readable(mine.score_ns - above.score_ns)} behind #{above.rank} "
                f"({escape(above.user)})") if above else ""
         repeated = (f"; this program's score is the median of its {mine.evaluations} "
                     "evaluations") if mine.evaluations > 1 else ""
@@ -317,9 +305,9 @@ def print_ranked(console: Console, table: list, title: str, highlight: int | Non
                        overflow="fold" if col in ("user", "file", "when") else "ellipsis")
     previous = None
     for r in table:
-        gap = f"+{fmt_ns(r.score_ns - previous)}" if previous is not None else ""
+        gap = f"+{readable(r.score_ns - previous)}" if previous is not None else ""
         style = "bold reverse" if highlight in r.submission_ids else None
-        out.add_row(str(r.rank), escape(r.user), fmt_ns(r.score_ns), gap, escape(r.file_name),
+        out.add_row(str(r.rank), escape(r.user), readable(r.score_ns), gap, escape(r.file_name),
                     str(r.submission_id), str(r.evaluations), r.created_at[:19].replace("T", " "),
                     r.status, style=style)
         previous = r.score_ns

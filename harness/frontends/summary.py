@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from harness.frontends.report import fmt_ns
+from harness.durations import readable
 from harness.loading.cases import format_case
 from harness.results.document import Evaluation
 
@@ -32,9 +32,9 @@ def render_markdown(ev: Evaluation, repeats: dict | None = None) -> str:
         for c in phase.cases:
             calls = (c.stats or {}).get("calls", "")
             lines.append(f"| {c.index} | `{format_case(c.case)}` | {c.status} | "
-                         f"{fmt_ns(c.score_ns)} | {calls} |")
+                         f"{readable(c.score_ns)} | {calls} |")
         if phase.score_ns is not None:
-            lines += ["", f"Score: **{fmt_ns(phase.score_ns)}**"]
+            lines += ["", f"Score: **{readable(phase.score_ns)}**"]
         lines += _profile_lines(phase.cases)
         lines.append("")
     if repeats:
@@ -54,9 +54,9 @@ def _profile_lines(cases: list) -> list[str]:
         if not p:
             continue
         top = ", ".join(f"`{r['name'][:80]}` ({r['calls'] / max(p['calls'], 1):g} a call, "
-                        f"{fmt_ns(r['mean_ns'])} each)" for r in p["rows"][:3])
+                        f"{readable(r['mean_ns'])} each)" for r in p["rows"][:3])
         share = f"host share {p['host_share']:.0%}; " if p.get("host_share") is not None else ""
-        lines.append(f"- case {c.index}: {fmt_ns(p['wall_ns_per_call'])} a call; {share}"
+        lines.append(f"- case {c.index}: {readable(p['wall_ns_per_call'])} a call; {share}"
                      f"top {p['kind']}: {top}")
     return [""] + lines if lines else []
 

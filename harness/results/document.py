@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.consts import EXIT_BY_STATUS, SEVERITY, ExitCode, Status
+from harness.durations import micros
 
 SCHEMA = "kernel-harness/result"
 SCHEMA_VERSION = 1
@@ -141,7 +142,7 @@ def case_notes(integrity: dict[str, Any] | None) -> list[str]:
         checks = ", ".join(_CHECK_NAMES.get(c, c) for c in attempt.get("flagged_by", []))
         score = attempt.get("score_ns")
         notes.append(f"attempt {k} was flagged by {checks}"
-                     + (f" (it read {score / 1e3:.2f} µs)" if score else "")
+                     + (f" (it read {micros(score)})" if score else "")
                      + " and the case was timed again with a fresh calibration and fresh "
                      "inputs: the last attempt's time stands, with its own flags and any "
                      "kept from an earlier attempt (work outside the timed region shows on "

@@ -8,6 +8,8 @@ from datetime import UTC, datetime
 from html import escape
 from typing import Any
 
+from harness.durations import brief
+
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
            "#e377c2", "#7f7f7f", "#bcbd22"]
 LEFT, RIGHT, TOP, BOTTOM, LEGEND = 72, 16, 14, 30, 150
@@ -15,10 +17,6 @@ LEFT, RIGHT, TOP, BOTTOM, LEGEND = 72, 16, 14, 30, 150
 
 def _seconds(iso: str) -> float:
     return datetime.fromisoformat(iso).timestamp()
-
-
-def _label(us: float) -> str:
-    return f"{us:.3g} µs" if us < 1e3 else f"{us / 1e3:.3g} ms"
 
 
 def user_colours(users: list[str]) -> dict[str, str]:
@@ -105,7 +103,7 @@ def _grid(axes: _Axes, height: int) -> list[str]:
         yy = axes.y(us)
         out.append(f'<line x1="{LEFT}" x2="{LEFT + axes.plot_w}" y1="{yy:.1f}" y2="{yy:.1f}" '
                    f'class="grid"/><text x="{LEFT - 6}" y="{yy + 4:.1f}" class="tick" '
-                   f'text-anchor="end">{_label(us)}</text>')
+                   f'text-anchor="end">{brief(us * 1e3)}</text>')
     for t, anchor in ((axes.t0, "start"), (axes.t1, "end")):
         stamp = datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M UTC")
         out.append(f'<text x="{axes.x(t):.1f}" y="{height - 10}" class="tick" '
@@ -125,7 +123,7 @@ def _series(name: str, pts: list[dict[str, Any]], colour: str, axes: _Axes) -> l
     out = [f'<path d="{"".join(path)}" class="{cls}" stroke="{colour}"/>']
     for p in pts:
         who = p.get("user", name)
-        tip = escape(f"{who}: {_label(p['score_ns'] / 1e3)} at {p['at'][:19]} "
+        tip = escape(f"{who}: {brief(p['score_ns'])} at {p['at'][:19]} "
                      f"(submission {p['submission_id']})")
         out.append(f'<circle cx="{axes.x(_seconds(p["at"])):.1f}" '
                    f'cy="{axes.y(p["score_ns"] / 1e3):.1f}" r="3" fill="{colour}">'

@@ -6,6 +6,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from harness.durations import micros
 from harness.loading.cases import format_case
 from harness.results.document import case_notes
 
@@ -14,7 +15,7 @@ MEDALS = {1: "gold", 2: "silver", 3: "bronze"}
 
 def us(ns: float | None) -> str:
     """A duration in µs, the unit of the public leaderboards ("-" when there is none)."""
-    return f"{ns / 1e3:,.2f} µs" if isinstance(ns, (int, float)) else "-"
+    return micros(ns, grouped=True)
 
 
 def medal(rank: int) -> Markup:

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from harness.consts import Status
+from harness.durations import micros
 from harness.settings import IntegritySettings, load_gpu_table
 
 
@@ -85,8 +86,8 @@ def check_unmasking(rts: list[float], base: Calibration | None, xor_ns: float,
     excess = median - expected
     message = ""
     if excess > allowed:
-        message = (f"the worker took {excess / 1e3:.1f} µs more per sample to unmask its fresh "
-                   f"inputs than the judge expects (allowed {allowed / 1e3:.1f} µs): work may "
+        message = (f"the worker took {micros(excess, 1)} more per sample to unmask its fresh "
+                   f"inputs than the judge expects (allowed {micros(allowed, 1)}): work may "
                    "run off the clock while the fresh inputs are readable")
     return UnmaskCheck(bool(message), median, expected, allowed, len(rts), xor_ns, case_ns,
                        message)
@@ -162,18 +163,18 @@ def check_clocks(
     if excess > allowed:
         rule = "median"
         message = (
-            f"the judge's clock saw {excess / 1e3:.1f} µs more {unit} than the reported time "
-            f"explains (allowed {allowed / 1e3:.1f} µs): work may run outside the timed region; "
-            f"judge-clock mean {judge_mean / 1e3:.2f} µs {unit}"
+            f"the judge's clock saw {micros(excess, 1)} more {unit} than the reported time "
+            f"explains (allowed {micros(allowed, 1)}): work may run outside the timed region; "
+            f"judge-clock mean {micros(judge_mean)} {unit}"
         )
     elif low_rule:
         rule = "low gaps"
         message = (
-            f"the judge's clock saw {(low - calibration.median_ns) / 1e3:.1f} µs or more {unit} "
+            f"the judge's clock saw {micros(low - calibration.median_ns, 1)} or more {unit} "
             f"than the reported time explains on {len(gaps) - ordered.index(low)} of "
-            f"{len(gaps)} samples (allowed {strict / 1e3:.1f} µs; a noisy calibration allowed "
-            f"{allowed / 1e3:.1f} µs on the median): work may run outside the timed region; "
-            f"judge-clock mean {judge_mean / 1e3:.2f} µs {unit}"
+            f"{len(gaps)} samples (allowed {micros(strict, 1)}; a noisy calibration allowed "
+            f"{micros(allowed, 1)} on the median): work may run outside the timed region; "
+            f"judge-clock mean {micros(judge_mean)} {unit}"
         )
     p90 = ordered[min(len(gaps) - 1, int(0.9 * len(gaps)))]
     return ClockCheck(bool(rule), gap, p90, calibration.median_ns, allowed, judge_mean, message,
@@ -225,7 +226,7 @@ def calibration_disturbed(
     spread = max(before_import.p90_ns - before_import.median_ns, 0.0)
     if excess > settings.calibration_slack_us * 1e3 + 3 * outside_ns + 3 * spread:
         return (
-            f"the harness's own overhead grew by {excess / 1e3:.0f} µs after the submission "
+            f"the harness's own overhead grew by {micros(excess, 0)} after the submission "
             "was imported (something slows the harness's no-op calls)"
         )
     return ""
@@ -288,7 +289,7 @@ def moved_into_the_clock(flagged: Any, again: Any, per: int) -> str:
     if rise < 0.5 * hidden or rise < 0.25 * before or rise <= host:
         return ""
     return (f"timed again after a flag, the calls' own time rose from {before / 1e3:.2f} to "
-            f"{after / 1e3:.2f} µs per call, half or more of the {hidden / 1e3:.1f} µs the "
+            f"{micros(after)} per call, half or more of the {micros(hidden, 1)} the "
             "flag saw outside the timed region: the work moved into it, so the first "
             "attempt's flags stand")
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from harness.consts import Status
+from harness.durations import micros
 from harness.judging.checking import output_sanity
 from harness.judging.measure.devices import ClockReading, DeviceInfo, Flusher
 from harness.judging.measure.integrity import (
@@ -733,9 +734,9 @@ class Sampling:
         if result.score_ns < floor.ns * j.settings.integrity.floor_margin:
             result.status = Status.REJECTED
             result.message = (
-                f"rejected: a mean of {result.score_ns / 1e3:.3f} µs is below the physical floor "
-                f"of {floor.ns / 1e3:.3f} µs on {floor.gpu} (compute {floor.compute_ns / 1e3:.3f} µs, "
-                f"memory {floor.memory_ns / 1e3:.3f} µs): the timer cannot be trusted"
+                f"rejected: a mean of {micros(result.score_ns, 3)} is below the physical floor "
+                f"of {micros(floor.ns, 3)} on {floor.gpu} (compute {micros(floor.compute_ns, 3)}, "
+                f"memory {micros(floor.memory_ns, 3)}): the timer cannot be trusted"
             )
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from harness.durations import micros
 from harness.settings import TimingSettings
 
 
@@ -80,8 +81,8 @@ def long_samples(samples: list[float], factor: float, note_share: float,
                   "the host or of the submission" if window_us > 0 else
                   "a stall of the host or of the submission")
         out["note"] = (f"{count} of {len(samples)} samples took over {factor:g}x the median "
-                       f"({median / 1e3:.2f} µs; the longest {max(samples) / 1e3:.1f} µs) and "
-                       f"add {adds / 1e3:.2f} µs ({adds / mean:.0%}) to the mean, which is the "
+                       f"({micros(median)}; the longest {micros(max(samples), 1)}) and "
+                       f"add {micros(adds)} ({adds / mean:.0%}) to the mean, which is the "
                        f"score, as in the contests ({causes} reads so): run it again to see "
                        "if it recurs")
     return out

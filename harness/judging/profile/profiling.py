@@ -104,24 +104,26 @@ def clean(raw: Any, rows: int) -> dict[str, Any]:
     out = {
         "tool": TOOL, "version": str(raw.get("version", ""))[:40],
         "kind": "kernels" if raw.get("kind") == "kernels" else "operators",
-        "calls": int(_number(raw.get("calls"))),
-        "wall_ns_per_call": _number(raw.get("wall_ns_per_call")),
-        "device_ns_per_call": _number(raw.get("device_ns_per_call")),
-        "host_share": (min(1.0, _number(raw.get("host_share")))
+        "calls": int(_checked_number(raw.get("calls"))),
+        "wall_ns_per_call": _checked_number(raw.get("wall_ns_per_call")),
+        "device_ns_per_call": _checked_number(raw.get("device_ns_per_call")),
+        "host_share": (min(1.0, _checked_number(raw.get("host_share")))
                        if raw.get("host_share") is not None else None),
-        "rows": [], "rows_left_out": int(_number(raw.get("rows_left_out"))),
+        "rows": [], "rows_left_out": int(_checked_number(raw.get("rows_left_out"))),
     }
     for row in raw["rows"][:rows]:
         if not isinstance(row, dict):
             raise ValueError("a row of the worker's profile is not a mapping")
         out["rows"].append({"name": str(row.get("name", ""))[:NAME_LIMIT],
-                            "calls": int(_number(row.get("calls"))),
-                            "total_ns": _number(row.get("total_ns")),
-                            "mean_ns": _number(row.get("mean_ns"))})
+                            "calls": int(_checked_number(row.get("calls"))),
+                            "total_ns": _checked_number(row.get("total_ns")),
+                            "mean_ns": _checked_number(row.get("mean_ns"))})
     return out
 
 
-def _number(value: Any) -> float:
+def _checked_number(value: Any) -> float:
+    """A finite, non-negative number of the worker's profile; anything else is refused
+    (ValueError: the judge reads the profile as a protocol error)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"the worker's profile holds {value!r} where a number belongs")
     if not math.isfinite(value) or value < 0:
