@@ -22,10 +22,6 @@ class SeedPlan:
         self.secret = secret
         self.stream = stream
 
-    @property
-    def is_secret(self) -> bool:
-        return self.secret is not None
-
     def seed(self, call: int) -> int:
         """The seed of call number `call` (0 is the first, checked call)."""
         if self.secret is None and call == 0:

@@ -78,10 +78,6 @@ class Task:
         """Per-task timing keys (`timing:` in task.yml): what differs between contests."""
         return dict(self.spec.get("timing") or {})
 
-    @property
-    def outputs_in_place(self) -> bool:
-        return bool(self.spec.get("outputs_in_place", False))
-
     def timeout(self, phase: str, default: float) -> float:
         """Seconds allowed for a phase: `test`, `benchmark` or `ranked`."""
         return float(self.timeouts.get(phase, default))
