@@ -112,3 +112,28 @@ def cli(tmp_path):
 
 def case_statuses(doc: dict) -> list[str]:
     return [c["status"] for p in doc["phases"] for c in p["cases"]]
+
+
+def in_child(confine, action) -> int:
+    """Run `action` in a forked child after `confine()` (a sandbox applied to it); the
+    errno it ended with (0: it worked)."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 100
+        try:
+            confine()
+            action()
+            code = 0
+        except OSError as exc:
+            code = exc.errno or 99
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def exec_child(code: str, confine) -> subprocess.CompletedProcess:
+    """A fresh interpreter running `code`, `confine()` applied between fork and exec, as
+    the worker is started: what it printed and its exit status."""
+    return subprocess.run([sys.executable, "-c", code], preexec_fn=confine, text=True,
+                          capture_output=True, timeout=120, env={"PATH": os.environ["PATH"]})
