@@ -88,3 +88,18 @@ def test_the_triton_version_is_read_without_importing_triton():
         assert out == ["False"]  # no version, nothing imported
         return
     assert out == [triton.__version__, "False"]
+
+
+def test_a_gpu_device_starts_its_clock_reading_and_a_cpu_none(tmp_path, monkeypatch):
+    """The judge's reading as a case's timed calls end: nvidia-smi asked about this GPU by
+    its UUID; nothing to read on the CPU, and nothing to wait for there."""
+    from harness.judging.measure.devices import DeviceInfo
+
+    log = tmp_path / "args"
+    _fake_smi(tmp_path, monkeypatch, SCRIPT.format(log=log))
+    cpu = DeviceInfo("cpu", "test CPU", "flag")
+    assert cpu.clock_reading() is None
+    cpu.synchronize()  # returns at once: no device to wait for
+    reading = DeviceInfo("cuda", "H200", "flag", uuid="GPU-1234").clock_reading()
+    assert reading.result()["sm_max_mhz"] == 1980.0
+    assert "-i GPU-1234" in log.read_text()
