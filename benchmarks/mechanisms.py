@@ -38,8 +38,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 import contest_parity as parity  # noqa: E402
 
-from harness.judging.timing import combine  # noqa: E402
 from harness.results.document import case_flags, case_notes, write_json  # noqa: E402
+from harness.scores import combine  # noqa: E402
 from harness.settings import Settings  # noqa: E402
 
 PUBLIC, BASELINE = "public", "baseline"
