@@ -114,6 +114,8 @@ def test_a_threshold_settles_an_interval_within_it():
      "no difference larger than 1% (95% CI -0.5% to +0.4%)"),
     (Interval(1.002, 1.001, 1.004), 0.01,  # within the threshold: that answers it
      "no difference larger than 1% (95% CI +0.1% to +0.4%)"),
+    (Interval(22.4, 15.15, 33.18), None, "B is 22.4 times slower than A (95% CI 15.2 to 33.2 times)"),
+    (Interval(0.25, 0.2, 0.3125), None, "B is 4.0 times faster than A (95% CI 3.2 to 5.0 times)"),
     (Interval(0.999, 0.980, 1.015), 0.01,
      "no difference detectable at this noise (95% CI -2.0% to +1.5%)"),
 ])

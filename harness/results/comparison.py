@@ -136,10 +136,17 @@ def should_stop(a: list[list[float]], b: list[list[float]], threshold: float | N
 
 
 def verdict(interval: Interval, threshold: float | None = None) -> str:
-    """The answer in words, with the interval as B's change in time against A's."""
+    """The answer in words, with the interval as B's change in time against A's (past a
+    factor of 2, as how many times faster or slower B is)."""
     ci = f"{confidence_words(CONFIDENCE)} {_pct(interval.low - 1)} to {_pct(interval.high - 1)}"
     if interval.within(threshold):
         return f"no difference larger than {threshold * 100:g}% ({ci})"
+    if interval.high < 1 and interval.ratio <= 0.5:  # "95% faster" would hide how much
+        return (f"B is {1 / interval.ratio:.1f} times faster than A ({confidence_words(CONFIDENCE)} "
+                f"{1 / interval.high:.1f} to {1 / interval.low:.1f} times)")
+    if interval.low > 1 and interval.ratio >= 2:
+        return (f"B is {interval.ratio:.1f} times slower than A ({confidence_words(CONFIDENCE)} "
+                f"{interval.low:.1f} to {interval.high:.1f} times)")
     if interval.high < 1:
         return (f"B is {(1 - interval.ratio) * 100:.1f}% faster than A "
                 f"({confidence_words(CONFIDENCE)} {(1 - interval.high) * 100:.1f}% to "
