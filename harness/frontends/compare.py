@@ -127,7 +127,11 @@ def _sides(opts: CompareOptions, folder: Path | None) -> tuple[Side, Side, str |
     if opts.baseline is None:
         return Side("A", Path(opts.files[0])), b, None
     try:
-        sub = open_store(opts.db).submission(opts.baseline)
+        store = open_store(opts.db)
+        try:
+            sub = store.submission(opts.baseline)
+        finally:
+            store.close()
     except StoreError as exc:
         raise CompareError(str(exc)) from exc
     if sub is None:
@@ -165,6 +169,9 @@ def _run(opts: CompareOptions, console: Console, settings: Settings, head: HeadS
             _write(opts, _document(opts, a, b, None, started, error=message))
             return code
         comparison, error = _time_pairs(opts, console, settings, a, b)
+    except TaskError as exc:
+        console.print(f"[red]error:[/] the task is broken: {exc}")
+        return ExitCode.USAGE
     except Exception as exc:  # noqa: BLE001 - our bug: say so, keep the details
         import traceback
 
@@ -276,6 +283,7 @@ def _time_pairs(opts: CompareOptions, console: Console, settings: Settings, a: S
                   f"{opts.runs} of each, stopping from {opts.min_runs} once the "
                   f"{confidence_words(INTERIM_CONFIDENCE)} settles the question")
     means: dict[str, list[list[float]]] = {"A": [], "B": []}
+    said = {side.label: set(side.tested.warnings) for side in (a, b)}  # printed once each
     while True:
         pair = len(means["A"])
         for side in (a, b) if pair % 2 == 0 else (b, a):
@@ -289,6 +297,10 @@ def _time_pairs(opts: CompareOptions, console: Console, settings: Settings, a: S
                 console.print(f"[red]error:[/] {escape(message)}")
                 return None, (message, ev.exit_code or ExitCode.FAILED)
             means[side.label].append([c.score_ns for c in phase.cases])
+            for warning in dict.fromkeys(ev.warnings):
+                if warning not in said[side.label]:
+                    said[side.label].add(warning)
+                    console.print(f"[yellow]warning:[/] {side.label}: {escape(warning)}")
             flagged = sum(bool(c.flags) for c in phase.cases)
             console.print(f"  run {pair + 1} of {escape(side.title)}: score "
                           f"{fmt_ns(phase.score_ns)}"
