@@ -118,7 +118,8 @@ db_option = click.option("--db", help="Results database: a SQLite path or postgr
 
 
 @cli.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path),
+                metavar="A.py B.py")
 @click.option("--task", help="Task name or folder (default: the files' #!POPCORN directive).")
 @click.option("--runs", type=int, default=10, show_default=True, metavar="N",
               help="At most N benchmark runs of each file.")
