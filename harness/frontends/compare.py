@@ -23,11 +23,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from harness.consts import ExitCode
-from harness.judging.head_start import HeadStart
+from harness.judging import HeadStart
 from harness.settings import Settings
 
 if TYPE_CHECKING:
-    from harness.judging.prepare import Prepared
+    from harness.judging import Prepared
     from harness.results.comparison import Comparison
     from harness.results.document import Evaluation
 
@@ -78,7 +78,7 @@ class Side:
 def run_compare(opts: CompareOptions, console: Console) -> int:
     """Test both files, time them in pairs, print and write the verdict; the exit code."""
     from harness.frontends.stopping import stop_on_sigterm
-    from harness.judging.leftovers import make_folder
+    from harness.judging import make_run_folder as make_folder
 
     stop_on_sigterm()  # the running worker and the run's folders go with it
     try:
@@ -143,9 +143,7 @@ def _sides(opts: CompareOptions, folder: Path | None) -> tuple[Side, Side, str |
 
 def _run(opts: CompareOptions, console: Console, settings: Settings, head: HeadStart | None,
          a: Side, b: Side, recorded_task: str | None) -> int:
-    from harness.judging.devices import DeviceError
-    from harness.judging.evaluate import phase_specs
-    from harness.judging.prepare import UsageError
+    from harness.judging import DeviceError, UsageError, phase_specs
     from harness.loading.cases import CaseError
     from harness.loading.task_folder import TaskError
 
@@ -191,7 +189,7 @@ def _prepare(opts: CompareOptions, a: Side, b: Side, recorded_task: str | None) 
     """Both files' requests, on one task and one device. Without --task, the task is the
     one the files' directives (or the baseline's record) name; they must agree. A baseline
     is given its task by the folder's path (its own directive may name it otherwise)."""
-    from harness.judging.prepare import prepare
+    from harness.judging import prepare
     from harness.loading.directives import parse_directives
     from harness.options import RunOptions
 
@@ -235,7 +233,7 @@ def _read(path: Path) -> str:
 def _evaluate(console: Console, settings: Settings, prepared: Prepared,
               head: HeadStart | None = None) -> Evaluation:
     from harness.frontends.report import LiveProgress
-    from harness.judging.evaluate import evaluate
+    from harness.judging import evaluate
 
     with LiveProgress(console) as progress:
         return evaluate(prepared, settings, progress, head)
