@@ -14,6 +14,8 @@ from conftest import BAD, HAS_GPU, ROOT, gpu, run_cli
 
 from harness.results.document import case_flags
 
+pytestmark = pytest.mark.slow  # each test runs runner.py end to end
+
 CORPUS = ROOT / "tests" / "adversarial"
 CASE = ["--case", "size: 256; seed: 1"]
 

@@ -327,6 +327,7 @@ def test_settings_refuse_what_is_not_a_cache_setting(tmp_path, key, value):
         Settings.load(extra)
 
 
+@pytest.mark.slow
 def test_a_rerun_of_the_same_file_builds_nothing(cli, tmp_path, compile_caches):
     """End to end on the CPU, in the sandbox: torch's load_inline builds the extension in
     the first run, in the file's folder; the second run finds it and builds nothing (the
