@@ -345,13 +345,21 @@ def contest_delete(submission_id: int, db: str | None) -> None:
 @click.option("--config", type=click.Path(exists=True, path_type=Path),
               help="YAML settings on top of configs/defaults.yaml.")
 @db_option
+@click.option("--workers", default="0", show_default=True, metavar="auto|N",
+              help="Worker slots judging the queue in this process: auto (one per local GPU, "
+              "or one CPU slot), N, or 0 (`runner.py worker` judges elsewhere).")
+@judge_options
 def serve(host: str | None, port: int | None, show_code: bool | None, config: Path | None,
-          db: str | None) -> None:
-    """A read-only web leaderboard of the database (needs Flask: pip install -e '.[web]')."""
+          db: str | None, workers: str, cases, **judge) -> None:
+    """The web leaderboard and contest server: board, submission API, queue (needs Flask:
+    pip install -e '.[web]')."""
     from harness.frontends.errors import guarded
     from harness.frontends.serve import run_serve
+    from harness.options import RunOptions
 
-    sys.exit(guarded(run_serve, console, db, host, port, show_code, config))
+    options = RunOptions(cases=list(cases), config=config, **judge)
+    sys.exit(guarded(run_serve, console, db, host, port, show_code, config, _workers(workers),
+                     options))
 
 
 if __name__ == "__main__":
