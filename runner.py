@@ -57,11 +57,23 @@ def cli() -> None:
 @click.option("--repeat", type=int, default=1, show_default=True, metavar="N",
               help="Benchmark mode: run the evaluation N times, each in a fresh worker, and "
               "show each case's mean per run, their median and spread.")
-def submit(file: Path, **kwargs) -> None:
+@click.option("--server", metavar="URL",
+              help="Submit to this contest server instead of judging here.")
+@click.option("--token", help="With --server: your token (default: $HARNESS_TOKEN, else "
+              "~/.config/kernel-harness/token).")
+@click.option("--gpu", help="With --server: the GPU kind (default: the file's #!POPCORN gpu "
+              "the server runs, else its first).")
+def submit(file: Path, server: str | None, token: str | None, gpu: str | None, **kwargs) -> None:
     """Evaluate FILE: check it, time it, record it and show where it ranks."""
     from harness.frontends.stopping import exit_now
     from harness.frontends.submit import run_submit
     from harness.options import RunOptions
+
+    if server:
+        from harness.server.client import run_remote
+
+        exit_now(run_remote(RunOptions(file=file, cases=list(kwargs.pop("cases")), **kwargs),
+                            console, server, token, gpu))
 
     # everything is cleaned up and written when run_submit returns: skip the teardown
     exit_now(run_submit(RunOptions(file=file, cases=list(kwargs.pop("cases")), **kwargs), console))
