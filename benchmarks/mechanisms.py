@@ -70,8 +70,8 @@ VARIANTS: dict[str, dict] = {
 # Variants that can change something on some pairs only: the others would measure noise.
 ACTS_ON = {
     "no_mask": ("nvfp4",),  # the only task with CPU-side inputs (its scale factors)
-    # a fill stands for a window up to timing.min_ahead_us: vectoradd's 100 µs, not the 20 ms
-    # of nvfp4 and mxfp4
+    # a fill stands for a window up to MIN_AHEAD_US (measure/timing.py): vectoradd's
+    # 100 µs, not the 20 ms of nvfp4 and mxfp4
     "window_fill": ("vectoradd",),
 }
 

@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from harness.consts import Status
-from harness.judging.measure import sampling
+from harness.judging.measure import sampling, timing
 from harness.judging.measure.integrity import Calibration
-from harness.judging.measure.sampling import CaseRun, Sampling
+from harness.judging.measure.sampling import CALIBRATION_MIN_CALLS, CaseRun, Sampling
 from harness.judging.measure.timing import Laps
 from harness.judging.phases import Progress
 from harness.judging.sandbox.sandbox import WorkerTimeout
@@ -71,11 +71,13 @@ class FakeWorker:
     `seconds` and reports `ns` (or `ns[k]` for its k-th sample, warm-up included) with its
     host time as k; the judge's round trip is the event time, `gap_ns` more, the GPU sleep
     it was sent (`ahead` cycles at 1980 MHz, `stretch` longer) and, on samples with a
-    sleep, `hidden` ns of work. A sample past the time left fails as the channel does.
+    sleep, `hidden` ns of work (the last of `ns` stands for the samples past its end). A
+    sample past the time left fails as the channel does.
     Other requests take no time: a no-op's round trip is `gap_ns`, an unmasking's
     `unmask_ns`. Runs of no-ops (calibrations) are counted in `calibrations`."""
 
     stretch, hidden, gap_ns, unmask_ns = 1.0, 0.0, 50_000.0, 0.0
+    host_ns: float | None = None  # the host time it reports (None: k)
 
     def __init__(self, clock: FakeClock, ns: float | list[float] = 1_000_000.0,
                  seconds: float = 0.01) -> None:
@@ -99,11 +101,12 @@ class FakeWorker:
 
     def answer(self, k: int, ahead: int) -> tuple[dict, float]:
         """The reply to the k-th sample and the judge's round trip (ns)."""
-        ns = self.ns[k] if isinstance(self.ns, list) else self.ns
+        ns = self.ns[min(k, len(self.ns) - 1)] if isinstance(self.ns, list) else self.ns
         rt = ns + self.gap_ns
         if ahead:
             rt += ahead / SM_MHZ * 1e3 * self.stretch + self.hidden
-        return {"event": Event.DONE, "ns": ns, "host_ns": float(k)}, rt
+        host = float(k) if self.host_ns is None else self.host_ns
+        return {"event": Event.DONE, "ns": ns, "host_ns": host}, rt
 
 
 class FakeHost:
@@ -150,9 +153,12 @@ def _run(host: FakeHost, box, deadline: float) -> CaseRun:
 
 
 # -- the calibration ---------------------------------------------------------------------
-def _calibrated(noop_seconds: float, settings: Settings | None = None):
-    """A case's calibration on no-ops that each take `noop_seconds` of the fake clock."""
-    host = FakeHost(settings or Settings.load())
+def _calibrated(noop_seconds: float, device: str = "cuda"):
+    """A case's calibration on no-ops that each take `noop_seconds` of the fake clock (the
+    early order: one no-op each)."""
+    settings = Settings.load().for_device(device)
+    settings.timing.rehearse_late = False
+    host = FakeHost(settings, device)
     noop = host.channel.roundtrip
 
     def slow_noop(message, timeout, wake=True):
@@ -171,30 +177,18 @@ def test_light_no_ops_calibrate_with_every_call():
 
 
 def test_heavy_no_ops_stop_at_the_minimum_after_the_time_budget():
-    settings = Settings.load()
-    settings.timing.calibration_seconds, settings.timing.calibration_min_calls = 0.25, 10
-    noops, calibration, _ = _calibrated(0.03, settings)  # nvfp4's case 0 (25 ms): 40 take 1 s
-    assert noops == calibration.calls == 10
+    noops, calibration, _ = _calibrated(0.03)  # nvfp4's case 0 (25 ms): 40 would take 1 s
+    assert noops == calibration.calls == CALIBRATION_MIN_CALLS
     assert calibration.median_ns == pytest.approx(50_005.5)
 
 
 def test_middling_no_ops_stop_once_the_budget_is_spent():
-    settings = Settings.load()
-    settings.timing.calibration_seconds, settings.timing.calibration_min_calls = 0.25, 10
-    noops, _, _ = _calibrated(0.011, settings)
+    noops, _, _ = _calibrated(0.011)
     assert noops == 23  # the first past 0.25 s of 11 ms no-ops
 
 
-@pytest.mark.parametrize("least, most", [(0, 40), (20, 10)])
-def test_settings_refuse_a_minimum_outside_one_to_the_count(tmp_path, least, most):
-    extra = tmp_path / "c.yaml"
-    extra.write_text(f"timing:\n  calibration_min_calls: {least}\n  calibration_calls: {most}\n")
-    with pytest.raises(ValueError, match="calibration_min_calls"):
-        Settings.load(extra)
-
-
-def test_the_cpu_section_keeps_its_ten_calls():
-    noops, _, _ = _calibrated(0.001, Settings.load().for_device("cpu"))
+def test_the_cpu_calibrates_with_ten_calls():
+    noops, _, _ = _calibrated(0.001, "cpu")
     assert noops == 10
 
 
@@ -260,9 +254,8 @@ def test_the_rehearsal_comes_before_the_fresh_inputs_are_written(monkeypatch):
                "check 6", "check 7"]),
 ])
 def test_the_rehearsed_slots_wrap_around_the_ring(monkeypatch, per, ring, call, steps):
-    """One call per sample (two slots), and a ring larger than two samples' worth (a
-    larger `timing.ring_slots`): the rehearsal starts at the previous sample's first slot,
-    around the ring."""
+    """One call per sample (two slots), and a ring larger than two samples' worth: the
+    rehearsal starts at the previous sample's first slot, around the ring."""
     assert _sample_log(monkeypatch, True, call, per, ring) == steps
 
 
@@ -365,7 +358,7 @@ def test_the_judges_masking_is_timed_with_the_device_waited_for():
     assert host.last["mask_ns"] == pytest.approx(30_000.0)
 
 
-def test_a_late_no_op_is_made_as_a_late_sample():
+def test_a_late_no_op_is_made_as_a_late_sample(monkeypatch):
     """timing.rehearse_late: a calibration no-op masks its slots and the judge flushes,
     then an untimed no-op brings the GPU back to the worker's context (where a sample has
     its rehearsal), then the unmasking request with the key, then the timed no-op with no
@@ -373,7 +366,7 @@ def test_a_late_no_op_is_made_as_a_late_sample():
     masking."""
     settings = Settings.load()
     settings.timing.rehearse_late = True
-    settings.timing.calibration_calls = settings.timing.calibration_min_calls = 1
+    monkeypatch.setitem(sampling.CALIBRATION_CALLS, "cuda", 1)
     host = OrderHost(settings, "cuda")
     slots = [(torch.arange(8.0),), (torch.arange(8.0) * 2,)]
     calibration = Sampling(host).calibrate(100.0, _box(1, slots=slots))
@@ -437,7 +430,7 @@ def test_a_late_no_op_writes_the_unmasked_cpu_inputs_back_after_its_rehearsal(mo
     then the unmasking request."""
     settings = Settings.load()
     settings.timing.rehearse_late, settings.timing.mask_cpu_inputs = True, False
-    settings.timing.calibration_calls = settings.timing.calibration_min_calls = 2
+    monkeypatch.setitem(sampling.CALIBRATION_CALLS, "cuda", 2)
     host = OrderHost(settings, "cuda")
     masks = sampling.masks
     _as_gpu_tensors(monkeypatch)
@@ -540,10 +533,10 @@ def test_a_failed_unmasking_is_the_verdict_of_a_call():
 
 # -- a timed case ---------------------------------------------------------------------------
 def _cpu_settings(max_calls: int = 20, retries: int = 0) -> Settings:
-    """The CPU's settings with a one-call warm-up, no early stop on the spread, and
-    `retries` noise retries."""
+    """The CPU's settings with the least warm-up (WARMUP_MIN_CALLS), no early stop on the
+    spread, and `retries` noise retries."""
     settings = Settings.load().for_device("cpu")
-    settings.timing.warmup_seconds, settings.timing.warmup_min_calls = 0.0, 1
+    settings.timing.warmup_seconds = 0.0
     settings.timing.max_calls, settings.timing.target_rse = max_calls, 0.0
     settings.integrity.noise_retries = retries
     return settings
@@ -567,13 +560,14 @@ def _time(host: FakeHost, deadline: float = 1000.0, calibration: Calibration | N
                                     {"host_ns": 1.0}, result)
 
 
-def test_long_samples_stop_before_the_deadline_not_past_it():
-    """Samples of 1.2 s (a rehearsal and 15 heavy calls, say) with min_samples asking for
+def test_long_samples_stop_before_the_deadline_not_past_it(monkeypatch):
+    """Samples of 1.2 s (a rehearsal and 15 heavy calls, say) with MIN_SAMPLES asking for
     more than fit: timing stops where the next sample would not end before the phase's
     deadline, and the case keeps the samples it has (a flat 0.5 s margin let the last one
     start at 3.6 s and time out at the 4.2 s deadline, losing the case)."""
     settings = Settings.load().for_device("cpu")
-    settings.timing.min_samples, settings.timing.max_seconds = 5, 1.0
+    settings.timing.max_seconds = 1.0
+    monkeypatch.setitem(timing.MIN_SAMPLES, "cpu", 5)
     host = FakeHost(settings)
     host.channel.seconds = 1.2
     result = _time(host, deadline=4.2)
@@ -627,7 +621,7 @@ def _behind_a_window(stretch: float, hidden: float, **task_timing) -> CaseResult
 
 @pytest.mark.parametrize("stretch,hidden,flagged", [
     (1.0, 0.0, False), (1.14, 0.0, False), (1.3, 0.0, False),  # the SM at 0.77 of its max
-    (1.0, 1_500_000.0, True)])  # CPU: 1 ms allowed
+    (1.0, 1_500_000.0, True)])  # a GPU allows 100 µs
 def test_scored_samples_behind_a_window_are_on_both_clocks(stretch, hidden, flagged):
     """Behind a window the probes carry the two-clock check, but a worker knows a probe
     by its zero sleep before any clock starts: work done on the scored samples only must
@@ -837,17 +831,18 @@ def test_settings_refuse_negative_noise_retries(tmp_path):
         Settings.load(config)
 
 
-def _long_sleep(measured: bool, stretch: float, hidden: float, timed=None, **task_timing):
+def _long_sleep(measured: bool, stretch: float, hidden: float, timed=None,
+                window_us: float = 20_000.0, **task_timing):
     """A case behind a 20 ms window slept whole (nvfp4's and mxfp4's, where a call that
-    waits for the GPU stretches its sleep to the window), on a GPU whose sleep the judge
-    can time (`timed`: the stretches of its two timings, as the samples start and end;
-    the worker's sleeps run `stretch` longer): the device and the scored clocks' record."""
-    settings = _cpu_settings(max_calls=30)
-    settings.timing.min_ahead_us = 20_000.0  # the whole window a sample
-    host = _windowed(settings, 20_000.0, **task_timing)
-    settings.integrity.sleep_measured = measured
+    waits for the GPU stretches its sleep to the window: its host time, 14 ms, sizes the
+    sleep to the whole window), on a GPU whose sleep the judge can time (`timed`: the
+    stretches of its two timings, as the samples start and end; the worker's sleeps run
+    `stretch` longer): the device and the scored clocks' record."""
+    host = _windowed(_cpu_settings(max_calls=30), window_us, **task_timing)
+    host.settings.integrity.sleep_measured = measured
     host.device.sleeps, host.device.stretch = timed, stretch
     host.channel.ns, host.channel.stretch, host.channel.hidden = [6_000.0] * 41, stretch, hidden
+    host.channel.host_ns = 14_000_000.0
     result = _time(host)
     return host.device, result.integrity.get("scored_clocks")
 
@@ -863,7 +858,7 @@ def test_a_sleep_the_judge_times_itself_leaves_little_room(measured, stretch, hi
     context (the SM clock is the GPU's) as they start and as they end, and takes
     sleep_slack_measured (2%) of it, not a quarter of its cycles at the maximum clock: work
     off the clock on scored samples only no longer fits in the slack of a 20 ms sleep
-    (CPU settings here: 1 ms allowed)."""
+    (a GPU allows 100 µs)."""
     device, scored = _long_sleep(measured, stretch, hidden)
     assert scored["flagged"] is flagged, scored
     assert scored["sleep"]["measured"] is measured
@@ -874,9 +869,10 @@ def test_a_sleep_the_judge_times_itself_leaves_little_room(measured, stretch, hi
 
 
 def test_no_sleep_is_timed_where_the_contests_fill_replaces_it():
-    """timing.window_fill_bytes: the fill's length is not the judge's figure, so the scored
-    samples' clocks are not compared, and the judge times no sleep of its own for them."""
-    device, scored = _long_sleep(True, 1.0, 0.0, window_fill_bytes=1 << 28)
+    """timing.window_fill_bytes (a short window: pmpp_v2's): the fill's length is not the
+    judge's figure, so the scored samples' clocks are not compared, and the judge times no
+    sleep of its own for them."""
+    device, scored = _long_sleep(True, 1.0, 0.0, window_us=100.0, window_fill_bytes=1 << 28)
     assert device.timed_sleeps == [] and scored is None
 
 

@@ -100,6 +100,7 @@ def test_a_notice_without_its_descriptor_is_refused():
         WorkerArenas().add([ArenaNotice(0, 1 << 21)], [])
 
 
+@pytest.mark.slow
 def test_buffers_the_gpu_cannot_hold_give_a_clear_verdict(monkeypatch):
     """An arena the driver refuses (a full GPU, say) is the machine's fault: the case gets a
     crashed verdict that says so, never an internal error, and the run carries on."""

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from harness.judging.prepare import UsageError, prepare
+from harness.judging import UsageError, prepare
 from harness.loading.task_folder import TASKS_DIR, given_by_name
 from harness.options import RunOptions
 

@@ -16,18 +16,18 @@ import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from harness.consts import ExitCode
-from harness.judging.head_start import HeadStart
+from harness.judging import HeadStart
 from harness.settings import Settings
 
 if TYPE_CHECKING:
-    from harness.judging.prepare import Prepared
+    from harness.judging import Prepared
     from harness.results.comparison import Comparison
     from harness.results.document import Evaluation
 
@@ -75,10 +75,18 @@ class Side:
         return f"{self.label} ({where}{self.file.name})"
 
 
+class Sides(NamedTuple):
+    """A, B, and the task A was recorded on where A is a baseline from the database."""
+
+    a: Side
+    b: Side
+    recorded_task: str | None
+
+
 def run_compare(opts: CompareOptions, console: Console) -> int:
     """Test both files, time them in pairs, print and write the verdict; the exit code."""
     from harness.frontends.stopping import stop_on_sigterm
-    from harness.judging.leftovers import make_folder
+    from harness.judging import make_run_folder as make_folder
 
     stop_on_sigterm()  # the running worker and the run's folders go with it
     try:
@@ -90,13 +98,13 @@ def run_compare(opts: CompareOptions, console: Console) -> int:
     folder = make_folder("run") if opts.baseline is not None else None  # the baseline's file
     try:
         try:
-            a, b, recorded_task = _sides(opts, folder)
+            sides = _sides(opts, folder)
         except CompareError as exc:
             console.print(f"[red]error:[/] {exc}")
             return ExitCode.USAGE
-        first = a.file if a.file.is_file() else None
+        first = sides.a.file if sides.a.file.is_file() else None
         with HeadStart.begin(settings, opts.device, first, "test") or nullcontext() as head:
-            return _run(opts, console, settings, head, a, b, recorded_task)
+            return _run(opts, console, settings, head, sides)
     finally:
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
@@ -117,7 +125,7 @@ def _check_options(opts: CompareOptions) -> None:
                            f"not {opts.threshold}")
 
 
-def _sides(opts: CompareOptions, folder: Path | None) -> tuple[Side, Side, str | None]:
+def _sides(opts: CompareOptions, folder: Path | None) -> Sides:
     """A and B; with a baseline, A is its code written to `folder` under its file name,
     and the task it was recorded on comes third."""
     from harness.frontends.browse import open_store
@@ -125,7 +133,7 @@ def _sides(opts: CompareOptions, folder: Path | None) -> tuple[Side, Side, str |
 
     b = Side("B", Path(opts.files[-1]))
     if opts.baseline is None:
-        return Side("A", Path(opts.files[0])), b, None
+        return Sides(Side("A", Path(opts.files[0])), b, None)
     try:
         store = open_store(opts.db)
         try:
@@ -138,14 +146,13 @@ def _sides(opts: CompareOptions, folder: Path | None) -> tuple[Side, Side, str |
         raise CompareError(f"no submission {opts.baseline} in the results database")
     path = folder / Path(sub["file_name"]).name
     path.write_text(sub["code"], encoding="utf-8")
-    return Side("A", path, submission_id=opts.baseline), b, sub["task"]
+    return Sides(Side("A", path, submission_id=opts.baseline), b, sub["task"])
 
 
 def _run(opts: CompareOptions, console: Console, settings: Settings, head: HeadStart | None,
-         a: Side, b: Side, recorded_task: str | None) -> int:
-    from harness.judging.devices import DeviceError
-    from harness.judging.evaluate import phase_specs
-    from harness.judging.prepare import UsageError
+         sides: Sides) -> int:
+    a, b, recorded_task = sides
+    from harness.judging import DeviceError, UsageError, phase_specs
     from harness.loading.cases import CaseError
     from harness.loading.task_folder import TaskError
 
@@ -191,7 +198,7 @@ def _prepare(opts: CompareOptions, a: Side, b: Side, recorded_task: str | None) 
     """Both files' requests, on one task and one device. Without --task, the task is the
     one the files' directives (or the baseline's record) name; they must agree. A baseline
     is given its task by the folder's path (its own directive may name it otherwise)."""
-    from harness.judging.prepare import prepare
+    from harness.judging import prepare
     from harness.loading.directives import parse_directives
     from harness.options import RunOptions
 
@@ -235,7 +242,7 @@ def _read(path: Path) -> str:
 def _evaluate(console: Console, settings: Settings, prepared: Prepared,
               head: HeadStart | None = None) -> Evaluation:
     from harness.frontends.report import LiveProgress
-    from harness.judging.evaluate import evaluate
+    from harness.judging import evaluate
 
     with LiveProgress(console) as progress:
         return evaluate(prepared, settings, progress, head)
@@ -271,7 +278,8 @@ def _time_pairs(opts: CompareOptions, console: Console, settings: Settings, a: S
                 b: Side) -> tuple[Comparison | None, tuple[str, int] | None]:
     """Benchmark runs in pairs, A B then B A, until the interval settles or the last pair;
     the comparison, or why a run stopped it (and the exit code)."""
-    from harness.frontends.report import fmt_ns, print_evaluation
+    from harness.durations import readable
+    from harness.frontends.report import print_evaluation
     from harness.results.comparison import (
         INTERIM_CONFIDENCE,
         compare_pairs,
@@ -303,7 +311,7 @@ def _time_pairs(opts: CompareOptions, console: Console, settings: Settings, a: S
                     console.print(f"[yellow]warning:[/] {side.label}: {escape(warning)}")
             flagged = sum(bool(c.flags) for c in phase.cases)
             console.print(f"  run {pair + 1} of {escape(side.title)}: score "
-                          f"{fmt_ns(phase.score_ns)}"
+                          f"{readable(phase.score_ns)}"
                           + (f" [yellow]({flagged} case(s) flagged: the judge's clock)[/]"
                              if flagged else ""))
         if len(means["A"]) >= 2:
@@ -321,8 +329,8 @@ def _print_result(console: Console, opts: CompareOptions, a: Side, b: Side,
                   comparison: Comparison) -> None:
     """The table per case (each side's median of its run means, B/A and its interval),
     the geometric mean's row, and the verdict."""
+    from harness.durations import readable
     from harness.frontends.repeats import summarize_runs
-    from harness.frontends.report import fmt_ns
     from harness.loading.cases import format_case
     from harness.results.comparison import verdict
 
@@ -334,8 +342,8 @@ def _print_result(console: Console, opts: CompareOptions, a: Side, b: Side,
         table.add_column(col, justify=just)
     for k, iv in enumerate(comparison.cases):
         ca, cb = sums["A"]["cases"][k], sums["B"]["cases"][k]
-        table.add_row(str(k), escape(format_case(ca["case"])), fmt_ns(ca["median_ns"]),
-                      fmt_ns(cb["median_ns"]), f"{iv.ratio:.4f}", f"{iv.low:.4f} to {iv.high:.4f}")
+        table.add_row(str(k), escape(format_case(ca["case"])), readable(ca["median_ns"]),
+                      readable(cb["median_ns"]), f"{iv.ratio:.4f}", f"{iv.low:.4f} to {iv.high:.4f}")
     g = comparison.geomean
     table.add_row("", "[bold]geometric mean[/]", "", "", f"[bold]{g.ratio:.4f}[/]",
                   f"{g.low:.4f} to {g.high:.4f}")

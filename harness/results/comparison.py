@@ -21,7 +21,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from harness.judging.timing import combine
+from harness.scores import combine
 
 CONFIDENCE = 0.95  # the interval reported, and the last look's
 INTERIM_CONFIDENCE = 0.999  # an earlier look stops only where this interval settles

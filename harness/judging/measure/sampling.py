@@ -24,6 +24,7 @@ from harness.durations import micros
 from harness.judging.checking import output_sanity
 from harness.judging.measure.devices import ClockReading, DeviceInfo, Flusher
 from harness.judging.measure.integrity import (
+    CONFIRM_PROBES,
     Calibration,
     ClockCheck,
     attempt_record,
@@ -68,6 +69,27 @@ from harness.judging.worker.structure import (
 from harness.loading.task_folder import Reference, Task, TaskError
 from harness.results.document import CaseResult
 from harness.settings import Settings
+
+# No-op calls per timed case for the two-clock check's calibration (fewer on the CPU,
+# where each is slow)...
+CALIBRATION_CALLS = {"cuda": 40, "cpu": 10}
+# ...but past this many, no more than CALIBRATION_SECONDS of them: a no-op does a sample's
+# work outside the timed region, which takes tens of milliseconds on some cases.
+CALIBRATION_MIN_CALLS = 10
+CALIBRATION_SECONDS = 0.25
+# Every this-many-th timed sample hides no launch (a probe, not scored): the two clocks
+# are compared on these.
+PROBE_EVERY = 4
+# The SM clock (MHz) the hidden window is converted at where the device reports no
+# maximum: about the top clock of current data-centre GPUs.
+SM_MHZ_UNKNOWN = 2000.0
+# Another sample starts only where one as long as the longest so far ends this long (s)
+# before the phase's deadline: the case's checks and result still fit.
+DEADLINE_MARGIN_SECONDS = 0.5
+# A case is timed again only where this many times its first attempt's time (calibration
+# included), and RETRY_EXTRA_SECONDS more, are left: a slower retry still ends in time.
+RETRY_ROOM = 3
+RETRY_EXTRA_SECONDS = 1.0
 
 
 class SamplingHost(Protocol):
@@ -134,21 +156,21 @@ class Sampling:
 
     # -- what the judge asks ------------------------------------------------------------
     def calibrate_before_import(self, timeout: float) -> Calibration:
-        """The pre-import calibration: `calibration_calls` no-ops, no submission code yet."""
-        calls = self.judge.settings.timing.calibration_calls
+        """The pre-import calibration: `CALIBRATION_CALLS` no-ops, no submission code yet."""
+        calls = CALIBRATION_CALLS[self.judge.device.kind]
         return calibration_of([self._noop_gap(timeout) for _ in range(calls)])
 
     def calibrate(self, deadline: float, box: CaseBuffers | None = None) -> Calibration:
-        """The case's no-op gaps: `calibration_calls` of them, or, once
-        `calibration_seconds` have passed, no more than `calibration_min_calls`."""
-        timing, clock = self.judge.settings.timing, self.judge.clock
+        """The case's no-op gaps: `CALIBRATION_CALLS` of them, or, once
+        `CALIBRATION_SECONDS` have passed, no more than `CALIBRATION_MIN_CALLS`."""
+        most, clock = CALIBRATION_CALLS[self.judge.device.kind], self.judge.clock
         plain = self._plain_copies(box)  # before the clock: not the no-ops' time
         started = clock()
         timeout = max(deadline - started, 1.0)
         replies: list[dict] = []
-        while len(replies) < timing.calibration_calls and (
-                len(replies) < timing.calibration_min_calls
-                or clock() - started < timing.calibration_seconds):
+        while len(replies) < most and (
+                len(replies) < CALIBRATION_MIN_CALLS
+                or clock() - started < CALIBRATION_SECONDS):
             replies.append(self._noop_gap(timeout, box, plain))
         return calibration_of(replies)
 
@@ -183,12 +205,11 @@ class Sampling:
 
     def _sm_mhz(self) -> float:
         """The SM clock the hidden window is converted at (its maximum)."""
-        return self.judge.device.clocks.get("sm_max_mhz") or 2000.0
+        return self.judge.device.clocks.get("sm_max_mhz") or SM_MHZ_UNKNOWN
 
     def _ahead(self, at: _Attempt, calls: int) -> int:
         """The GPU sleep (cycles) before a scored sample's start event (`ahead_cycles`)."""
-        return ahead_cycles(at.window, max(at.hosts), calls, self._sm_mhz(),
-                            self.judge.settings.timing.min_ahead_us)
+        return ahead_cycles(at.window, max(at.hosts), calls, self._sm_mhz())
 
     # -- round trips --------------------------------------------------------------------
     def _roundtrip(self, message: dict, timeout: float, flush: bool = True,
@@ -431,9 +452,9 @@ class Sampling:
         calls not made yet (a result kept from an earlier attempt answers none of them).
         The last attempt stands, every check on it as on the first; the earlier ones are
         kept in its record (`integrity.retried`). Work outside the timed region shows on
-        every attempt; a host that slowed down after the case's calibration does not (runs
-        67, 71, 89, 95: honest vectoradd cases flagged, the worker's own code 2-3x slower
-        than in the calibration just before). A submission that turns honest once it sees
+        every attempt; a host that slowed down after the case's calibration does not (honest
+        cases were flagged where the worker's own code ran 2-3x slower than in the
+        calibration just before). A submission that turns honest once it sees
         the case timed again moves the flagged work into its event times: the flags then
         stand (`moved_into_the_clock`). A retry is made only where three attempts' time,
         calibration included, is left before the phase's deadline."""
@@ -444,7 +465,7 @@ class Sampling:
         for _ in range(self.judge.settings.integrity.noise_retries):
             checks = retry_reason(result)
             took = clock() - began
-            if not checks or run.deadline - clock() < 3 * took + 1.0:
+            if not checks or run.deadline - clock() < RETRY_ROOM * took + RETRY_EXTRA_SECONDS:
                 break
             earlier.append(attempt_record(result, checks))
             self.drop_clock_reading()
@@ -470,7 +491,7 @@ class Sampling:
         drawn for its number); the number of the call after the last is returned.
 
         Most samples hide the host's launch behind a GPU sleep as long as the contest's
-        window (the score); every `probe_every`-th sample does not (a probe): the judge's
+        window (the score); every `PROBE_EVERY`-th sample does not (a probe): the judge's
         two-clock check runs on probes, where the event time must account for the whole
         round trip, so work hidden from the events shows there.
         """
@@ -488,7 +509,7 @@ class Sampling:
             raise CaseFailure(Status.TIMED_OUT, "no call could be timed within the phase's time limit")
         stats = summarize(at.rule.samples)
         clocks, checked = confirmed_clocks(clock_samples(at.window, at.probes, at.timed), per,
-                                           calibration, self.judge.settings.integrity,
+                                           calibration, self.judge.device.kind,
                                            lambda: self._one_more_probe(run, at))
         result.checked_calls += at.call - begun
         self._record(result, at, stats, clocks, checked, per)
@@ -502,7 +523,7 @@ class Sampling:
         """The warm-up samples (`WarmUp`), then, with `integrity.sleep_measured`, the GPU
         sleep's length as the timed samples start."""
         clock, per = self.judge.clock, run.box.per
-        warm = WarmUp(self.judge.settings.timing, clock)
+        warm = WarmUp(self.judge.settings.timing, clock, self.judge.device.kind)
         while not warm.done() and clock() < run.deadline:
             at.took(self.sample(run, at.call, self._ahead(at, per), f"warm-up call {at.call}"))
             warm.add(per)
@@ -515,11 +536,11 @@ class Sampling:
         """The timed samples, scored and probes, until the stopping rule says enough or the
         next would not end before the phase's deadline."""
         timing, clock, per = self.judge.settings.timing, self.judge.clock, run.box.per
-        at.rule = StoppingRule(timing, clock)
-        every = timing.probe_every if at.window > 0 else 1
+        at.rule = StoppingRule(timing, clock, self.judge.device.kind)
+        every = PROBE_EVERY if at.window > 0 else 1
         at.started = clock()
         n = 0
-        while not at.rule.done() and clock() + at.longest < run.deadline - 0.5:
+        while not at.rule.done() and clock() + at.longest < run.deadline - DEADLINE_MARGIN_SECONDS:
             probe = every > 0 and n % every == every - 1
             ahead = 0 if probe else self._ahead(at, per)
             reply = self.sample(run, at.call, ahead, f"timed call {at.call}")
@@ -534,9 +555,9 @@ class Sampling:
             at.call += per
             n += 1
         if (at.window > 0 and not at.probes and at.rule.samples
-                and clock() + at.longest < run.deadline - 0.5):
+                and clock() + at.longest < run.deadline - DEADLINE_MARGIN_SECONDS):
             # Long samples (15 grouped GEMMs, say) can satisfy the stopping rule before the
-            # probe_every-th sample: every case still gets one probe, because the clocks
+            # PROBE_EVERY-th sample: every case still gets one probe, because the clocks
             # are compared only where no GPU sleep hides the launch (a hidden window is
             # on the judge's clock but, by design, not in the reported time).
             at.probes.append(self.sample(run, at.call, 0, f"timed call {at.call}"))
@@ -545,7 +566,7 @@ class Sampling:
     def _one_more_probe(self, run: CaseRun, at: _Attempt) -> dict | None:
         """One more probe for a flag seen on few samples (off the score), where two of
         the longest round trips so far still fit before the phase's deadline."""
-        if self.judge.clock() + 2 * at.longest >= run.deadline - 0.5:
+        if self.judge.clock() + 2 * at.longest >= run.deadline - DEADLINE_MARGIN_SECONDS:
             return None
         reply = self.sample(run, at.call, 0, f"confirming call {at.call}")
         at.call += run.box.per
@@ -576,7 +597,7 @@ class Sampling:
                                   clocks: ClockCheck | None) -> None:
         """What the worker said of its samples: threads left running, long samples, the
         warm-up or the contest's fill it could not allocate, the launch the probes count."""
-        timing, replies, window = self.judge.settings.timing, at.replies, at.window
+        replies, window = at.replies, at.window
         lingering = sum(1 for r in replies if _number_or_zero(r.get("threads")) > 0)
         if lingering:  # the worker's account; the static screen's threads rule is the other
             result.integrity["threads_after_calls"] = lingering
@@ -584,8 +605,7 @@ class Sampling:
                 f"a thread running the submission's code was still alive after {lingering} of "
                 f"{len(replies)} timed samples had returned: work could go on outside the timed "
                 "region")
-        long = long_samples(at.rule.samples, timing.long_sample_factor, timing.long_sample_note,
-                            window)
+        long = long_samples(at.rule.samples, window_us=window)
         if long:
             if clocks is not None and clocks.flagged:
                 long.pop("note", None)  # the score is the judge's clock there, not the mean
@@ -613,9 +633,9 @@ class Sampling:
         """The checks that compare the judge's clock with the worker's: the calibration,
         the two clocks on probes and on scored samples, the unmasking. A flagged case is
         scored on the judge's clock."""
-        integrity, per = self.judge.settings.integrity, box.per
+        integrity, per, kind = self.judge.settings.integrity, box.per, self.judge.device.kind
         base = self.judge.base_calibration
-        disturbed = calibration_disturbed(base, at.calibration, integrity, self._outside_ns(box))
+        disturbed = calibration_disturbed(base, at.calibration, kind, self._outside_ns(box))
         if disturbed:
             result.flags.append(disturbed)
             result.integrity["calibration_disturbed"] = True
@@ -645,8 +665,8 @@ class Sampling:
         any clock starts, so work done on the others only, outside the timed region, would
         never show there. Their round trip is taken less their GPU sleep: the length the
         judge set (`ahead` cycles at the SM's maximum clock, a lower bound) and
-        `integrity.sleep_slack` of it more (a sleep runs 7-14% longer where the SM is
-        slower: runs 86-87), so that neither the sleep nor the allowance's share of it
+        `integrity.sleep_slack` of it more (a sleep lasts 7-14% longer where the SM is
+        slower), so that neither the sleep nor the allowance's share of it
         reads as work. The median rule only. None without a window or with too few, and
         where the contest's fill replaces the sleep (its length is not the judge's). With
         the mean slack (ns) taken off (a flagged case is scored with the nominal sleep)
@@ -661,7 +681,7 @@ class Sampling:
         GPU that lengthens one timing buys no more; and never laxer than the rule above."""
         integrity = self.judge.settings.integrity
         scored = [r for r in at.timed if r.get("ahead")]
-        if len(scored) < integrity.confirm_probes or self._fill_bytes():
+        if len(scored) < CONFIRM_PROBES or self._fill_bytes():
             return None
         rate = at_max = 1e3 / self._sm_mhz()  # ns per cycle
         slack = integrity.sleep_slack
@@ -679,7 +699,7 @@ class Sampling:
         nominal = [r["ahead"] * rate for r in scored]
         check = check_clocks([float(r["ns"]) * per for r in scored],
                              [r["rt"] - (1 + slack) * s for r, s in zip(scored, nominal)],
-                             at.calibration, integrity, per, low_rule=False)
+                             at.calibration, self.judge.device.kind, per, low_rule=False)
         if check.flagged:
             check.message = f"on the scored samples (their GPU sleep left out): {check.message}"
         sleep |= {"ns_per_cycle": rate, "slack": slack}
