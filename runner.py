@@ -57,6 +57,8 @@ def cli() -> None:
 @click.option("--repeat", type=int, default=1, show_default=True, metavar="N",
               help="Benchmark mode: run the evaluation N times, each in a fresh worker, and "
               "show each case's mean per run, their median and spread.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Print notes, flags and warnings whole (by default two lines each).")
 def submit(file: Path, **kwargs) -> None:
     """Evaluate FILE: check it, time it, record it and show where it ranks."""
     from harness.frontends.stopping import exit_now
@@ -103,6 +105,8 @@ def template(task: str, lang: str, output: Path | None) -> None:
 @click.option("--db", help="Results database: a SQLite path or postgresql:// URL.")
 @click.option("--allow-partial-containment", is_flag=True,
               help="Record leaderboard runs even where the worker's sandbox is partial or off.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="After the results, each submission's warnings, flags and notes, whole.")
 def batch(paths, jobs, backend, address, cases, **kwargs) -> None:
     """Evaluate many submissions: one per GPU at a time (or --jobs CPU slots), or on Ray."""
     from harness.frontends.batch import run_batch

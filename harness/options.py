@@ -30,6 +30,7 @@ class RunOptions:
     summary_md: Path | None = None
     allow_partial_containment: bool = False  # record leaderboard runs without full sandbox
     repeat: int = 1  # benchmark mode: evaluations in a row, read together (frontends/repeats)
+    verbose: bool = False  # print notes, flags and warnings whole (frontends/brief)
     secret: bytes | None = field(default=None, repr=False)  # the judge's only; never printed
 
     @property

@@ -160,6 +160,25 @@ class Batch:
         return table
 
 
+def _print_remarks(console: Console, batch: Batch) -> None:
+    """`--verbose`: each submission's warnings, flags and notes, whole."""
+    from harness.frontends.brief import Teller
+    from harness.frontends.report import case_remarks
+
+    whole = Teller(verbose=True)
+    for job in batch.jobs:
+        if not job.doc:
+            continue
+        lines = [f"[yellow]warning:[/] {escape(w)}" for w in job.doc.get("warnings") or []]
+        lines += [line for p in job.doc.get("phases") or [] for c in p["cases"]
+                  for line in case_remarks(p["name"], c["index"], c.get("flags") or [],
+                                           c.get("integrity"), whole)]
+        if lines:
+            console.print(f"[bold]{escape(job.file.name)}[/]")
+            for line in lines:
+                console.print(f"  {line}")
+
+
 def _directive_task(path: Path) -> str:
     from harness.loading.directives import parse_directives
 
@@ -227,6 +246,8 @@ def run_batch(console: Console, paths: list[Path], options: RunOptions, jobs: in
     for job in batch.jobs:
         if job.error:
             console.print(f"[red]{escape(job.file.name)}:[/] {escape(job.error)}")
+    if options.verbose:
+        _print_remarks(console, batch)
     from harness.results.ranking import rank
 
     for name, t in batch.tasks.items():

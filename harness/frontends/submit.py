@@ -105,7 +105,7 @@ def _evaluate_and_report(opts: RunOptions, console: Console, settings: Settings,
         recorded = recorder is not None and not unjudged
         if recorded:
             recorder.record(evaluation)
-        print_evaluation(console, evaluation)
+        print_evaluation(console, evaluation, opts.verbose)
         if recorded:
             print_ranking(console, recorder, evaluation)
         elif recorder is not None:

@@ -131,7 +131,8 @@ _CHECK_NAMES = {"clocks": "the two clocks on the probes",
 def case_notes(integrity: dict[str, Any] | None) -> list[str]:
     """The notes a report prints under a case (from its `integrity` record): long samples
     in its mean, and the attempts timed again after a flag that a slow spell of the host
-    can raise (`integrity.noise_retries`)."""
+    can raise (`integrity.noise_retries`). Each says what happened first and why after
+    (a terminal prints the first part: harness.frontends.brief)."""
     integrity = integrity or {}
     notes = []
     long = (integrity.get("long_samples") or {}).get("note")
@@ -142,10 +143,10 @@ def case_notes(integrity: dict[str, Any] | None) -> list[str]:
         score = attempt.get("score_ns")
         notes.append(f"attempt {k} was flagged by {checks}"
                      + (f" (it read {score / 1e3:.2f} µs)" if score else "")
-                     + " and the case was timed again with a fresh calibration and fresh "
-                     "inputs: the last attempt's time stands, with its own flags and any "
-                     "kept from an earlier attempt (work outside the timed region shows on "
-                     "every attempt; a slow spell of the host does not)")
+                     + " and timed again: the last attempt's time stands; it keeps its own "
+                     "flags and any of an earlier attempt; each attempt has a fresh "
+                     "calibration and fresh inputs, and work outside the timed region shows "
+                     "on every attempt, where a slow spell of the host does not")
     return notes
 
 
