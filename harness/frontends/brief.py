@@ -80,11 +80,11 @@ class Teller:
         self.verbose = verbose
         self.shortened = False
 
-    def __call__(self, text: str) -> str:
-        """`text` as the terminal shows it."""
+    def __call__(self, text: str, limit: int = LIMIT) -> str:
+        """`text` as the terminal shows it (`limit`: for a label longer than 30)."""
         if self.verbose:
             return text
-        short = brief(text)
+        short = brief(text, limit)
         self.shortened = self.shortened or short != " ".join(text.split())
         return short
 

@@ -21,7 +21,7 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from harness.consts import Status
-from harness.frontends.brief import Teller
+from harness.frontends.brief import LIMIT, Teller
 from harness.judging import PhaseSpec, not_judged
 from harness.judging import Progress as JudgeProgress
 from harness.loading.cases import format_case
@@ -236,12 +236,45 @@ def print_profile(console: Console, case: CaseResult, tell: Teller | None = None
     if ncu and ncu.get("report"):
         console.print(f"  Nsight Compute report: [bold]{escape(ncu['report'])}[/] "
                       f"(open with ncu-ui, or ncu --import FILE)")
-    elif ncu:
-        console.print(f"  [yellow]Nsight Compute:[/] "
-                      f"{escape(tell(ncu.get('note') or ncu.get('error', '')))}")
+        if ncu.get("kernels"):
+            print_ncu_kernels(console, ncu["kernels"], tell)
+        elif ncu.get("import_error"):
+            console.print(f"  [yellow]Nsight Compute:[/] its report could not be read: "
+                          f"{escape(tell(ncu['import_error']))}")
+    elif ncu and ncu.get("note"):  # a failed run is the case's verdict, printed below
+        console.print(f"  [yellow]Nsight Compute:[/] {escape(tell(ncu['note']))}")
     if ncu and ncu.get("left_running"):
         console.print(f"  [yellow]Nsight Compute:[/] killed {ncu['left_running']} process(es) "
                       "still running once ncu had exited (the profiled code's, or ncu's own)")
+
+
+def print_ncu_kernels(console: Console, kernels: list[dict[str, Any]], tell: Teller) -> None:
+    """Nsight Compute's figures per kernel (`profile.ncu.kernels`), then each kernel's top
+    rule findings, told by `tell`."""
+    table = Table(title="Nsight Compute, per kernel (means over its launches)",
+                  title_justify="left")
+    for col in ("#", "kernel", "launches", "duration", "SM", "DRAM", "occupancy", "registers"):
+        table.add_column(col, justify="left" if col == "kernel" else "right",
+                         overflow="fold" if col == "kernel" else "ellipsis")
+    pct = lambda x: f"{x:.0f}%" if x is not None else "-"  # noqa: E731
+    for k, kernel in enumerate(kernels, start=1):
+        registers = kernel.get("registers_per_thread")
+        table.add_row(str(k), escape(kernel["name"]), str(kernel.get("launches", "-")),
+                      fmt_ns(kernel.get("duration_ns")), pct(kernel.get("sm_throughput_pct")),
+                      pct(kernel.get("dram_throughput_pct")),
+                      pct(kernel.get("achieved_occupancy_pct")),
+                      f"{registers:.0f}" if registers is not None else "-")
+    table.caption = ("SM and DRAM: throughput as a share of the peak; occupancy: achieved "
+                     "(active warps over the most an SM holds); registers per thread")
+    console.print(table)
+    for k, kernel in enumerate(kernels, start=1):
+        for finding in kernel.get("findings") or []:
+            speedup = finding.get("speedup_pct")
+            gain = f", est. speedup {speedup:.0f}%" if speedup is not None else ""
+            label = f"  ncu (kernel #{k}) {finding['rule']} ({finding['type']}{gain}): "
+            said = tell(finding["description"], max(60, LIMIT + 30 - len(label)))
+            console.print(f"  [cyan]ncu[/] (kernel #{k}) {escape(finding['rule'])} "
+                          f"({finding['type']}{gain}): {escape(said)}")
 
 
 def _bench_table(phase: PhaseResult) -> Table:

@@ -503,3 +503,6 @@ class Judge(Sampling):
         result.profile["ncu"] = ncu.profile_case(
             ncu.find_ncu(), report, settings.ncu_launch_count, target, env,
             max(deadline - self.clock(), 30.0))
+        failed = ncu.failure(result.profile["ncu"])  # no report: the case does not pass
+        if failed:
+            result.status, result.message = failed
