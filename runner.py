@@ -54,6 +54,8 @@ def cli() -> None:
               help="Record the run (default: only in leaderboard mode).")
 @click.option("--allow-partial-containment", is_flag=True,
               help="Record leaderboard runs even where the worker's sandbox is partial or off.")
+@click.option("--allow-shared-gpu", is_flag=True,
+              help="Record leaderboard runs even where other processes used the GPU meanwhile.")
 @click.option("--repeat", type=int, default=1, show_default=True, metavar="N",
               help="Benchmark mode: run the evaluation N times, each in a fresh worker, and "
               "show each case's mean per run, their median and spread.")
@@ -105,6 +107,8 @@ def template(task: str, lang: str, output: Path | None) -> None:
 @click.option("--db", help="Results database: a SQLite path or postgresql:// URL.")
 @click.option("--allow-partial-containment", is_flag=True,
               help="Record leaderboard runs even where the worker's sandbox is partial or off.")
+@click.option("--allow-shared-gpu", is_flag=True,
+              help="Record leaderboard runs even where other processes used the GPU meanwhile.")
 @click.option("-v", "--verbose", is_flag=True,
               help="After the results, each submission's warnings, flags and notes, whole.")
 def batch(paths, jobs, backend, address, cases, **kwargs) -> None:
@@ -179,13 +183,16 @@ def export(fmt: str, output: Path | None, db: str | None) -> None:
 @click.argument("documents", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--user", help="Who submitted (default: the document's, else yours).")
 @click.option("--repeat", type=int, default=1, hidden=True)
+@click.option("--allow-shared-gpu", is_flag=True,
+              help="Record leaderboard runs even where other processes used the GPU meanwhile.")
 @db_option
-def record(documents: tuple[Path, ...], user: str | None, repeat: int, db: str | None) -> None:
+def record(documents: tuple[Path, ...], user: str | None, repeat: int, allow_shared_gpu: bool,
+           db: str | None) -> None:
     """Record result documents written by `submit --json` (for example CI artifacts)."""
     from harness.frontends.browse import record as run
     from harness.frontends.errors import guarded
 
-    sys.exit(guarded(run, console, list(documents), user, db, repeat))
+    sys.exit(guarded(run, console, list(documents), user, db, repeat, allow_shared_gpu))
 
 
 @cli.command()

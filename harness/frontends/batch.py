@@ -24,7 +24,7 @@ from rich.table import Table
 from harness.consts import ExitCode, JobState, Status
 from harness.frontends.backends import make_backend, shares_cores
 from harness.frontends.report import fmt_ns, print_ranked
-from harness.judging import not_judged, recording_refusal
+from harness.judging import not_judged, recording_refusal, shared_gpu_refusal
 from harness.loading.task_folder import TaskError, load_task
 from harness.options import RunOptions
 from harness.results.document import case_flags, document_to_evaluation
@@ -130,6 +130,11 @@ class Batch:
                 # a judge on another node (Ray) may have a kernel without the sandbox
                 job.error = (f"not recorded: containment {level} on the judge's machine "
                              "(--allow-partial-containment records it anyway)")
+                return
+            shared = shared_gpu_refusal(doc.get("gpu_shared"), self.mode,
+                                        self.options.allow_shared_gpu)
+            if shared:  # another program on the slot's GPU: no slot of the batch's own
+                job.error = shared
                 return
             ev = document_to_evaluation(doc)
             who = self.user or job.file.stem

@@ -30,6 +30,7 @@ from harness.judging.measure.cpus import (
     wants_hold,
 )
 from harness.judging.measure.devices import ClockReading, DeviceInfo, Flusher
+from harness.judging.measure.gpu_share import ShareWatch
 from harness.judging.measure.integrity import (
     Calibration,
     clock_note,
@@ -111,6 +112,7 @@ class Judge(Sampling):
         self.stray_pids: list[int] = []
         self.containment = None  # the sandbox's report (harness.judging.sandbox.landlock.Report)
         self.clock_reading: ClockReading | None = None
+        self.share = ShareWatch.for_device(device.kind, device.uuid)  # other GPU processes
         self.cpus: CpuPlan | None = None
         self._cpus_before: set[int] | None = None
         self.held: int | None = None  # the worker's calling thread's CPU (worker.hold_cpu)
@@ -313,6 +315,7 @@ class Judge(Sampling):
         """Run every case of a phase; a hang ends the phase, a crash only its case."""
         phase = PhaseResult(spec.name, spec.seeds)
         self.progress.phase_start(spec)
+        before = self.share.look(f"start of the {spec.name} phase ({spec.seeds} seeds)")
         phase_started = self.clock()
         deadline = phase_started + spec.timeout
         stop_reason = ""
@@ -324,6 +327,9 @@ class Judge(Sampling):
                 case_started = self.clock()
                 result = self._case_or_failure(spec, index, case, deadline)
                 result.wall_seconds = self.clock() - case_started
+                if spec.timed:  # its flags excused where the GPU was shared (gpu_share.py)
+                    self.share.after_case(spec.name, result, before)
+                    before = self.share.last
                 if result.status == Status.TIMED_OUT:
                     stop_reason = "not run: an earlier case of this phase timed out"
                 elif result.status == Status.NEEDS_GPU:
