@@ -126,6 +126,37 @@ db_option = click.option("--db", help="Results database: a SQLite path or postgr
 
 
 @cli.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path),
+                metavar="A.py B.py")
+@click.option("--task", help="Task name or folder (default: the files' #!POPCORN directive).")
+@click.option("--runs", type=int, default=10, show_default=True, metavar="N",
+              help="At most N benchmark runs of each file.")
+@click.option("--min-runs", type=int, default=3, show_default=True, metavar="N",
+              help="No early stop before N runs of each.")
+@click.option("--threshold", type=float, metavar="FRACTION",
+              help="A change smaller than this (0.01: 1%) counts as none: the runs stop once "
+              "the interval lies within it.")
+@click.option("--case", "cases", multiple=True, metavar='"k: v; k: v"',
+              help="Time this case instead of the task's benchmarks (repeatable).")
+@click.option("--device", type=click.Choice(["cpu", "cuda"]),
+              help="Default: the GPU when there is one, else the CPU.")
+@click.option("--timeout", type=float, help="Seconds per phase, instead of the task's.")
+@click.option("--json", "json_path", type=click.Path(path_type=Path),
+              help="Write the comparison here (ratio = time(B) / time(A)).")
+@click.option("--config", type=click.Path(exists=True, path_type=Path),
+              help="YAML settings on top of configs/defaults.yaml.")
+@click.option("--baseline", type=int, metavar="SUBMISSION_ID",
+              help="A is this recorded submission's code; give B only.")
+@db_option
+def compare(files: tuple[Path, ...], cases: tuple[str, ...], **kwargs) -> None:
+    """Is B faster than A? Both tested, then timed in turn, with a 95% interval (docs/compare.md)."""
+    from harness.frontends.compare import CompareOptions, run_compare
+    from harness.frontends.stopping import exit_now
+
+    exit_now(run_compare(CompareOptions(files=list(files), cases=list(cases), **kwargs), console))
+
+
+@cli.command()
 @click.argument("task")
 @click.option("--device", help="Only this device kind (e.g. H200, CPU).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")

@@ -42,6 +42,7 @@ def run_batch(folder, tmp_path, *backend):
     return doc, verdicts, ranking, r.out
 
 
+@pytest.mark.slow
 def test_local_backend(batch_dir, tmp_path):
     doc, verdicts, ranking, out = run_batch(batch_dir, tmp_path, "--jobs", "2")
     assert verdicts == EXPECTED
@@ -58,6 +59,7 @@ def test_local_backend(batch_dir, tmp_path):
     assert doc["wall_seconds"] < sum(r["wall_seconds"] for r in doc["results"])
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 def test_ray_backend_agrees(batch_dir, tmp_path):
     pytest.importorskip("ray")
@@ -84,6 +86,7 @@ def test_slots_pin_one_gpu_each(monkeypatch):
     assert [s["_where"] for s in local_slots("cpu", 3)] == ["CPU slot 0", "CPU slot 1", "CPU slot 2"]
 
 
+@pytest.mark.slow
 def test_tasks_from_directives(tmp_path):
     """Without --task, each file's `#!POPCORN leaderboard` directive names its task."""
     folder = tmp_path / "mixed"

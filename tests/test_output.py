@@ -19,6 +19,7 @@ def test_a_pipe_gets_a_wide_console():
     assert pipe_width({"COLUMNS": "wide"}) == PIPE_WIDTH
 
 
+@pytest.mark.slow
 def test_piped_ranked_table_keeps_names_and_dates_whole(cli):
     """`runner.py submit` into a pipe, with no $COLUMNS: the ranked table's user name,
     file name and date are whole (rich used to cut them to fit 80 columns)."""
@@ -49,12 +50,14 @@ def _import_torch_without_numpy(tmp_path, hush: bool) -> str:
     return proc.stderr
 
 
+@pytest.mark.slow
 def test_no_numpy_warning_where_numpy_is_missing(tmp_path):
     """Without NumPy, `import torch` warns; the judge and the worker silence that warning."""
     assert "Failed to initialize NumPy" in _import_torch_without_numpy(tmp_path, hush=False)
     assert "Failed to initialize NumPy" not in _import_torch_without_numpy(tmp_path, hush=True)
 
 
+@pytest.mark.slow
 def test_the_cpu_quick_start_prints_no_numpy_warning(cli):
     r = cli("submit", "submissions/vectoradd/add_torch.py", "--device", "cpu", "--mode", "test")
     assert r.rc == 0, r.out

@@ -13,6 +13,7 @@ def _operators(case: dict) -> dict[str, dict]:
     return {r["name"]: r for r in case["profile"]["rows"]}
 
 
+@pytest.mark.slow
 def test_cpu_profile_of_the_vectoradd_example(cli, tmp_path):
     summary = tmp_path / "summary.md"
     r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "profile",
@@ -39,12 +40,14 @@ def test_cpu_profile_of_the_vectoradd_example(cli, tmp_path):
     assert refused.rc == 2 and "never recorded" in refused.out
 
 
+@pytest.mark.slow
 def test_profile_mode_refuses_record(cli):
     r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "profile",
             "--device", "cpu", "--record")
     assert r.rc == 2 and "records nothing" in r.out
 
 
+@pytest.mark.slow
 def test_a_wrong_first_call_is_not_profiled(cli):
     from conftest import BAD
 
@@ -88,6 +91,7 @@ def test_ncu_command_and_its_absence(tmp_path):
     assert missing["available"] is False and "not on the PATH" in missing["note"]
 
 
+@pytest.mark.slow
 def test_the_ncu_target_runs_a_case_on_the_cpu(tmp_path):
     """What ncu would run, run directly: the task staged, the input made, the calls run."""
     from harness.loading.task_folder import load_task
@@ -195,6 +199,7 @@ def _judge(fake, tmp_path, target, env, timeout: float, before: str = "", then: 
                             env=dict(env, FAKE_NCU_TARGET=""), stdout=subprocess.PIPE, text=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("launch", ["child", "launcher"], ids=["child of ncu", "behind a launcher"])
 def test_the_profiled_process_dies_with_a_judge_killed_outright(tmp_path, launch):
     """ncu and the process it profiles are tied to the judge: a judge killed by SIGKILL
@@ -252,6 +257,7 @@ def _subreaper_judge(fake, tmp_path, target, env, timeout: float, then: str) -> 
     return json.loads(printed.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_a_profiled_process_that_leaves_the_group_is_killed_after_the_run(tmp_path):
     """Past its time the run's group is killed; a profiled process in a session of its own
     escapes that, and is killed and reaped as an orphan the judge (a subreaper) adopted,
@@ -262,6 +268,7 @@ def test_a_profiled_process_that_leaves_the_group_is_killed_after_the_run(tmp_pa
     assert doc["alive"] == [False] and doc["children"] == [], doc
 
 
+@pytest.mark.slow
 def test_what_a_finished_run_left_running_is_killed_and_counted(tmp_path):
     """A run whose ncu exited by itself but left a process behind (in a session of its
     own, adopted by the judge): killed and reaped before the judge goes on, counted in the
@@ -311,6 +318,7 @@ except SystemExit:
     """ + _WHAT_IS_LEFT
 
 
+@pytest.mark.slow
 def test_a_judge_stopped_during_the_run_kills_it_on_its_way_out(tmp_path):
     """SIGTERM (a CI job's limit) turns into SystemExit in the judge while it waits for ncu:
     the run's group is killed and reaped then, before the judge's own cleanup, not left
@@ -360,6 +368,7 @@ def test_the_profiled_process_does_not_start_once_its_judge_is_gone(tmp_path, ju
     assert not list((tmp_path / "temp").iterdir())  # it stopped before making anything
 
 
+@pytest.mark.slow
 def test_a_profile_past_its_time_kills_the_profiled_process_too(tmp_path):
     """Past the time allowed, the whole of ncu's process group goes, not ncu alone."""
     import os

@@ -194,6 +194,7 @@ def count(db_url, sql):
     return store.query(sql)[0]["n"]
 
 
+@pytest.mark.slow
 def test_two_processes_write_at_once(db_url, leaderboard_doc):
     """Two runner processes record 12 results each into one database: none is lost."""
     env = dict(os.environ, HARNESS_DB=db_url)
@@ -208,6 +209,7 @@ def test_two_processes_write_at_once(db_url, leaderboard_doc):
     assert count(db_url, "SELECT COUNT(*) AS n FROM runs") == 48
 
 
+@pytest.mark.slow
 def test_sigkill_while_recording_leaves_no_half_run(tmp_path, leaderboard_doc):
     """SIGKILL at random points of recording, 25 times: the file stays sound and every
     submission has both of its runs."""

@@ -19,6 +19,7 @@ _FACE = {
     "Prepared": ("harness.judging.preparation", "Prepared"),
     "UsageError": ("harness.judging.preparation", "UsageError"),
     "evaluate": ("harness.judging.evaluation", "evaluate"),
+    "phase_specs": ("harness.judging.evaluation", "phase_specs"),
     "HeadStart": ("harness.judging.startup.head_start", "HeadStart"),
     "PhaseSpec": ("harness.judging.phases", "PhaseSpec"),
     "Progress": ("harness.judging.phases", "Progress"),
@@ -32,6 +33,7 @@ _FACE = {
     "parse_cpus": ("harness.judging.measure.cpus", "parse"),
     "pin_cpus": ("harness.judging.measure.cpus", "pin"),
     "run_folder_prefix": ("harness.judging.sandbox.leftovers", "prefix"),
+    "make_run_folder": ("harness.judging.sandbox.leftovers", "make_folder"),
     "die_with_parent": ("harness.judging.sandbox.sandbox", "die_with_parent"),
 }
 

@@ -67,8 +67,7 @@ def create_app(db_url: str, show_code: bool, settings: WebSettings | None = None
     @app.get("/tasks/<task>")
     def task_page(task: str) -> str:
         b = task_board(task, all_versions=request.args.get("all_versions") == "1")
-        trends = {kind: Markup(charts.trend_svg(boards.trend(b, kind), web.trend_width,
-                                                web.trend_height)) for kind in b.tables}
+        trends = {kind: Markup(charts.trend_svg(boards.trend(b, kind))) for kind in b.tables}
         with read() as store:
             subs = boards.history(store, task)
         return render_template("task.html", board=b, info=boards.task_info(task),

@@ -36,6 +36,9 @@ from harness.judging.sandbox.leftovers import alive, make_folder
 from harness.judging.sandbox.procfs import start_ticks
 
 RANGE = "custom_kernel"
+# Calls run under ncu per case, after one warm-up call outside it: ncu replays every
+# kernel of the range many times.
+NCU_CALLS = 1
 _OUTPUT_TAIL = 2000
 
 

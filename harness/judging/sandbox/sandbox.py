@@ -44,6 +44,12 @@ from harness.judging.sandbox.seccomp import NoIpSockets
 from harness.judging.startup.compile_cache import ENV as COMPILE_CACHE_ENV
 from harness.settings import WorkerSettings
 
+# Under the sandbox, a seccomp filter beside Landlock: no IP sockets (Landlock refuses only
+# TCP), no io_uring.
+SECCOMP = True
+# Run as root, the worker holds no capability.
+DROP_CAPABILITIES = True
+
 # Variables a worker may inherit: enough to find Python, the GPU and the compilers as the
 # machine sets them up (a submission that builds an extension with torch's load_inline
 # must build it as under the contest's own process: the H200 machines name their gcc in
@@ -218,8 +224,7 @@ def contain(settings: WorkerSettings, device: str, scratch: Path, readable: list
     if settings.sandbox == "off":
         return env, Limits(settings.file_size_limit_bytes, address_space, cpus), landlock.off()
     policy = build_policy(scratch, readable, writable, device, settings.sandbox_read)
-    no_ip = (NoIpSockets(settings.sandbox_speculation_mitigations)
-             if settings.sandbox_seccomp and NoIpSockets.available() else None)
+    no_ip = NoIpSockets() if SECCOMP and NoIpSockets.available() else None
     policy.no_ip = no_ip is not None
     env[POLICY_ENV] = policy.to_env()
     # TorchInductor's parallel compile workers need multiprocessing locks, which are
@@ -229,7 +234,7 @@ def contain(settings: WorkerSettings, device: str, scratch: Path, readable: list
     if no_ip is not None:
         report.enforced.append("no IP sockets (seccomp)")
     limits = Limits(settings.file_size_limit_bytes, address_space, cpus, ruleset, no_ip,
-                    settings.sandbox_drop_capabilities)
+                    DROP_CAPABILITIES)
     return env, limits, report
 
 
