@@ -147,6 +147,8 @@ db_option = click.option("--db", help="Results database: a SQLite path or postgr
               help="YAML settings on top of configs/defaults.yaml.")
 @click.option("--baseline", type=int, metavar="SUBMISSION_ID",
               help="A is this recorded submission's code; give B only.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Print warnings, and a failing run's notes and flags, whole.")
 @db_option
 def compare(files: tuple[Path, ...], cases: tuple[str, ...], **kwargs) -> None:
     """Is B faster than A? Both tested, then timed in turn, with a 95% interval (docs/compare.md)."""

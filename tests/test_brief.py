@@ -14,7 +14,7 @@ INTEGRITY = Settings.load().integrity
 
 def _clock_flag() -> str:
     check = check_clocks([1_000.0] * 20, [400_000.0] * 20, Calibration(20_000, 25_000, 10),
-                         INTEGRITY)
+                         "cuda")
     assert check.flagged
     return check.message
 

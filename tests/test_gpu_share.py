@@ -160,6 +160,7 @@ def test_submit_on_a_shared_gpu_reports_and_refuses_to_record(monkeypatch):
     assert "not recorded: the GPU was shared with 1 other process" in text
 
 
+@pytest.mark.slow
 def test_the_record_command_skips_a_shared_ranked_run_unless_allowed(cli, tmp_path):
     from harness.results.recording import status_of
 
@@ -203,7 +204,6 @@ while True:
 """
 
 
-@pytest.mark.gpu
 @gpu
 def test_an_honest_run_beside_a_gpu_burner_is_named_shared_not_suspicious(cli):
     """Beside another process's matmul loop on the same GPU: the run says the GPU was
@@ -235,7 +235,6 @@ def test_an_honest_run_beside_a_gpu_burner_is_named_shared_not_suspicious(cli):
         burner.wait()
 
 
-@pytest.mark.gpu
 @gpu
 def test_the_side_stream_cheat_alone_is_still_flagged(cli):
     """On a GPU nobody else uses: nothing is excused, and the side-stream cheat is held

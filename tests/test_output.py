@@ -176,6 +176,7 @@ def _remarks(out: str) -> list[str]:
     return [line for line in out.splitlines() if line.startswith(("note (", "flag (", "warning:"))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("file", ["tests/submissions/web/chatty.py",
                                   "tests/adversarial/patch_host_timer.py"],
                          ids=["long samples", "two clocks"])

@@ -143,10 +143,10 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
         if judge.memory_cap is not None:
             evaluation.harness["memory_cap_bytes"] = judge.memory_cap
         evaluation.warnings += judge.warnings
-        evaluation.gpu_shared = judge.share.summary()
+        evaluation.gpu_shared = judge.gpu_watch.summary()
         if evaluation.gpu_shared:
             evaluation.warnings.append(gpu_share.describe(evaluation.gpu_shared))
-        elif judge.share.unreadable:
+        elif judge.gpu_watch.unreadable:
             evaluation.warnings.append("which other processes use the GPU could not be read "
                                        "(NVML, nvidia-smi): a shared GPU would go unnoticed")
         _note_containment(evaluation, judge.containment, judge.worker_output)

@@ -121,7 +121,7 @@ class Judge(Sampling):
         self.stray_pids: list[int] = []
         self.containment = None  # the sandbox's report (harness.judging.sandbox.landlock.Report)
         self.clock_reading: ClockReading | None = None
-        self.share = ShareWatch.for_device(device.kind, device.uuid)  # other GPU processes
+        self.gpu_watch = ShareWatch.for_device(device.kind, device.uuid)  # other GPU processes
         self.cpus: CpuPlan | None = None
         self._cpus_before: set[int] | None = None
         self.held: int | None = None  # the worker's calling thread's CPU (worker.hold_cpu)
@@ -323,7 +323,7 @@ class Judge(Sampling):
         """Run every case of a phase; a hang ends the phase, a crash only its case."""
         phase = PhaseResult(spec.name, spec.seeds)
         self.progress.phase_start(spec)
-        before = self.share.look(f"start of the {spec.name} phase ({spec.seeds} seeds)")
+        before = self.gpu_watch.look(f"start of the {spec.name} phase ({spec.seeds} seeds)")
         phase_started = self.clock()
         deadline = phase_started + spec.timeout
         stop_reason = ""
@@ -336,8 +336,8 @@ class Judge(Sampling):
                 result = self._case_or_failure(spec, index, case, deadline)
                 result.wall_seconds = self.clock() - case_started
                 if spec.timed:  # its flags excused where the GPU was shared (gpu_share.py)
-                    self.share.after_case(spec.name, result, before)
-                    before = self.share.last
+                    self.gpu_watch.after_case(spec.name, result, before)
+                    before = self.gpu_watch.last
                 if result.status == Status.TIMED_OUT:
                     stop_reason = "not run: an earlier case of this phase timed out"
                 elif result.status == Status.NEEDS_GPU:
