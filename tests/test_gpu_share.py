@@ -254,3 +254,11 @@ def test_the_side_stream_cheat_alone_is_still_flagged(cli):
             judge = c["integrity"]["clocks"]["judge_mean_ns"]
             flagged = any("outside the timed region" in f for f in c["flags"])
             assert flagged or c["score_ns"] >= 0.75 * judge, (c["score_ns"], judge)
+
+
+def test_without_nvml_or_nvidia_smi_the_list_is_unreadable(monkeypatch):
+    """No pynvml and no nvidia-smi on the PATH: each look says it could not read."""
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    watch = ShareWatch.for_device("cuda", "GPU-0")
+    assert watch.look("start") is None and watch.unreadable

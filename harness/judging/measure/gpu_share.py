@@ -83,8 +83,16 @@ def nvml_reader(gpu: str) -> Reader | None:
 
 
 def device_reader(gpu: str) -> Reader:
-    """NVML where pynvml imports (no process to start per look), else nvidia-smi."""
-    return nvml_reader(gpu) or smi_reader(gpu)
+    """NVML where pynvml imports (no process to start per look), else, and wherever a
+    look through NVML fails, nvidia-smi."""
+    nvml, smi = nvml_reader(gpu), smi_reader(gpu)
+    if nvml is None:
+        return smi
+
+    def read() -> list[tuple[int, float | None]] | None:
+        apps = nvml()
+        return apps if apps is not None else smi()
+    return read
 
 
 def holds_gpu(pid: int) -> bool:
