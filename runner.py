@@ -61,11 +61,23 @@ def cli() -> None:
               "show each case's mean per run, their median and spread.")
 @click.option("-v", "--verbose", is_flag=True,
               help="Print notes, flags and warnings whole (by default two lines each).")
-def submit(file: Path, **kwargs) -> None:
+@click.option("--server", metavar="URL",
+              help="Submit to this contest server instead of judging here.")
+@click.option("--token", help="With --server: your token (default: $HARNESS_TOKEN, else "
+              "~/.config/kernel-harness/token).")
+@click.option("--gpu", help="With --server: the GPU kind (default: the file's #!POPCORN gpu "
+              "the server runs, else its first).")
+def submit(file: Path, server: str | None, token: str | None, gpu: str | None, **kwargs) -> None:
     """Evaluate FILE: check it, time it, record it and show where it ranks."""
     from harness.frontends.stopping import exit_now
     from harness.frontends.submit import run_submit
     from harness.options import RunOptions
+
+    if server:
+        from harness.server.client import run_remote
+
+        exit_now(run_remote(RunOptions(file=file, cases=list(kwargs.pop("cases")), **kwargs),
+                            console, server, token, gpu))
 
     # everything is cleaned up and written when run_submit returns: skip the teardown
     exit_now(run_submit(RunOptions(file=file, cases=list(kwargs.pop("cases")), **kwargs), console))
@@ -240,6 +252,149 @@ def mark(submission_id: int, status: str, db: str | None) -> None:
     sys.exit(guarded(run, console, submission_id, status, db))
 
 
+err_console = make_console(sys.stderr)
+workers_option = click.option(
+    "--workers", default=None, metavar="auto|N",
+    help="Worker slots: auto (one per local GPU, or one CPU slot), or N.")
+
+
+def judge_options(fn):
+    """The options a worker slot judges with, applied to every job it takes."""
+    fn = click.option("--allow-partial-containment", is_flag=True,
+                      help="Record leaderboard runs where the sandbox is partial or off.")(fn)
+    fn = click.option("--allow-shared-gpu", is_flag=True,
+                      help="Record leaderboard runs where other processes used the GPU.")(fn)
+    fn = click.option("--timeout", type=float, help="Seconds per phase, instead of the task's.")(fn)
+    fn = click.option("--case", "cases", multiple=True, metavar='"k: v; k: v"',
+                      help="Run these cases instead of each task's (repeatable; for trials).")(fn)
+    return click.option("--device", type=click.Choice(["cpu", "cuda"]),
+                        help="Judge on the CPU even where there is a GPU (cpu).")(fn)
+
+
+@cli.command()
+@db_option
+@workers_option
+@click.option("--gpus", metavar="LIST", help="Only these GPUs (e.g. 0,1): CUDA_VISIBLE_DEVICES.")
+@judge_options
+@click.option("--config", type=click.Path(exists=True, path_type=Path),
+              help="YAML settings on top of configs/defaults.yaml.")
+def worker(db: str | None, workers: str | None, gpus: str | None, cases, **kwargs) -> None:
+    """Judge the contest server's queued submissions on this machine, one per GPU."""
+    from harness.options import RunOptions
+    from harness.server.slots import run_worker
+
+    if gpus is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = gpus
+    sys.exit(run_worker(console, db, _workers(workers or "auto"),
+                        RunOptions(cases=list(cases), **kwargs)))
+
+
+def _workers(text: str) -> str:
+    if text != "auto" and not (text.isdigit() and int(text) >= 0):
+        raise click.BadParameter(f"{text!r}: auto or a number", param_hint="--workers")
+    return text
+
+
+@cli.group()
+def users() -> None:
+    """Contest users and their tokens (the server knows a user only by its token)."""
+
+
+@users.command("add")
+@click.argument("name")
+@click.option("--admin", is_flag=True, help="May delete submissions and close leaderboards.")
+@db_option
+def users_add(name: str, admin: bool, db: str | None) -> None:
+    """Add NAME; prints its new token alone on standard output."""
+    from harness.frontends.errors import guarded
+    from harness.server.commands import users_add as run
+
+    sys.exit(guarded(run, err_console, name, admin, db))
+
+
+@users.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@db_option
+def users_list(as_json: bool, db: str | None) -> None:
+    """Every user (never a token)."""
+    from harness.frontends.errors import guarded
+    from harness.server.commands import users_list as run
+
+    sys.exit(guarded(run, err_console, as_json, db))
+
+
+@users.command("revoke")
+@click.argument("name")
+@db_option
+def users_revoke(name: str, db: str | None) -> None:
+    """Make NAME's token worthless (its submissions stay)."""
+    from harness.frontends.errors import guarded
+    from harness.server.commands import users_revoke as run
+
+    sys.exit(guarded(run, err_console, name, db))
+
+
+@cli.group()
+def contest() -> None:
+    """Contest rules of the server: deadlines, modes, closing; deleting a submission."""
+
+
+@contest.command("set")
+@click.argument("task")
+@click.option("--deadline", metavar="ISO|none", help="e.g. 2026-12-31T23:59:00Z (UTC by default).")
+@click.option("--modes", metavar="LIST|all", help="Modes allowed, e.g. test,leaderboard.")
+@db_option
+def contest_set(task: str, deadline: str | None, modes: str | None, db: str | None) -> None:
+    """Set TASK's deadline or allowed modes."""
+    from harness.frontends.errors import guarded
+    from harness.server.commands import contest_set as run
+
+    sys.exit(guarded(run, err_console, task, deadline, modes, None, db))
+
+
+@contest.command("close")
+@click.argument("task")
+@db_option
+def contest_close(task: str, db: str | None) -> None:
+    """Refuse TASK's uploads from now on (403)."""
+    from harness.frontends.errors import guarded
+    from harness.server.commands import contest_set as run
+
+    sys.exit(guarded(run, err_console, task, None, None, True, db))
+
+
+@contest.command("open")
+@click.argument("task")
+@db_option
+def contest_open(task: str, db: str | None) -> None:
+    """Take TASK's uploads again."""
+    from harness.frontends.errors import guarded
+    from harness.server.commands import contest_set as run
+
+    sys.exit(guarded(run, err_console, task, None, None, False, db))
+
+
+@contest.command("show")
+@db_option
+def contest_show(db: str | None) -> None:
+    """Every task's rules, as JSON."""
+    from harness.frontends.errors import guarded
+    from harness.server.commands import contest_show as run
+
+    sys.exit(guarded(run, err_console, db))
+
+
+@contest.command("delete")
+@click.argument("submission_id", type=int)
+@db_option
+def contest_delete(submission_id: int, db: str | None) -> None:
+    """Delete a server submission (the id the server gave it) and its recorded result."""
+    from harness.frontends.errors import guarded
+    from harness.server.commands import contest_delete as run
+
+    sys.exit(guarded(run, err_console, submission_id, db))
+
+
 @cli.command()
 @click.option("--host", help="Listen on this address (default: web.host of the settings).")
 @click.option("--port", type=click.IntRange(0, 65535), help="Listen on this port (default: web.port).")
@@ -248,13 +403,21 @@ def mark(submission_id: int, status: str, db: str | None) -> None:
 @click.option("--config", type=click.Path(exists=True, path_type=Path),
               help="YAML settings on top of configs/defaults.yaml.")
 @db_option
+@click.option("--workers", default="0", show_default=True, metavar="auto|N",
+              help="Worker slots judging the queue in this process: auto (one per local GPU, "
+              "or one CPU slot), N, or 0 (`runner.py worker` judges elsewhere).")
+@judge_options
 def serve(host: str | None, port: int | None, show_code: bool | None, config: Path | None,
-          db: str | None) -> None:
-    """A read-only web leaderboard of the database (needs Flask: pip install -e '.[web]')."""
+          db: str | None, workers: str, cases, **judge) -> None:
+    """The web leaderboard and contest server: board, submission API, queue (needs Flask:
+    pip install -e '.[web]')."""
     from harness.frontends.errors import guarded
     from harness.frontends.serve import run_serve
+    from harness.options import RunOptions
 
-    sys.exit(guarded(run_serve, console, db, host, port, show_code, config))
+    options = RunOptions(cases=list(cases), config=config, **judge)
+    sys.exit(guarded(run_serve, console, db, host, port, show_code, config, _workers(workers),
+                     options))
 
 
 if __name__ == "__main__":
