@@ -262,3 +262,19 @@ def test_without_nvml_or_nvidia_smi_the_list_is_unreadable(monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     watch = ShareWatch.for_device("cuda", "GPU-0")
     assert watch.look("start") is None and watch.unreadable
+
+
+def test_a_server_slot_does_not_record_a_shared_ranked_run_unless_allowed():
+    """The contest server's worker slot (one per GPU) gets the judge's document back: a
+    ranked run another program shared the GPU with is no verdict to record."""
+    from types import SimpleNamespace
+
+    from harness.options import RunOptions
+    from harness.server.slots import Judging
+
+    doc = _shared_evaluation().to_dict() | {"harness": {"containment": {"level": "full"}}}
+    refused = Judging._problem(SimpleNamespace(options=RunOptions()), doc, "leaderboard")
+    assert refused.startswith("not recorded: the GPU was shared with 1 other process")
+    allowed = SimpleNamespace(options=RunOptions(allow_shared_gpu=True))
+    assert Judging._problem(allowed, doc, "leaderboard") is None
+    assert Judging._problem(SimpleNamespace(options=RunOptions()), doc, "benchmark") is None
