@@ -635,3 +635,13 @@ def test_a_failed_ncu_run_fails_the_profile_case(tmp_path, monkeypatch):
     ev = Evaluation(task={}, submission={}, device={}, mode="profile", started="",
                     phases=[PhaseResult("profile", "public", [result])])
     assert ev.exit_code != 0 and not ev.passed
+
+
+def test_a_reports_folder_that_cannot_be_made_fails_the_case(tmp_path, monkeypatch):
+    from harness.consts import Status
+
+    judge = _stub_judge(tmp_path, monkeypatch)
+    (tmp_path / "work" / "afile").write_text("")
+    judge.settings.profile.reports_dir = "afile/profiles"  # a folder inside a file
+    result = _profiled_case(judge)
+    assert result.status == Status.ERROR and "cannot be made" in result.message, result.message

@@ -126,7 +126,11 @@ def profile_case(ncu: str | None, report: Path, launch_count: int, target: list[
         return {"available": False,
                 "note": "ncu (Nsight Compute) is not on the PATH: no kernel-level report"}
     report = Path(report).absolute()  # ncu's working folder is a scratch folder
-    report.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        report.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return {"available": True, "report": None,
+                "error": f"the reports folder {report.parent} cannot be made: {exc}"}
     cmd = command(ncu, report, launch_count, target)
     scratch = make_folder("ncu")
     try:
