@@ -54,9 +54,13 @@ def cli() -> None:
               help="Record the run (default: only in leaderboard mode).")
 @click.option("--allow-partial-containment", is_flag=True,
               help="Record leaderboard runs even where the worker's sandbox is partial or off.")
+@click.option("--allow-shared-gpu", is_flag=True,
+              help="Record leaderboard runs even where other processes used the GPU meanwhile.")
 @click.option("--repeat", type=int, default=1, show_default=True, metavar="N",
               help="Benchmark mode: run the evaluation N times, each in a fresh worker, and "
               "show each case's mean per run, their median and spread.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Print notes, flags and warnings whole (by default two lines each).")
 @click.option("--server", metavar="URL",
               help="Submit to this contest server instead of judging here.")
 @click.option("--token", help="With --server: your token (default: $HARNESS_TOKEN, else "
@@ -115,6 +119,10 @@ def template(task: str, lang: str, output: Path | None) -> None:
 @click.option("--db", help="Results database: a SQLite path or postgresql:// URL.")
 @click.option("--allow-partial-containment", is_flag=True,
               help="Record leaderboard runs even where the worker's sandbox is partial or off.")
+@click.option("--allow-shared-gpu", is_flag=True,
+              help="Record leaderboard runs even where other processes used the GPU meanwhile.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="After the results, each submission's warnings, flags and notes, whole.")
 def batch(paths, jobs, backend, address, cases, **kwargs) -> None:
     """Evaluate many submissions: one per GPU at a time (or --jobs CPU slots), or on Ray."""
     from harness.frontends.batch import run_batch
@@ -151,6 +159,8 @@ db_option = click.option("--db", help="Results database: a SQLite path or postgr
               help="YAML settings on top of configs/defaults.yaml.")
 @click.option("--baseline", type=int, metavar="SUBMISSION_ID",
               help="A is this recorded submission's code; give B only.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Print warnings, and a failing run's notes and flags, whole.")
 @db_option
 def compare(files: tuple[Path, ...], cases: tuple[str, ...], **kwargs) -> None:
     """Is B faster than A? Both tested, then timed in turn, with a 95% interval (docs/compare.md)."""
@@ -218,13 +228,16 @@ def export(fmt: str, output: Path | None, db: str | None) -> None:
 @click.argument("documents", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--user", help="Who submitted (default: the document's, else yours).")
 @click.option("--repeat", type=int, default=1, hidden=True)
+@click.option("--allow-shared-gpu", is_flag=True,
+              help="Record leaderboard runs even where other processes used the GPU meanwhile.")
 @db_option
-def record(documents: tuple[Path, ...], user: str | None, repeat: int, db: str | None) -> None:
+def record(documents: tuple[Path, ...], user: str | None, repeat: int, allow_shared_gpu: bool,
+           db: str | None) -> None:
     """Record result documents written by `submit --json` (for example CI artifacts)."""
     from harness.frontends.browse import record as run
     from harness.frontends.errors import guarded
 
-    sys.exit(guarded(run, console, list(documents), user, db, repeat))
+    sys.exit(guarded(run, console, list(documents), user, db, repeat, allow_shared_gpu))
 
 
 @cli.command()
@@ -249,6 +262,8 @@ def judge_options(fn):
     """The options a worker slot judges with, applied to every job it takes."""
     fn = click.option("--allow-partial-containment", is_flag=True,
                       help="Record leaderboard runs where the sandbox is partial or off.")(fn)
+    fn = click.option("--allow-shared-gpu", is_flag=True,
+                      help="Record leaderboard runs where other processes used the GPU.")(fn)
     fn = click.option("--timeout", type=float, help="Seconds per phase, instead of the task's.")(fn)
     fn = click.option("--case", "cases", multiple=True, metavar='"k: v; k: v"',
                       help="Run these cases instead of each task's (repeatable; for trials).")(fn)

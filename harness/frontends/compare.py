@@ -51,6 +51,7 @@ class CompareOptions:
     json_path: Path | None = None
     baseline: int | None = None  # A: this recorded submission's code
     db: str | None = None
+    verbose: bool = False  # warnings and failing reports' notes whole (frontends/brief)
 
 
 class CompareError(ValueError):
@@ -170,7 +171,7 @@ def _run(opts: CompareOptions, console: Console, settings: Settings, head: HeadS
                   + f", B = {escape(str(b.file))}")
     started = time.monotonic()
     try:
-        failed = _test_both(console, settings, head, a, b)
+        failed = _test_both(console, settings, head, a, b, opts.verbose)
         if failed is not None:
             message, code = failed
             _write(opts, _document(opts, a, b, None, started, error=message))
@@ -249,9 +250,10 @@ def _evaluate(console: Console, settings: Settings, prepared: Prepared,
 
 
 def _test_both(console: Console, settings: Settings, head: HeadStart | None, a: Side,
-               b: Side) -> tuple[str, int] | None:
+               b: Side, verbose: bool = False) -> tuple[str, int] | None:
     """Run both files' tests; print a line each, or a failing one's report. None when both
     pass, else what failed and the first failure's exit code."""
+    from harness.frontends.brief import brief
     from harness.frontends.report import print_evaluation
 
     failed: list[str] = []
@@ -259,12 +261,13 @@ def _test_both(console: Console, settings: Settings, head: HeadStart | None, a: 
     for side, early in ((a, head), (b, None)):  # the head start's worker serves A's run
         ev = side.tested = _evaluate(console, settings, side.test, early)
         for warning in ev.warnings:
-            console.print(f"[yellow]warning:[/] {side.label}: {escape(warning)}")
+            console.print(f"[yellow]warning:[/] {side.label}: "
+                          f"{escape(warning if verbose else brief(warning))}")
         if ev.passed:
             cases = sum(len(p.cases) for p in ev.phases)
             console.print(f"{escape(side.title)}: tests [green]passed[/] ({cases} cases)")
             continue
-        print_evaluation(console, ev)
+        print_evaluation(console, ev, verbose)
         failed.append(f"{side.title} fails the tests ({ev.status})")
         code = code or ev.exit_code or ExitCode.FAILED
     if not failed:
@@ -279,6 +282,7 @@ def _time_pairs(opts: CompareOptions, console: Console, settings: Settings, a: S
     """Benchmark runs in pairs, A B then B A, until the interval settles or the last pair;
     the comparison, or why a run stopped it (and the exit code)."""
     from harness.durations import readable
+    from harness.frontends.brief import brief
     from harness.frontends.report import print_evaluation
     from harness.results.comparison import (
         INTERIM_CONFIDENCE,
@@ -299,7 +303,7 @@ def _time_pairs(opts: CompareOptions, console: Console, settings: Settings, a: S
             side.runs.append(ev)
             phase = ev.phase("benchmark")
             if not ev.passed or phase is None:
-                print_evaluation(console, ev)
+                print_evaluation(console, ev, opts.verbose)
                 message = (f"{side.title}'s benchmark run {pair + 1} did not pass ({ev.status}): "
                            "nothing to compare")
                 console.print(f"[red]error:[/] {escape(message)}")
@@ -308,7 +312,8 @@ def _time_pairs(opts: CompareOptions, console: Console, settings: Settings, a: S
             for warning in dict.fromkeys(ev.warnings):
                 if warning not in said[side.label]:
                     said[side.label].add(warning)
-                    console.print(f"[yellow]warning:[/] {side.label}: {escape(warning)}")
+                    console.print(f"[yellow]warning:[/] {side.label}: "
+                                  f"{escape(warning if opts.verbose else brief(warning))}")
             flagged = sum(bool(c.flags) for c in phase.cases)
             console.print(f"  run {pair + 1} of {escape(side.title)}: score "
                           f"{readable(phase.score_ns)}"

@@ -15,6 +15,7 @@ from harness.settings import Settings
 
 if TYPE_CHECKING:
     from harness.judging import Prepared
+    from harness.results.document import Evaluation
     from harness.results.recording import Recorder
 
 
@@ -72,13 +73,36 @@ def _run(opts: RunOptions, console: Console, settings: Settings, head: HeadStart
             recorder.close()
 
 
+def _record_and_show(console: Console, opts: RunOptions, recorder: Recorder | None,
+                     evaluation: Evaluation) -> int | None:
+    """Record one run where it may be recorded, and print it (with its ranking once
+    recorded); the exit code of a refused record, else None."""
+    from harness.frontends.report import print_evaluation, print_ranking
+    from harness.judging import not_judged, shared_gpu_refusal
+
+    unjudged = not_judged(evaluation.load_error)  # the worker never got to the submission
+    shared = shared_gpu_refusal(evaluation.gpu_shared, evaluation.mode, opts.allow_shared_gpu)
+    recorded = recorder is not None and not unjudged and not shared
+    if recorded:
+        recorder.record(evaluation)
+    print_evaluation(console, evaluation, opts.verbose)
+    if recorded:
+        print_ranking(console, recorder, evaluation)
+    elif recorder is not None and shared:
+        console.print(f"[red]{shared}[/]")
+        return ExitCode.USAGE  # refused a record, as on a partial sandbox
+    elif recorder is not None:
+        console.print(f"[yellow]{unjudged}[/]")
+    return None
+
+
 def _evaluate_and_report(opts: RunOptions, console: Console, settings: Settings,
                          head: HeadStart | None, prepared: Prepared,
                          recorder: Recorder | None) -> int:
     """Run the evaluation `opts.repeat` times, record and show each, write the JSON and the
     summary; the exit code."""
-    from harness.frontends.report import LiveProgress, print_evaluation, print_ranking
-    from harness.judging import evaluate, not_judged
+    from harness.frontends.report import LiveProgress
+    from harness.judging import evaluate
     from harness.loading.task_folder import TaskError
     from harness.results.document import status_severity, write_json
 
@@ -101,15 +125,7 @@ def _evaluate_and_report(opts: RunOptions, console: Console, settings: Settings,
                           + "".join(traceback.format_exc()))
             failure = ExitCode.INTERNAL
             break
-        unjudged = not_judged(evaluation.load_error)  # the worker never got to the submission
-        recorded = recorder is not None and not unjudged
-        if recorded:
-            recorder.record(evaluation)
-        print_evaluation(console, evaluation)
-        if recorded:
-            print_ranking(console, recorder, evaluation)
-        elif recorder is not None:
-            console.print(f"[yellow]{unjudged}[/]")
+        failure = _record_and_show(console, opts, recorder, evaluation) or failure
         evaluations.append(evaluation)
         if evaluation.load_error is not None:
             break  # a submission that does not load fails the same way every run

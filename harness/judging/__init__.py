@@ -25,6 +25,7 @@ _FACE = {
     "Progress": ("harness.judging.phases", "Progress"),
     "not_judged": ("harness.judging.verdicts", "not_judged"),
     "recording_refusal": ("harness.judging.sandbox.containment", "recording_refusal"),
+    "shared_gpu_refusal": ("harness.judging.measure.gpu_share", "shared_gpu_refusal"),
     "DeviceError": ("harness.judging.measure.devices", "DeviceError"),
     "DeviceInfo": ("harness.judging.measure.devices", "DeviceInfo"),
     "read_clocks": ("harness.judging.measure.devices", "read_clocks"),

@@ -30,6 +30,7 @@ from harness.judging.measure.cpus import (
     wants_hold,
 )
 from harness.judging.measure.devices import DeviceInfo, Flusher
+from harness.judging.measure.gpu_share import ShareWatch
 from harness.judging.measure.integrity import (
     Calibration,
     clock_note,
@@ -128,6 +129,7 @@ class Judge:
         self.stray_pids: list[int] = []
         self.containment = None  # the sandbox's report (harness.judging.sandbox.landlock.Report)
         self.sampling = Sampling(self)
+        self.gpu_watch = ShareWatch.for_device(device.kind, device.uuid)  # other GPU processes
         self.cpus: CpuPlan | None = None
         self._cpus_before: set[int] | None = None
         self.held: int | None = None  # the worker's calling thread's CPU (worker.hold_cpu)
@@ -352,6 +354,7 @@ class Judge:
         """Run every case of a phase; a hang ends the phase, a crash only its case."""
         phase = PhaseResult(spec.name, spec.seeds)
         self.progress.phase_start(spec)
+        before = self.gpu_watch.look(f"start of the {spec.name} phase ({spec.seeds} seeds)")
         phase_started = self.clock()
         deadline = phase_started + spec.timeout
         stop_reason = ""
@@ -363,6 +366,9 @@ class Judge:
                 case_started = self.clock()
                 result = self._case_or_failure(spec, index, case, deadline)
                 result.wall_seconds = self.clock() - case_started
+                if spec.timed:  # its flags excused where the GPU was shared (gpu_share.py)
+                    self.gpu_watch.after_case(spec.name, result, before)
+                    before = self.gpu_watch.last
                 if result.status == Status.TIMED_OUT:
                     stop_reason = "not run: an earlier case of this phase timed out"
                 elif result.status == Status.NEEDS_GPU:
@@ -544,3 +550,6 @@ class Judge:
         result.profile["ncu"] = ncu.profile_case(
             ncu.find_ncu(), report, settings.ncu_launch_count, target, env,
             max(deadline - self.clock(), 30.0))
+        failed = ncu.failure(result.profile["ncu"])  # no report: the case does not pass
+        if failed:
+            result.status, result.message = failed

@@ -168,7 +168,7 @@ def report(console: Console, client: Client, opts: RunOptions, job: dict[str, An
         console.print(f"[red]not judged:[/] {escape(job['error'] or 'no result')}")
         return ExitCode.INTERNAL
     ev = document_to_evaluation(doc)
-    print_evaluation(console, ev)
+    print_evaluation(console, ev, opts.verbose)
     if job["error"]:
         console.print(f"[yellow]{escape(job['error'])}[/]")
     record = doc.get("record") or {}

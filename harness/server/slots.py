@@ -190,7 +190,10 @@ class Judging:
         if mode == "leaderboard" and level != "full" and not self.options.allow_partial_containment:
             return (f"not recorded: containment {level} on the judge's machine (the worker "
                     "needs --allow-partial-containment to record it)")
-        return None
+        from harness.judging import shared_gpu_refusal
+
+        shared = shared_gpu_refusal(doc.get("gpu_shared"), mode, self.options.allow_shared_gpu)
+        return shared or None
 
 
 def start_slots(judging: Judging, slots: list[Slot], poll: float = 1.0) -> list[threading.Thread]:

@@ -39,7 +39,7 @@ from harness.judging.sandbox.containment import (
     prepare_scratch,
 )
 from harness.judging.sandbox.leftovers import make_folder
-from harness.judging.sandbox.procfs import stat_fields
+from harness.judging.sandbox.procfs import process_table
 from harness.judging.sandbox.seccomp import NoIpSockets
 from harness.judging.startup.compile_cache import ENV as COMPILE_CACHE_ENV
 from harness.settings import WorkerSettings
@@ -110,22 +110,10 @@ def become_subreaper() -> bool:
         return False
 
 
-def _process_table() -> dict[int, tuple[int, int]]:
-    """Every process's (parent, process group), read from /proc (zombies too)."""
-    table = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        fields = stat_fields(entry.name)
-        if len(fields) > 2:
-            table[int(entry.name)] = (int(fields[1]), int(fields[2]))
-    return table
-
-
 def children() -> set[int]:
     """This process's child processes, zombies and adopted orphans included."""
     me = os.getpid()
-    return {pid for pid, (parent, _) in _process_table().items() if parent == me}
+    return {pid for pid, (parent, _) in process_table().items() if parent == me}
 
 
 def kill_strays(keep: set[int], seconds: float = 5.0) -> list[int]:
@@ -138,7 +126,7 @@ def kill_strays(keep: set[int], seconds: float = 5.0) -> list[int]:
     own_group = os.getpgid(0)
     deadline = time.monotonic() + seconds
     while True:
-        table = _process_table()
+        table = process_table()
         strays = [p for p, (ppid, _) in table.items() if ppid == os.getpid() and p not in keep]
         if not strays or time.monotonic() > deadline:
             break
