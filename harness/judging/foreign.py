@@ -16,6 +16,7 @@ from pathlib import Path
 from harness.consts import Status
 from harness.judging.phases import PhaseSpec, Progress
 from harness.judging.sandbox import landlock
+from harness.judging.sandbox.bounds import Quota, kill_user
 from harness.judging.sandbox.leftovers import make_folder
 from harness.judging.sandbox.memory_cap import gb_to_bytes, whole_process_cap
 from harness.judging.sandbox.sandbox import contain
@@ -45,6 +46,7 @@ def run_foreign(task: Task, submission: Path, specs: list[PhaseSpec], settings: 
     output, what the sandbox enforced, and the address-space cap (None: none)."""
     progress = progress or Progress()
     scratch = make_folder("foreign")
+    quota = Quota(scratch, settings.worker.scratch_mb)
     outputs: list[str] = []
     phases: list[PhaseResult] = []
     limits, report = None, None
@@ -53,6 +55,8 @@ def run_foreign(task: Task, submission: Path, specs: list[PhaseSpec], settings: 
         extra = gb_to_bytes(settings.worker.cpu_memory_limit_gb) if device == "cpu" else 0
         env, limits, report = contain(settings.worker, device, scratch, [staged], [],
                                       address_space=whole_process_cap(extra))
+        if quota.held:
+            report.enforced.append(quota.describe())
         for spec in specs:
             progress.phase_start(spec)
             mode = "test" if not spec.timed else (
@@ -72,6 +76,8 @@ def run_foreign(task: Task, submission: Path, specs: list[PhaseSpec], settings: 
     finally:
         if limits is not None:
             limits.close()
+            kill_user(limits.bound and limits.bound.uid)  # what the evaluator left running
+        quota.release()
         shutil.rmtree(scratch, ignore_errors=True)
     tail = "\n".join(outputs)[-settings.worker.output_limit_bytes:]
     return phases, tail, report, limits.address_space if limits is not None else None

@@ -56,6 +56,7 @@ from harness.judging.verdicts import (
     STATUS_BY_KIND,
     CaseFailure,
     compile_reason,
+    out_of_memory,
 )
 from harness.judging.worker.buffers import CaseBuffers, OutputLayout
 from harness.judging.worker.protocol import Event, ProtocolError
@@ -313,6 +314,8 @@ class Sampling:
             try:
                 ok, problem = self.ref.check(data, output)
             except Exception as exc:  # noqa: BLE001 - the check met an output it cannot read
+                if out_of_memory(exc):  # the judge's own memory: Judge._starved
+                    raise
                 ok, problem = False, f"the check could not read the output: {exc!r}"
             if ok:
                 return
