@@ -44,6 +44,7 @@ from harness.judging.sandbox.leftovers import make_folder
 from harness.judging.sandbox.procfs import stat_fields
 from harness.judging.sandbox.seccomp import NoIpSockets
 from harness.judging.startup.compile_cache import ENV as COMPILE_CACHE_ENV
+from harness.judging.startup.compile_cache import copy_back, copy_in
 from harness.settings import WorkerSettings
 
 # Variables a worker may inherit: enough to find Python, the GPU and the compilers as the
@@ -275,13 +276,13 @@ class WorkerProcess:
         """`readable`: the staged task folder; `writable`: the run's shared-memory folder
         (the sandbox allows these beside the scratch folder and the system's paths);
         `compile_cache`: the submission file's compiler-cache folder (compile_cache.py),
-        writable too, named to the worker in its environment."""
+        named to the worker in its environment: under a scratch quota a copy of it in the
+        scratch folder, stored back when the worker is gone; else the folder, writable."""
         self.settings = settings
         self.device = device
         self.cpus = cpus
-        self.compile_cache = compile_cache
         self.readable = list(readable or [])
-        self.writable = list(writable or []) + ([compile_cache] if compile_cache else [])
+        self.writable = list(writable or [])
         self.scratch = make_folder("worker")
         self.keep_scratch = keep_scratch
         self.proc: subprocess.Popen | None = None
@@ -294,6 +295,14 @@ class WorkerProcess:
         # worker then cannot reach.
         self.quota = Quota(self.scratch, 0 if keep_scratch else settings.scratch_mb)
         self.warnings = [self.quota.warning] if self.quota.warning else []
+        self.cache_folder = compile_cache  # the file's own, where the worker uses a copy
+        self.compile_cache = compile_cache
+        if compile_cache is not None and self.quota.held:
+            self.compile_cache = self.scratch / ".compile-cache"
+            warning = copy_in(compile_cache, self.compile_cache)
+            self.warnings += [warning] if warning else []
+        elif compile_cache is not None:
+            self.writable.append(compile_cache)
 
     def start(self) -> None:
         parent, child = Pipe(duplex=True)
@@ -427,6 +436,8 @@ class WorkerProcess:
         strays = self.kill()
         for f in (self._out, self._err):
             f.close()
+        if self.compile_cache not in (None, self.cache_folder):
+            copy_back(self.compile_cache, self.cache_folder)
         self.quota.release()
         if not self.keep_scratch:
             _remove_tree(self.scratch)
