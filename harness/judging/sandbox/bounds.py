@@ -48,8 +48,9 @@ _CAP_DAC_OVERRIDE = 1
 _NEEDED = (1 << 1) | (1 << 6) | (1 << 7) | (1 << 8)
 _CAP_VERSION_3 = 0x20080522
 _PR_CAPBSET_DROP, _PR_SET_KEEPCAPS, _PR_CAP_AMBIENT, _AMBIENT_RAISE = 24, 8, 47, 2
-_MS_NOSUID, _MS_NODEV = 2, 4
+_MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 2, 4, 4096, 16384, 1 << 18
 _MNT_DETACH = 2
+_CLONE_NEWNS = 0x00020000
 
 
 class _CapHeader(ctypes.Structure):
@@ -267,6 +268,22 @@ def mount_quota(folder: Path, megabytes: int) -> str | None:
                else os.strerror(code))
         return f"the scratch quota is not held: {why}"
     return None
+
+
+def bind_privately(binds: list[tuple[bytes, bytes]]) -> None:
+    """In a child between fork and exec (still root): a mount namespace of its own, where
+    each (source, target) folder is bound over target, so that it works in source under
+    target's path (a compiler-cache folder's copy under the quota, at the folder's own
+    path: torch's extension builds are keyed by their folder's path). The judge's mounts
+    are untouched."""
+    libc = _LIBC
+    if libc.unshare(_CLONE_NEWNS) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS) failed")
+    if libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        raise OSError(ctypes.get_errno(), "mount --make-rprivate / failed")
+    for source, target in binds:
+        if libc.mount(source, target, None, _MS_BIND, None) != 0:
+            raise OSError(ctypes.get_errno(), "bind mount failed")
 
 
 def unmount_quota(folder: Path) -> bool:

@@ -32,7 +32,13 @@ from typing import Any
 from harness import bytecode
 from harness.judging.measure.cpus import pin
 from harness.judging.sandbox import landlock
-from harness.judging.sandbox.bounds import ProcessBound, Quota, kill_user, process_bound
+from harness.judging.sandbox.bounds import (
+    ProcessBound,
+    Quota,
+    bind_privately,
+    kill_user,
+    process_bound,
+)
 from harness.judging.sandbox.containment import (
     POLICY_ENV,
     SCRATCH_FOLDERS,
@@ -193,6 +199,7 @@ class Limits:
     no_ip: NoIpSockets | None = None
     drop_capabilities: bool = True
     bound: ProcessBound | None = None  # worker.max_processes (bounds.py)
+    binds: list[tuple[bytes, bytes]] = field(default_factory=list)  # bounds.bind_privately
     parent: int = field(default_factory=os.getpid)  # the judge, where the limits are made
 
     def apply(self) -> None:
@@ -200,6 +207,8 @@ class Limits:
         change of user clears the parent-death signal), then it dies with its parent (the
         judge, `die_with_parent`); the sandbox last, once nothing else needs a right it
         takes away."""
+        if self.binds:
+            bind_privately(self.binds)
         if self.bound is not None:
             self.bound.apply()
         die_with_parent(self.parent)
@@ -276,8 +285,9 @@ class WorkerProcess:
         """`readable`: the staged task folder; `writable`: the run's shared-memory folder
         (the sandbox allows these beside the scratch folder and the system's paths);
         `compile_cache`: the submission file's compiler-cache folder (compile_cache.py),
-        named to the worker in its environment: under a scratch quota a copy of it in the
-        scratch folder, stored back when the worker is gone; else the folder, writable."""
+        writable too, named to the worker in its environment; under a scratch quota the
+        worker sees there a copy of it in its scratch folder (bounds.bind_privately),
+        stored back when it is gone."""
         self.settings = settings
         self.device = device
         self.cpus = cpus
@@ -295,20 +305,23 @@ class WorkerProcess:
         # worker then cannot reach.
         self.quota = Quota(self.scratch, 0 if keep_scratch else settings.scratch_mb)
         self.warnings = [self.quota.warning] if self.quota.warning else []
-        self.cache_folder = compile_cache  # the file's own, where the worker uses a copy
         self.compile_cache = compile_cache
-        if compile_cache is not None and self.quota.held:
-            self.compile_cache = self.scratch / ".compile-cache"
-            warning = copy_in(compile_cache, self.compile_cache)
-            self.warnings += [warning] if warning else []
-        elif compile_cache is not None:
+        self.cache_copy: Path | None = None  # the worker's copy of it, under the quota
+        if compile_cache is not None:
             self.writable.append(compile_cache)
+            if self.quota.held:  # its rule too: Landlock meets the copy, not the folder
+                self.cache_copy = self.scratch / ".compile-cache"
+                warning = copy_in(compile_cache, self.cache_copy)
+                self.warnings += [warning] if warning else []
+                self.writable.append(self.cache_copy)
 
     def start(self) -> None:
         parent, child = Pipe(duplex=True)
         env, limits, self.containment = contain(self.settings, self.device, self.scratch,
                                                 self.readable, self.writable, self.cpus)
         self.bound = limits.bound
+        if self.cache_copy is not None:  # seen by the worker at the folder's own path
+            limits.binds.append((bytes(self.cache_copy), bytes(self.compile_cache)))
         kill_user(self.bound and self.bound.uid)  # what a dead judge of this pid left
         if self.quota.held:
             self.containment.enforced.append(self.quota.describe())
@@ -436,8 +449,8 @@ class WorkerProcess:
         strays = self.kill()
         for f in (self._out, self._err):
             f.close()
-        if self.compile_cache not in (None, self.cache_folder):
-            copy_back(self.compile_cache, self.cache_folder)
+        if self.cache_copy is not None:
+            copy_back(self.cache_copy, self.compile_cache)
         self.quota.release()
         if not self.keep_scratch:
             _remove_tree(self.scratch)
