@@ -4,9 +4,9 @@ The worker is a fresh interpreter (`python -m harness.judging.worker.worker`), n
 judge. It runs in its own session and process group, in a scratch folder, with an
 environment stripped of the harness's secrets, its output captured to files, a file size
 limit, bounds on its processes and scratch bytes (bounds.py), and (`worker.sandbox:
-landlock`) a Landlock policy and a seccomp filter applied between fork and exec: it reads only what a submission needs, writes only its scratch and
-shared-memory folders, and opens no network connection (containment.py and seccomp.py
-say what exactly). On the CPU its address space is capped too: the worker caps itself
+landlock`) a Landlock policy and a seccomp filter applied between fork and exec: it reads
+only what a submission needs, writes only its scratch and shared-memory folders, and opens
+no network connection (containment.py and seccomp.py say what exactly). On the CPU its address space is capped too: the worker caps itself
 once started, a task's own evaluator from its start (memory_cap.py). The judge registers
 as a child subreaper so that processes the worker leaves behind come back to it and are
 killed too.
