@@ -54,14 +54,30 @@ def cli() -> None:
               help="Record the run (default: only in leaderboard mode).")
 @click.option("--allow-partial-containment", is_flag=True,
               help="Record leaderboard runs even where the worker's sandbox is partial or off.")
+@click.option("--allow-shared-gpu", is_flag=True,
+              help="Record leaderboard runs even where other processes used the GPU meanwhile.")
 @click.option("--repeat", type=int, default=1, show_default=True, metavar="N",
               help="Benchmark mode: run the evaluation N times, each in a fresh worker, and "
               "show each case's mean per run, their median and spread.")
-def submit(file: Path, **kwargs) -> None:
+@click.option("-v", "--verbose", is_flag=True,
+              help="Print notes, flags and warnings whole (by default two lines each).")
+@click.option("--server", metavar="URL",
+              help="Submit to this contest server instead of judging here.")
+@click.option("--token", help="With --server: your token (default: $HARNESS_TOKEN, else "
+              "~/.config/kernel-harness/token).")
+@click.option("--gpu", help="With --server: the GPU kind (default: the file's #!POPCORN gpu "
+              "the server runs, else its first).")
+def submit(file: Path, server: str | None, token: str | None, gpu: str | None, **kwargs) -> None:
     """Evaluate FILE: check it, time it, record it and show where it ranks."""
     from harness.frontends.stopping import exit_now
     from harness.frontends.submit import run_submit
     from harness.options import RunOptions
+
+    if server:
+        from harness.server.client import run_remote
+
+        exit_now(run_remote(RunOptions(file=file, cases=list(kwargs.pop("cases")), **kwargs),
+                            console, server, token, gpu))
 
     # everything is cleaned up and written when run_submit returns: skip the teardown
     exit_now(run_submit(RunOptions(file=file, cases=list(kwargs.pop("cases")), **kwargs), console))
@@ -103,6 +119,10 @@ def template(task: str, lang: str, output: Path | None) -> None:
 @click.option("--db", help="Results database: a SQLite path or postgresql:// URL.")
 @click.option("--allow-partial-containment", is_flag=True,
               help="Record leaderboard runs even where the worker's sandbox is partial or off.")
+@click.option("--allow-shared-gpu", is_flag=True,
+              help="Record leaderboard runs even where other processes used the GPU meanwhile.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="After the results, each submission's warnings, flags and notes, whole.")
 def batch(paths, jobs, backend, address, cases, **kwargs) -> None:
     """Evaluate many submissions: one per GPU at a time (or --jobs CPU slots), or on Ray."""
     from harness.frontends.batch import run_batch
@@ -115,6 +135,39 @@ def batch(paths, jobs, backend, address, cases, **kwargs) -> None:
 
 db_option = click.option("--db", help="Results database: a SQLite path or postgresql:// URL "
                          "(default: $HARNESS_DB, else configs/defaults.yaml).")
+
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path),
+                metavar="A.py B.py")
+@click.option("--task", help="Task name or folder (default: the files' #!POPCORN directive).")
+@click.option("--runs", type=int, default=10, show_default=True, metavar="N",
+              help="At most N benchmark runs of each file.")
+@click.option("--min-runs", type=int, default=3, show_default=True, metavar="N",
+              help="No early stop before N runs of each.")
+@click.option("--threshold", type=float, metavar="FRACTION",
+              help="A change smaller than this (0.01: 1%) counts as none: the runs stop once "
+              "the interval lies within it.")
+@click.option("--case", "cases", multiple=True, metavar='"k: v; k: v"',
+              help="Time this case instead of the task's benchmarks (repeatable).")
+@click.option("--device", type=click.Choice(["cpu", "cuda"]),
+              help="Default: the GPU when there is one, else the CPU.")
+@click.option("--timeout", type=float, help="Seconds per phase, instead of the task's.")
+@click.option("--json", "json_path", type=click.Path(path_type=Path),
+              help="Write the comparison here (ratio = time(B) / time(A)).")
+@click.option("--config", type=click.Path(exists=True, path_type=Path),
+              help="YAML settings on top of configs/defaults.yaml.")
+@click.option("--baseline", type=int, metavar="SUBMISSION_ID",
+              help="A is this recorded submission's code; give B only.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Print warnings, and a failing run's notes and flags, whole.")
+@db_option
+def compare(files: tuple[Path, ...], cases: tuple[str, ...], **kwargs) -> None:
+    """Is B faster than A? Both tested, then timed in turn, with a 95% interval (docs/compare.md)."""
+    from harness.frontends.compare import CompareOptions, run_compare
+    from harness.frontends.stopping import exit_now
+
+    exit_now(run_compare(CompareOptions(files=list(files), cases=list(cases), **kwargs), console))
 
 
 @cli.command()
@@ -175,13 +228,16 @@ def export(fmt: str, output: Path | None, db: str | None) -> None:
 @click.argument("documents", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--user", help="Who submitted (default: the document's, else yours).")
 @click.option("--repeat", type=int, default=1, hidden=True)
+@click.option("--allow-shared-gpu", is_flag=True,
+              help="Record leaderboard runs even where other processes used the GPU meanwhile.")
 @db_option
-def record(documents: tuple[Path, ...], user: str | None, repeat: int, db: str | None) -> None:
+def record(documents: tuple[Path, ...], user: str | None, repeat: int, allow_shared_gpu: bool,
+           db: str | None) -> None:
     """Record result documents written by `submit --json` (for example CI artifacts)."""
     from harness.frontends.browse import record as run
     from harness.frontends.errors import guarded
 
-    sys.exit(guarded(run, console, list(documents), user, db, repeat))
+    sys.exit(guarded(run, console, list(documents), user, db, repeat, allow_shared_gpu))
 
 
 @cli.command()
@@ -196,6 +252,149 @@ def mark(submission_id: int, status: str, db: str | None) -> None:
     sys.exit(guarded(run, console, submission_id, status, db))
 
 
+err_console = make_console(sys.stderr)
+workers_option = click.option(
+    "--workers", default=None, metavar="auto|N",
+    help="Worker slots: auto (one per local GPU, or one CPU slot), or N.")
+
+
+def judge_options(fn):
+    """The options a worker slot judges with, applied to every job it takes."""
+    fn = click.option("--allow-partial-containment", is_flag=True,
+                      help="Record leaderboard runs where the sandbox is partial or off.")(fn)
+    fn = click.option("--allow-shared-gpu", is_flag=True,
+                      help="Record leaderboard runs where other processes used the GPU.")(fn)
+    fn = click.option("--timeout", type=float, help="Seconds per phase, instead of the task's.")(fn)
+    fn = click.option("--case", "cases", multiple=True, metavar='"k: v; k: v"',
+                      help="Run these cases instead of each task's (repeatable; for trials).")(fn)
+    return click.option("--device", type=click.Choice(["cpu", "cuda"]),
+                        help="Judge on the CPU even where there is a GPU (cpu).")(fn)
+
+
+@cli.command()
+@db_option
+@workers_option
+@click.option("--gpus", metavar="LIST", help="Only these GPUs (e.g. 0,1): CUDA_VISIBLE_DEVICES.")
+@judge_options
+@click.option("--config", type=click.Path(exists=True, path_type=Path),
+              help="YAML settings on top of configs/defaults.yaml.")
+def worker(db: str | None, workers: str | None, gpus: str | None, cases, **kwargs) -> None:
+    """Judge the contest server's queued submissions on this machine, one per GPU."""
+    from harness.options import RunOptions
+    from harness.server.slots import run_worker
+
+    if gpus is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = gpus
+    sys.exit(run_worker(console, db, _workers(workers or "auto"),
+                        RunOptions(cases=list(cases), **kwargs)))
+
+
+def _workers(text: str) -> str:
+    if text != "auto" and not (text.isdigit() and int(text) >= 0):
+        raise click.BadParameter(f"{text!r}: auto or a number", param_hint="--workers")
+    return text
+
+
+@cli.group()
+def users() -> None:
+    """Contest users and their tokens (the server knows a user only by its token)."""
+
+
+@users.command("add")
+@click.argument("name")
+@click.option("--admin", is_flag=True, help="May delete submissions and close leaderboards.")
+@db_option
+def users_add(name: str, admin: bool, db: str | None) -> None:
+    """Add NAME; prints its new token alone on standard output."""
+    from harness.frontends.errors import guarded
+    from harness.server.commands import users_add as run
+
+    sys.exit(guarded(run, err_console, name, admin, db))
+
+
+@users.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@db_option
+def users_list(as_json: bool, db: str | None) -> None:
+    """Every user (never a token)."""
+    from harness.frontends.errors import guarded
+    from harness.server.commands import users_list as run
+
+    sys.exit(guarded(run, err_console, as_json, db))
+
+
+@users.command("revoke")
+@click.argument("name")
+@db_option
+def users_revoke(name: str, db: str | None) -> None:
+    """Make NAME's token worthless (its submissions stay)."""
+    from harness.frontends.errors import guarded
+    from harness.server.commands import users_revoke as run
+
+    sys.exit(guarded(run, err_console, name, db))
+
+
+@cli.group()
+def contest() -> None:
+    """Contest rules of the server: deadlines, modes, closing; deleting a submission."""
+
+
+@contest.command("set")
+@click.argument("task")
+@click.option("--deadline", metavar="ISO|none", help="e.g. 2026-12-31T23:59:00Z (UTC by default).")
+@click.option("--modes", metavar="LIST|all", help="Modes allowed, e.g. test,leaderboard.")
+@db_option
+def contest_set(task: str, deadline: str | None, modes: str | None, db: str | None) -> None:
+    """Set TASK's deadline or allowed modes."""
+    from harness.frontends.errors import guarded
+    from harness.server.commands import contest_set as run
+
+    sys.exit(guarded(run, err_console, task, deadline, modes, None, db))
+
+
+@contest.command("close")
+@click.argument("task")
+@db_option
+def contest_close(task: str, db: str | None) -> None:
+    """Refuse TASK's uploads from now on (403)."""
+    from harness.frontends.errors import guarded
+    from harness.server.commands import contest_set as run
+
+    sys.exit(guarded(run, err_console, task, None, None, True, db))
+
+
+@contest.command("open")
+@click.argument("task")
+@db_option
+def contest_open(task: str, db: str | None) -> None:
+    """Take TASK's uploads again."""
+    from harness.frontends.errors import guarded
+    from harness.server.commands import contest_set as run
+
+    sys.exit(guarded(run, err_console, task, None, None, False, db))
+
+
+@contest.command("show")
+@db_option
+def contest_show(db: str | None) -> None:
+    """Every task's rules, as JSON."""
+    from harness.frontends.errors import guarded
+    from harness.server.commands import contest_show as run
+
+    sys.exit(guarded(run, err_console, db))
+
+
+@contest.command("delete")
+@click.argument("submission_id", type=int)
+@db_option
+def contest_delete(submission_id: int, db: str | None) -> None:
+    """Delete a server submission (the id the server gave it) and its recorded result."""
+    from harness.frontends.errors import guarded
+    from harness.server.commands import contest_delete as run
+
+    sys.exit(guarded(run, err_console, submission_id, db))
+
+
 @cli.command()
 @click.option("--host", help="Listen on this address (default: web.host of the settings).")
 @click.option("--port", type=click.IntRange(0, 65535), help="Listen on this port (default: web.port).")
@@ -204,13 +403,21 @@ def mark(submission_id: int, status: str, db: str | None) -> None:
 @click.option("--config", type=click.Path(exists=True, path_type=Path),
               help="YAML settings on top of configs/defaults.yaml.")
 @db_option
+@click.option("--workers", default="0", show_default=True, metavar="auto|N",
+              help="Worker slots judging the queue in this process: auto (one per local GPU, "
+              "or one CPU slot), N, or 0 (`runner.py worker` judges elsewhere).")
+@judge_options
 def serve(host: str | None, port: int | None, show_code: bool | None, config: Path | None,
-          db: str | None) -> None:
-    """A read-only web leaderboard of the database (needs Flask: pip install -e '.[web]')."""
+          db: str | None, workers: str, cases, **judge) -> None:
+    """The web leaderboard and contest server: board, submission API, queue (needs Flask:
+    pip install -e '.[web]')."""
     from harness.frontends.errors import guarded
     from harness.frontends.serve import run_serve
+    from harness.options import RunOptions
 
-    sys.exit(guarded(run_serve, console, db, host, port, show_code, config))
+    options = RunOptions(cases=list(cases), config=config, **judge)
+    sys.exit(guarded(run_serve, console, db, host, port, show_code, config, _workers(workers),
+                     options))
 
 
 if __name__ == "__main__":

@@ -7,11 +7,11 @@ compares the same host-bound `custom_kernel` timed
 
   bare     in a fresh process of its own, as a contest's evaluator: the inputs made by the
            task's reference, the caches cooled before every call as the harness cools
-           them on this device (the L2 flush on a GPU, `timing.cpu_flush_bytes` on the
+           them on this device (the L2 flush on a GPU, `CPU_FLUSH_BYTES` on the
            CPU), the call timed with the host clock (CPU) or events (GPU); the mean;
   harness  `runner.py submit --mode benchmark` (the score: the mean), under settings
-           variants: the defaults; without the seccomp filter; without the sandbox
-           (Landlock, the audit hook, the filter); without the held CPU, and with the
+           variants: the defaults; without the sandbox (Landlock, the audit hook,
+           the seccomp filter); without the held CPU, and with the
            judge napping rather than polling while it waits (GPU only: a polling judge on
            the held CPU's hidden SMT sibling would slow the calling thread),
 
@@ -105,7 +105,6 @@ GPU_ONLY_KINDS = {"triton", "triton_input"}  # Triton compiles for the GPU
 
 VARIANTS = {
     "default": "",
-    "no_seccomp": "worker:\n  sandbox_seccomp: false\n",
     "no_sandbox": "worker:\n  sandbox: off\n",
     "not_held": "worker:\n  hold_cpu: false\n",
     "judge_naps": "timing:\n  judge_spin_seconds: 0.0\n",
@@ -183,11 +182,10 @@ def main() -> int:
 
     import yaml
 
-    from harness.settings import Settings
+    from harness.judging.measure.devices import CPU_FLUSH_BYTES, L2_FLUSH_FACTOR
 
-    settings = Settings.load().for_device(args.device)
-    flush = (settings.timing.cpu_flush_bytes if args.device == "cpu"
-             else 2 * 50 * (1 << 20))  # about the judge's L2 flush on an H200
+    flush = (CPU_FLUSH_BYTES if args.device == "cpu"
+             else L2_FLUSH_FACTOR * 50 * (1 << 20))  # about the judge's L2 flush on an H200
     variants = args.variants or _on(args.device, VARIANTS, GPU_ONLY_VARIANTS)
     kinds = args.kinds or kinds_for(args.device)
     refused = sorted(set(kinds) - set(kinds_for(args.device)))

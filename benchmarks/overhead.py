@@ -7,8 +7,7 @@
 2. The empty `custom_kernel` (benchmarks/tasks/empty_call) through the full harness in
    benchmark mode under setting variants: the default, the worker warming its context
    with an event only (`timing.warm: event`), the worker waiting for its end event only
-   (`timing.sync: event`), no L2 flush by the judge (`l2_flush_factor: 0`, so that the
-   judge's process leaves the GPU alone just before a no-op call).
+   (`timing.sync: event`).
    For each: the judge's gap (round trip minus event time) median and p90, and the
    worker's own breakdown (host, synchronize, copy, transport).
 """
@@ -31,8 +30,6 @@ VARIANTS = {
     "warm_kernel": {"timing": {"warm": "kernel"}},
     "warm_event": {"timing": {"warm": "event"}},
     "sync_event": {"timing": {"sync": "event"}},
-    "no_flush": {"timing": {"l2_flush_factor": 0}},
-    "warm_event_no_flush": {"timing": {"warm": "event", "l2_flush_factor": 0}},
 }
 
 

@@ -7,10 +7,9 @@ then keeps compiled bytecode under the user's cache folder
 writes bytecode, and the sandbox lets it read only the libraries' part of that folder).
 Nothing changes where the bytecode beside the sources is there or can be written, nor
 where the environment forbids bytecode (`PYTHONDONTWRITEBYTECODE`, respected). The H200
-machines are that case (run 28, `docs/benchmarks.md`): their torch folder is writable but
-their environment sets PYTHONDONTWRITEBYTECODE=1, so every process there, the public
-evaluators' too, compiles torch's sources (1.8 s of the judge's time in run 27), and
-this cache stays unused.
+machines are that case: their torch folder is writable but their environment sets
+PYTHONDONTWRITEBYTECODE=1, so every process there, the public evaluators' too, compiles
+torch's sources (1.8 s of the judge's time), and this cache stays unused.
 """
 
 from __future__ import annotations

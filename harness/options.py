@@ -29,7 +29,9 @@ class RunOptions:
     json_path: Path | None = None
     summary_md: Path | None = None
     allow_partial_containment: bool = False  # record leaderboard runs without full sandbox
+    allow_shared_gpu: bool = False  # record leaderboard runs made beside other GPU processes
     repeat: int = 1  # benchmark mode: evaluations in a row, read together (frontends/repeats)
+    verbose: bool = False  # print notes, flags and warnings whole (frontends/brief)
     secret: bytes | None = field(default=None, repr=False)  # the judge's only; never printed
 
     @property

@@ -19,34 +19,21 @@ class TimingSettings:
     """How calls are timed (`timing:` in configs/defaults.yaml, which holds every default)."""
 
     warmup_seconds: float
-    warmup_min_calls: int
     min_calls: int
     min_seconds: float
     max_seconds: float
     max_calls: int
-    min_samples: int
     target_rse: float
-    ring_slots: int
-    calibration_calls: int
-    calibration_min_calls: int
-    calibration_seconds: float
-    l2_flush_factor: float
-    cpu_flush_bytes: int
-    spin_seconds: float
     judge_spin_seconds: float | None
     mailbox: bool
     host_launch: str
     hidden_window_us: float
     window_fill_bytes: int | None
-    min_ahead_us: float
-    probe_every: int
     sync: str
     warm: str
     rehearse: bool
     rehearse_late: bool
     throttle_ratio: float
-    long_sample_factor: float
-    long_sample_note: float
     mask_cpu_inputs: bool = True
 
     def __post_init__(self) -> None:
@@ -67,38 +54,17 @@ class TimingSettings:
                              f"not {self.mask_cpu_inputs!r}")
         if self.host_launch not in ("hidden", "counted"):
             raise ValueError(f"timing.host_launch must be hidden or counted, not {self.host_launch!r}")
-        if not 1 <= self.calibration_min_calls <= self.calibration_calls:
-            raise ValueError("timing.calibration_min_calls must be 1 or more and at most "
-                             f"timing.calibration_calls ({self.calibration_calls}), not "
-                             f"{self.calibration_min_calls!r}")
-        if not isinstance(self.min_samples, int) or self.min_samples < 1:
-            raise ValueError(f"timing.min_samples must be 1 or more, not {self.min_samples!r}")
         if self.judge_spin_seconds is not None and (
                 not _number(self.judge_spin_seconds) or self.judge_spin_seconds < 0):
-            raise ValueError("timing.judge_spin_seconds must be 0 or more, or null (as "
-                             f"timing.spin_seconds), not {self.judge_spin_seconds!r}")
-        if self.min_ahead_us < 0:
-            raise ValueError(f"timing.min_ahead_us must be 0 or more, not {self.min_ahead_us!r}")
-        if not (_number(self.long_sample_factor) and self.long_sample_factor > 1):
-            raise ValueError("timing.long_sample_factor must be a number above 1 (a multiple of "
-                             f"the case's median), not {self.long_sample_factor!r}")
-        if not (_number(self.long_sample_note) and self.long_sample_note >= 0):
-            raise ValueError("timing.long_sample_note must be 0 or more (a share of the mean), "
-                             f"not {self.long_sample_note!r}")
-        if self.probe_every < 2:
-            raise ValueError("timing.probe_every must be 2 or more (every probe is a sample "
-                             f"whose launch is not hidden), not {self.probe_every!r}")
+            raise ValueError("timing.judge_spin_seconds must be 0 or more, or null (as the "
+                             f"worker polls), not {self.judge_spin_seconds!r}")
 
 
 @dataclass
 class IntegritySettings:
     """Thresholds of the judge's integrity checks (`integrity:`)."""
 
-    gap_abs_us: float
-    gap_rel: float
-    calibration_slack_us: float
     floor_margin: float
-    confirm_probes: int
     refuse_ranking_on: list[str]
     unmask_allowance_us: float
     unmask_rel: float
@@ -115,10 +81,6 @@ class IntegritySettings:
         if not _whole(self.noise_retries) or self.noise_retries < 0:
             raise ValueError("integrity.noise_retries must be a whole number, 0 or more, "
                              f"not {self.noise_retries!r}")
-        if not _whole(self.confirm_probes) or self.confirm_probes < 3:
-            raise ValueError("integrity.confirm_probes must be 3 or more (fewer, and the "
-                             "two-clock check's low-gap rule would judge on a single sample "
-                             f"without the spread's allowance), not {self.confirm_probes!r}")
 
 
 @dataclass
@@ -134,19 +96,12 @@ class WorkerSettings:
     pin_cpus: bool
     hold_cpu: bool | None
     gc_freeze: bool
-    warm_reference: bool
     head_start: bool
     sandbox: str
     sandbox_read: list[str]
-    sandbox_drop_capabilities: bool
-    sandbox_seccomp: bool
-    sandbox_speculation_mitigations: bool
     env_pass: list[str]
     compile_cache: str
     compile_cache_dir: str | None
-    compile_cache_keep: int
-    compile_cache_max_mb: int
-    compile_cache_max_files: int
     compile_cache_total_mb: int
     max_processes: int = 512
     scratch_mb: int = 4096
@@ -168,12 +123,9 @@ class WorkerSettings:
                 and self.compile_cache_dir.startswith(("/", "~"))):
             raise ValueError("worker.compile_cache_dir must be an absolute path (or start with "
                              f"~) or null, not {self.compile_cache_dir!r}")
-        for key in ("compile_cache_keep", "compile_cache_max_mb", "compile_cache_max_files",
-                    "compile_cache_total_mb"):
-            value = getattr(self, key)
-            if not _whole(value) or value < 1:
-                raise ValueError(f"worker.{key} must be a whole number of 1 or more, "
-                                 f"not {value!r}")
+        if not _whole(self.compile_cache_total_mb) or self.compile_cache_total_mb < 1:
+            raise ValueError("worker.compile_cache_total_mb must be a whole number of 1 or "
+                             f"more, not {self.compile_cache_total_mb!r}")
         if self.sandbox is False:  # YAML reads a bare `off` as false
             self.sandbox = "off"
         if self.sandbox not in ("landlock", "off"):
@@ -220,8 +172,6 @@ class WebSettings:
     port: int
     show_code: bool
     output_tail_chars: int
-    trend_height: int
-    trend_width: int
 
     def __post_init__(self) -> None:
         if not 0 <= int(self.port) < 65536:
@@ -235,14 +185,12 @@ class ProfileSettings:
     calls: int
     rows: int
     ncu: bool
-    ncu_calls: int
     ncu_launch_count: int
     reports_dir: str
 
     def __post_init__(self) -> None:
-        if min(self.calls, self.rows, self.ncu_calls, self.ncu_launch_count) < 1:
-            raise ValueError("profile.calls, rows, ncu_calls and ncu_launch_count must be at "
-                             "least 1")
+        if min(self.calls, self.rows, self.ncu_launch_count) < 1:
+            raise ValueError("profile.calls, rows and ncu_launch_count must be at least 1")
 
 
 @dataclass
@@ -260,22 +208,25 @@ class Settings:
 
     @classmethod
     def load(cls, extra: Path | None = None) -> Settings:
-        """Read the defaults, then `extra` (same keys) on top of them."""
+        """Read the defaults, then `extra` (same keys) on top of them. The `cpu:` section is
+        checked too, whatever the device."""
         data = _read_yaml(CONFIG_DIR / "defaults.yaml")
         if extra is not None:
             data = _merge(data, _read_yaml(extra))
-        return cls.from_dict(data)
+        settings = cls.from_dict(data)
+        settings.for_device("cpu")
+        return settings
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Settings:
         """Build settings from a mapping shaped like `configs/defaults.yaml`."""
         return cls(
             raw=data,
-            timing=_fill(TimingSettings, _section(data, "timing")),
-            integrity=_fill(IntegritySettings, _section(data, "integrity")),
-            worker=_fill(WorkerSettings, _section(data, "worker")),
-            web=_fill(WebSettings, _section(data, "web")),
-            profile=_fill(ProfileSettings, _section(data, "profile")),
+            timing=_fill(TimingSettings, data, "timing"),
+            integrity=_fill(IntegritySettings, data, "integrity"),
+            worker=_fill(WorkerSettings, data, "worker"),
+            web=_fill(WebSettings, data, "web"),
+            profile=_fill(ProfileSettings, data, "profile"),
             default_timeout=float(_section(data, "tasks")["default_timeout"]),
             store_path=str(_section(data, "store")["path"]),
         )
@@ -314,15 +265,20 @@ def _section(data: dict[str, Any], name: str) -> dict[str, Any]:
     return section
 
 
-def _fill(kind: type, values: dict[str, Any]) -> Any:
-    known = {f for f in kind.__dataclass_fields__}
-    unknown = set(values) - known
+def _fill(kind: type, data: dict[str, Any], name: str) -> Any:
+    """The dataclass `kind` from the section `name` of `data`; a key it lacks, or one that
+    is not a setting (misspelt, or an engine constant that the YAML cannot set), is refused
+    by its full name."""
+    values = _section(data, name)
+    known = set(kind.__dataclass_fields__)
+    unknown = sorted(f"{name}.{key}" for key in set(values) - known)
     if unknown:
-        raise ValueError(f"unknown settings for {kind.__name__}: {sorted(unknown)}")
-    missing = known - set(values)
+        raise ValueError(f"not a setting: {', '.join(unknown)} (configs/defaults.yaml lists "
+                         "every setting)")
+    missing = sorted(f"{name}.{key}" for key in known - set(values))
     if missing:
-        raise ValueError(f"settings for {kind.__name__} lack {sorted(missing)} "
-                         "(configs/defaults.yaml has every key)")
+        raise ValueError(f"settings lack {', '.join(missing)} (configs/defaults.yaml has "
+                         "every key)")
     return kind(**values)
 
 

@@ -39,7 +39,9 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-gpu = pytest.mark.skipif(not HAS_GPU, reason="needs a CUDA GPU")
+# `@gpu` (or `pytestmark = gpu`) marks a test that needs a CUDA GPU: `-m gpu` selects it,
+# and pytest_collection_modifyitems skips it where there is none.
+gpu = pytest.mark.gpu
 cpu_only = pytest.mark.skipif(HAS_GPU, reason="checks the CPU verdict")
 
 
@@ -49,6 +51,15 @@ def needs_shared(test):
         SHARED is None, reason="needs the project's shared/ folder beside the clone (absent here)")
     return pytest.mark.shared(skip(test))
 
+
+def pytest_collection_modifyitems(config, items):
+    """Skips the tests marked `gpu` where there is no CUDA GPU."""
+    if HAS_GPU:
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU")
+    for item in items:
+        if item.get_closest_marker("gpu"):
+            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -42,6 +42,7 @@ def run_batch(folder, tmp_path, *backend):
     return doc, verdicts, ranking, r.out
 
 
+@pytest.mark.slow
 def test_local_backend(batch_dir, tmp_path):
     doc, verdicts, ranking, out = run_batch(batch_dir, tmp_path, "--jobs", "2")
     assert verdicts == EXPECTED
@@ -58,6 +59,7 @@ def test_local_backend(batch_dir, tmp_path):
     assert doc["wall_seconds"] < sum(r["wall_seconds"] for r in doc["results"])
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 def test_ray_backend_agrees(batch_dir, tmp_path):
     pytest.importorskip("ray")
@@ -84,6 +86,7 @@ def test_slots_pin_one_gpu_each(monkeypatch):
     assert [s["_where"] for s in local_slots("cpu", 3)] == ["CPU slot 0", "CPU slot 1", "CPU slot 2"]
 
 
+@pytest.mark.slow
 def test_tasks_from_directives(tmp_path):
     """Without --task, each file's `#!POPCORN leaderboard` directive names its task."""
     folder = tmp_path / "mixed"
@@ -134,3 +137,23 @@ def test_a_jobs_line_and_row_show_the_same_status_and_score():
     console.print(Batch.view(Shown()))
     table = console.export_text()
     assert "1.50 µs" in table and "harness error" in table
+
+
+def test_verbose_prints_each_submissions_remarks_whole():
+    """`batch --verbose`: after the results, each submission's warnings, flags and notes,
+    whole; a job without a document has none."""
+    import io
+    from types import SimpleNamespace
+
+    from harness.frontends.batch import _print_remarks
+
+    flag, warning, note = ("f " * 150).strip(), ("w " * 150).strip(), ("n " * 150).strip()
+    doc = {"warnings": [warning], "phases": [{"name": "benchmark", "cases": [
+        {"index": 2, "flags": [flag], "integrity": {"long_samples": {"note": note}}}]}]}
+    console = Console(file=io.StringIO(), width=2000)
+    _print_remarks(console, SimpleNamespace(jobs=[Job(Path("a.py"), doc=doc), Job(Path("b.py"))]))
+    lines = console.file.getvalue().splitlines()
+    assert lines[0] == "a.py" and "b.py" not in console.file.getvalue()
+    assert lines[1:] == [f"  warning: {warning}",
+                         f"  flag (benchmark case 2): {flag}",
+                         f"  note (benchmark case 2): {note}"]

@@ -43,6 +43,7 @@ def test_script_starts(script, option):
     assert proc.stdout.startswith("usage:") and option in proc.stdout
 
 
+@pytest.mark.slow
 def test_load_helpers_run_a_submission_in_process():
     """benchmarks/_load.py: a task's reference and cases, an example imported beside it."""
     code = (
@@ -411,6 +412,7 @@ def test_parity_files_that_cannot_be_read_are_named_not_traced(tmp_path):
             assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_mask_cost_times_the_masking_of_nvfp4s_cpu_inputs_and_restores_them(tmp_path):
     """mask_cost.py on the CPU, on the smallest case: every measure has a time for each
     round, the sample's CPU-side inputs are every call's scale factors (15 calls, a and b

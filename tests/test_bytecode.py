@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from harness import bytecode
 from harness.judging.sandbox.containment import build_policy
 
@@ -76,6 +78,7 @@ def test_forget_removes_a_runs_bytecode(tmp_path, monkeypatch):
     assert kept.is_dir() and not gone.parent.exists()
 
 
+@pytest.mark.slow
 def test_an_evaluation_with_a_cache_passes_and_leaves_only_library_bytecode(tmp_path):
     """Driven like a user on a machine whose judge keeps bytecode under a prefix: the
     sandboxed worker starts and passes, the cache holds torch's bytecode, and nothing of

@@ -3,7 +3,10 @@ submission, and a slower re-submission."""
 
 import json
 
+import pytest
 from conftest import ROOT, run_cli
+
+pytestmark = pytest.mark.slow  # each test runs runner.py end to end
 
 SUBS = ROOT / "tests" / "submissions" / "leaderboard"
 CASE = ["--case", "size: 64; seed: 1"]

@@ -11,6 +11,8 @@ from harness.options import RunOptions
 from harness.results.store import Store
 from harness.settings import Settings
 
+pytestmark = pytest.mark.slow  # each test runs runner.py end to end
+
 FAST = ["--task", "vectoradd", "--mode", "test", "--device", "cpu", "--timeout", "30"]
 
 

@@ -95,15 +95,17 @@ def test_modes_a_worker_changed_are_restored(tmp_path):
     again.release()
 
 
-def test_an_oversized_folder_is_dropped_with_a_warning(tmp_path):
-    settings = worker_settings(tmp_path, compile_cache_max_mb=1, compile_cache_max_files=5)
+def test_an_oversized_folder_is_dropped_with_a_warning(tmp_path, monkeypatch):
+    monkeypatch.setattr(compile_cache, "FOLDER_MAX_MB", 1)
+    monkeypatch.setattr(compile_cache, "FOLDER_MAX_FILES", 5)
+    settings = worker_settings(tmp_path)
     cache = held(settings, "big")
     (cache.folder / "blob").write_bytes(b"\0" * (1 << 20))
     assert compile_cache.tidy(settings, cache) is None  # at the limit: kept
     cache = held(settings, "big")
     (cache.folder / "more").write_bytes(b"\0")
     warning = compile_cache.tidy(settings, cache)
-    assert not cache.folder.exists() and "compile_cache_max_mb" in warning
+    assert not cache.folder.exists() and "the 1 MB or 5 entries" in warning
     cache = held(settings, "many")
     for i in range(6):  # entries count too, however small
         (cache.folder / f"e{i}").mkdir()
@@ -112,10 +114,11 @@ def test_an_oversized_folder_is_dropped_with_a_warning(tmp_path):
     assert "dropped" in compile_cache.tidy(settings, cache) and not cache.folder.exists()
 
 
-def test_a_folder_in_use_elsewhere_is_left_alone(tmp_path):
+def test_a_folder_in_use_elsewhere_is_left_alone(tmp_path, monkeypatch):
     """Two evaluations of one source (a batch over several GPUs): the one that ends
     first neither clears the other's build lock nor drops the folder under it."""
-    settings = worker_settings(tmp_path, compile_cache_max_mb=1)
+    monkeypatch.setattr(compile_cache, "FOLDER_MAX_MB", 1)
+    settings = worker_settings(tmp_path)
     first, second = held(settings, "same"), held(settings, "same")
     lock = build_lock(first.folder)
     (first.folder / "blob").write_bytes(b"\0" * (2 << 20))
@@ -174,10 +177,11 @@ def test_clearing_locks_never_follows_a_link(tmp_path):
     assert (victim / "x" / "lock").read_text() == "not the cache's"
 
 
-def test_only_the_most_recently_used_folders_are_kept(tmp_path):
+def test_only_the_most_recently_used_folders_are_kept(tmp_path, monkeypatch):
     """By the ledger's times (a worker can set its folder's own), never a folder that an
     evaluation holds, and within the total size allowed."""
-    settings = worker_settings(tmp_path, compile_cache_keep=3)
+    monkeypatch.setattr(compile_cache, "KEEP_FOLDERS", 3)
+    settings = worker_settings(tmp_path)
     for name in ("a", "b", "c", "d"):
         cache = held(settings, name)
         (cache.folder / "f").write_bytes(b"\0" * 600_000)
@@ -193,14 +197,16 @@ def test_only_the_most_recently_used_folders_are_kept(tmp_path):
     left = {n for n, f in names.items() if (base / f).exists()}
     assert left == {"b", "d", "e"}  # "c" was the least recent one free to go
     busy.release()
-    small = worker_settings(tmp_path, compile_cache_keep=32, compile_cache_total_mb=1)
+    monkeypatch.setattr(compile_cache, "KEEP_FOLDERS", 32)
+    small = worker_settings(tmp_path, compile_cache_total_mb=1)
     current = held(small, "e")
     compile_cache.tidy(small, current)  # "b" (0.6 MB, the most recent) fits, "d" not
     assert {n for n, f in names.items() if (base / f).exists()} == {"b", "e"}
 
 
-def test_a_held_folder_is_never_evicted_however_old(tmp_path):
-    settings = worker_settings(tmp_path, compile_cache_keep=1)
+def test_a_held_folder_is_never_evicted_however_old(tmp_path, monkeypatch):
+    monkeypatch.setattr(compile_cache, "KEEP_FOLDERS", 1)
+    settings = worker_settings(tmp_path)
     busy = held(settings, "busy")
     compile_cache._write_ledger(busy.fd, 0.0, 1000)  # the least recent by far
     current = held(settings, "current")
@@ -237,10 +243,11 @@ def test_a_judge_waiting_on_an_entry_an_eviction_removes_opens_it_again(tmp_path
     os.close(fd)
 
 
-def test_a_folder_nested_deeper_than_any_recursion_is_bounded(tmp_path):
+def test_a_folder_nested_deeper_than_any_recursion_is_bounded(tmp_path, monkeypatch):
     """A worker can nest folders thousands deep in its own folder (few entries, nothing
     Landlock refuses): the judge's count and removal walk it without recursion."""
-    settings = worker_settings(tmp_path, compile_cache_max_files=1000)
+    monkeypatch.setattr(compile_cache, "FOLDER_MAX_FILES", 1000)
+    settings = worker_settings(tmp_path)
     cache = held(settings, "deep")
     fd = os.open(cache.folder, os.O_RDONLY | os.O_DIRECTORY)
     for _ in range(1500):
@@ -317,8 +324,8 @@ def test_the_device_folder_names_the_gpu_and_the_versions():
 @pytest.mark.parametrize("key, value", [
     ("compile_cache", "shared"), ("compile_cache", True), ("compile_cache_dir", ""),
     ("compile_cache_dir", 5), ("compile_cache_dir", "relative/caches"),
-    ("compile_cache_keep", 0), ("compile_cache_max_mb", "1"), ("compile_cache_keep", True),
-    ("compile_cache_max_files", -1), ("compile_cache_total_mb", 0.5),
+    ("compile_cache_total_mb", 0), ("compile_cache_total_mb", "1"),
+    ("compile_cache_total_mb", True), ("compile_cache_total_mb", 0.5),
 ])
 def test_settings_refuse_what_is_not_a_cache_setting(tmp_path, key, value):
     extra = tmp_path / "bad.yaml"
@@ -327,6 +334,7 @@ def test_settings_refuse_what_is_not_a_cache_setting(tmp_path, key, value):
         Settings.load(extra)
 
 
+@pytest.mark.slow
 def test_a_rerun_of_the_same_file_builds_nothing(cli, tmp_path, compile_caches):
     """End to end on the CPU, in the sandbox: torch's load_inline builds the extension in
     the first run, in the file's folder; the second run finds it and builds nothing (the

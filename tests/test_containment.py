@@ -28,8 +28,11 @@ from conftest import ROOT, run_cli
 
 from harness.judging.sandbox.landlock import probe
 
-pytestmark = pytest.mark.skipif(probe().level != "full",
-                                reason="needs Landlock ABI 6 or later (full containment)")
+pytestmark = [
+    pytest.mark.slow,  # each test runs runner.py end to end
+    pytest.mark.skipif(probe().level != "full",
+                       reason="needs Landlock ABI 6 or later (full containment)"),
+]
 
 ATTACKS = ROOT / "tests" / "containment"
 CASE = ["--case", "size: 256; seed: 1"]

@@ -165,6 +165,7 @@ def _report(cli, tmp_path: Path, settings: str | None = None, *args: str):
     return cli("submit", str(_reporter(tmp_path)), "--task", "vectoradd", "--mode", "test", *args)
 
 
+@pytest.mark.slow
 def test_worker_runs_on_its_own_core(cli, tmp_path):
     """Pinning on: the worker sees only its core, the judge records the plan, and the
     runner's own CPUs are as they were (a pinned judge is restored when it closes)."""
@@ -182,6 +183,7 @@ def test_worker_runs_on_its_own_core(cli, tmp_path):
     assert _frozen(r.doc) < frozen
 
 
+@pytest.mark.slow
 def test_heap_frozen_when_asked(cli, tmp_path):
     r = _report(cli, tmp_path, "worker:\n  gc_freeze: true\n", "--device", "cpu")
     assert r.rc == 0, r.out
@@ -189,6 +191,7 @@ def test_heap_frozen_when_asked(cli, tmp_path):
     assert _frozen(r.doc) > _frozen(default.doc)
 
 
+@pytest.mark.slow
 def test_batch_judge_runs_on_its_slot_cpus(tmp_path):
     """A batch slot's CPUs bind its judge subprocess and, through it, the worker."""
     from harness.frontends.judge_process import run_judge
@@ -415,6 +418,7 @@ def test_judge_keeps_its_threads_off_the_held_core_and_restores_them(monkeypatch
     assert off.held is None and pinned.held is None and os.sched_getaffinity(0) == allowed
 
 
+@pytest.mark.slow
 def test_hold_is_off_on_the_cpu(cli, tmp_path):
     """On the CPU (no GPU run) nothing is held, whatever the setting says: the
     submission's own CPU kernels need every core."""

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from conftest import ROOT
 
 from harness.judging.measure.devices import ClockReading, read_clocks
@@ -43,6 +44,7 @@ def test_unreadable_fields_are_left_out(tmp_path, monkeypatch):
     assert read_clocks() == {"sm_max_mhz": 1980.0, "mem_mhz": 3201.0, "temp_c": 41.0}
 
 
+@pytest.mark.slow
 def test_a_reading_runs_while_the_caller_goes_on(tmp_path, monkeypatch):
     _fake_smi(tmp_path, monkeypatch, "#!/bin/sh\nsleep 2\necho '1500, 1980, 3201, 50, 600'\n")
     t0 = time.perf_counter()
@@ -74,6 +76,7 @@ def test_uuid_in_nvidia_smi_form():
     assert _smi_uuid(SimpleNamespace()) == ""  # an older torch: no uuid, index 0 is read
 
 
+@pytest.mark.slow
 def test_the_triton_version_is_read_without_importing_triton():
     """The judge asks Triton's version from its metadata: importing it costs a second
     where bytecode is compiled afresh (the H200 machines)."""

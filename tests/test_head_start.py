@@ -96,6 +96,7 @@ def test_a_task_that_cannot_be_imported_stops_the_head_start(tmp_path):
         head.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("on", [True, False])
 def test_a_run_says_whether_its_worker_had_a_head_start(tmp_path, on):
     config = tmp_path / "c.yaml"
@@ -110,6 +111,7 @@ def test_a_run_says_whether_its_worker_had_a_head_start(tmp_path, on):
     assert 0.05 < run.doc["harness"]["process_age_s"] < run.wall
 
 
+@pytest.mark.slow
 def test_process_age_counts_from_the_process_start():
     code = ("import time; time.sleep(0.4); from harness.judging.evaluation import process_age; "
             "print(process_age())")
@@ -118,6 +120,7 @@ def test_process_age_counts_from_the_process_start():
     assert 0.4 <= float(done.stdout) < 60
 
 
+@pytest.mark.slow
 def test_a_head_start_whose_judge_goes_away_exits_quietly():
     head = HeadStart.begin(Settings.load(), "cpu")
     worker = head.worker

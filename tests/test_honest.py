@@ -7,6 +7,8 @@ import sys
 import pytest
 from conftest import ROOT
 
+pytestmark = pytest.mark.slow  # ten leaderboard runs through the judge per test
+
 
 @pytest.mark.parametrize("name", ["add_torch", "add_inplace"])
 def test_ten_leaderboard_runs_without_a_flag(tmp_path, name):

@@ -74,6 +74,7 @@ def test_span_bytes_copy_keeps_masked_bools_and_gaps():
     assert all(torch.equal(a, b) for a, b in zip(dst, plain))
 
 
+@pytest.mark.slow
 def test_the_same_key_draws_the_same_mask_in_another_process():
     """Judge and worker are two processes: each draws the stream from the key."""
     t = torch.zeros(4096, dtype=torch.uint8)

@@ -19,6 +19,7 @@ def test_a_pipe_gets_a_wide_console():
     assert pipe_width({"COLUMNS": "wide"}) == PIPE_WIDTH
 
 
+@pytest.mark.slow
 def test_piped_ranked_table_keeps_names_and_dates_whole(cli):
     """`runner.py submit` into a pipe, with no $COLUMNS: the ranked table's user name,
     file name and date are whole (rich used to cut them to fit 80 columns)."""
@@ -49,12 +50,14 @@ def _import_torch_without_numpy(tmp_path, hush: bool) -> str:
     return proc.stderr
 
 
+@pytest.mark.slow
 def test_no_numpy_warning_where_numpy_is_missing(tmp_path):
     """Without NumPy, `import torch` warns; the judge and the worker silence that warning."""
     assert "Failed to initialize NumPy" in _import_torch_without_numpy(tmp_path, hush=False)
     assert "Failed to initialize NumPy" not in _import_torch_without_numpy(tmp_path, hush=True)
 
 
+@pytest.mark.slow
 def test_the_cpu_quick_start_prints_no_numpy_warning(cli):
     r = cli("submit", "submissions/vectoradd/add_torch.py", "--device", "cpu", "--mode", "test")
     assert r.rc == 0, r.out
@@ -166,3 +169,38 @@ def test_the_benchmark_table_says_what_hid_the_launch(fill, caption):
     out = io.StringIO()
     print_evaluation(make_console(out, {}), ev)
     assert caption in " ".join(out.getvalue().split())
+
+
+def _remarks(out: str) -> list[str]:
+    """The notes, flags and warnings a report printed (one line each off a terminal)."""
+    return [line for line in out.splitlines() if line.startswith(("note (", "flag (", "warning:"))]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("file", ["tests/submissions/web/chatty.py",
+                                  "tests/adversarial/patch_host_timer.py"],
+                         ids=["long samples", "two clocks"])
+def test_notes_and_flags_fit_in_two_lines_and_verbose_prints_them_whole(cli, file):
+    """A default run prints each note and flag in two lines of 100 columns at most; the
+    result document and --verbose keep the whole text."""
+    import textwrap
+
+    from harness.results.document import case_notes
+
+    args = ("submit", file, "--task", "vectoradd", "--mode", "benchmark", "--device", "cpu",
+            "--case", "size: 256; seed: 1")
+    short = cli(*args, env={"COLUMNS": "100"})
+    assert short.rc == 0, short.out
+    remarks = _remarks(short.out)
+    assert any(line.startswith("note (") for line in remarks), short.out
+    for line in remarks:
+        assert len(textwrap.wrap(line, 100)) <= 2, line
+    assert "--verbose prints them whole" in short.out
+    whole = cli(*args, "--verbose")
+    [case] = whole.doc["phases"][0]["cases"]
+    texts = case["flags"] + case_notes(case["integrity"])
+    longest = max(texts, key=len)
+    assert len(longest) > 200, texts  # more than two lines: shortened by default
+    flat = " ".join(whole.out.split())
+    assert all(" ".join(t.split()) in flat for t in texts), whole.out
+    assert "--verbose prints them whole" not in whole.out

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
+pytestmark = pytest.mark.slow  # each test runs runner.py end to end
+
 EVAL = '''\
 import os, sys, time
 from submission import double

@@ -13,6 +13,7 @@ def _operators(case: dict) -> dict[str, dict]:
     return {r["name"]: r for r in case["profile"]["rows"]}
 
 
+@pytest.mark.slow
 def test_cpu_profile_of_the_vectoradd_example(cli, tmp_path):
     summary = tmp_path / "summary.md"
     r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "profile",
@@ -39,12 +40,14 @@ def test_cpu_profile_of_the_vectoradd_example(cli, tmp_path):
     assert refused.rc == 2 and "never recorded" in refused.out
 
 
+@pytest.mark.slow
 def test_profile_mode_refuses_record(cli):
     r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "profile",
             "--device", "cpu", "--record")
     assert r.rc == 2 and "records nothing" in r.out
 
 
+@pytest.mark.slow
 def test_a_wrong_first_call_is_not_profiled(cli):
     from conftest import BAD
 
@@ -88,6 +91,7 @@ def test_ncu_command_and_its_absence(tmp_path):
     assert missing["available"] is False and "not on the PATH" in missing["note"]
 
 
+@pytest.mark.slow
 def test_the_ncu_target_runs_a_case_on_the_cpu(tmp_path):
     """What ncu would run, run directly: the task staged, the input made, the calls run."""
     from harness.loading.task_folder import load_task
@@ -111,7 +115,8 @@ FAKE_NCU = """#!/bin/sh
 # Nsight Compute's command line, faked: its options skipped, the profiled command run as a
 # child it waits for, or started by a launcher that exits at once, or in a session of its
 # own; or run as a child after starting a process (in a session of its own) left behind.
-# A report is written once the profiled command has ended by itself.
+# A report is written once the profiled command has ended by itself; it reads as empty.
+[ "$1" = --import ] && exit 0
 while [ "$1" != "$FAKE_NCU_TARGET" ]; do
   [ $# -gt 0 ] || exit 9; [ "$1" = --export ] && report=$2; shift
 done
@@ -194,6 +199,7 @@ def _judge(fake, tmp_path, target, env, timeout: float, before: str = "", then: 
                             env=dict(env, FAKE_NCU_TARGET=""), stdout=subprocess.PIPE, text=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("launch", ["child", "launcher"], ids=["child of ncu", "behind a launcher"])
 def test_the_profiled_process_dies_with_a_judge_killed_outright(tmp_path, launch):
     """ncu and the process it profiles are tied to the judge: a judge killed by SIGKILL
@@ -251,6 +257,7 @@ def _subreaper_judge(fake, tmp_path, target, env, timeout: float, then: str) -> 
     return json.loads(printed.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_a_profiled_process_that_leaves_the_group_is_killed_after_the_run(tmp_path):
     """Past its time the run's group is killed; a profiled process in a session of its own
     escapes that, and is killed and reaped as an orphan the judge (a subreaper) adopted,
@@ -261,6 +268,7 @@ def test_a_profiled_process_that_leaves_the_group_is_killed_after_the_run(tmp_pa
     assert doc["alive"] == [False] and doc["children"] == [], doc
 
 
+@pytest.mark.slow
 def test_what_a_finished_run_left_running_is_killed_and_counted(tmp_path):
     """A run whose ncu exited by itself but left a process behind (in a session of its
     own, adopted by the judge): killed and reaped before the judge goes on, counted in the
@@ -310,6 +318,7 @@ except SystemExit:
     """ + _WHAT_IS_LEFT
 
 
+@pytest.mark.slow
 def test_a_judge_stopped_during_the_run_kills_it_on_its_way_out(tmp_path):
     """SIGTERM (a CI job's limit) turns into SystemExit in the judge while it waits for ncu:
     the run's group is killed and reaped then, before the judge's own cleanup, not left
@@ -359,6 +368,7 @@ def test_the_profiled_process_does_not_start_once_its_judge_is_gone(tmp_path, ju
     assert not list((tmp_path / "temp").iterdir())  # it stopped before making anything
 
 
+@pytest.mark.slow
 def test_a_profile_past_its_time_kills_the_profiled_process_too(tmp_path):
     """Past the time allowed, the whole of ncu's process group goes, not ncu alone."""
     import os
@@ -463,25 +473,41 @@ def test_real_ncu_past_its_time_takes_what_it_profiles_along(tmp_path):
 
 
 @gpu
-def test_gpu_profile_names_cuda_kernels(cli):
-    r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "profile")
+@pytest.mark.parametrize("example", ["add_torch.py", "add_triton.py"])
+def test_gpu_profile_names_cuda_kernels(cli, tmp_path, example):
+    """Run from another folder than the project's, as a contestant would: where Nsight
+    Compute is installed, each case's report lands in `profiles/` there, its kernels'
+    figures are in the record and the table; where ncu fails, so does the run."""
+    r = cli("submit", str(ROOT / "submissions" / "vectoradd" / example), "--mode", "profile",
+            cwd=tmp_path)
+    cases = r.doc["phases"][0]["cases"]
+    failed = " ".join(((c["profile"] or {}).get("ncu") or {}).get("error", "") for c in cases)
+    if "ERR_NVGPUCTRPERM" in failed:
+        assert r.rc != 0 and "Nsight Compute failed" in r.out, r.out
+        pytest.skip("ncu may not read this GPU's performance counters (ERR_NVGPUCTRPERM)")
     assert r.rc == 0, r.out
-    for case in r.doc["phases"][0]["cases"]:
+    for case in cases:
         p = case["profile"]
         assert p["kind"] == "kernels" and p["rows"], p
         assert any(row["calls"] > 0 and row["total_ns"] > 0 for row in p["rows"])
         assert 0 <= p["host_share"] <= 1
         if ncu.find_ncu() is None:
             assert p["ncu"]["available"] is False, p["ncu"]
-        elif "ERR_NVGPUCTRPERM" in p["ncu"].get("error", ""):
-            pytest.skip("ncu may not read this GPU's performance counters (ERR_NVGPUCTRPERM)")
-        else:  # where Nsight Compute is installed, a report of the case's kernels, and an
-            # honest run leaves no process behind (not even one of ncu's own)
-            assert "error" not in p["ncu"] and Path(p["ncu"]["report"]).is_file(), p["ncu"]
-            assert "left_running" not in p["ncu"], p["ncu"]
-    names = " ".join(r["name"] for r in r.doc["phases"][0]["cases"][0]["profile"]["rows"])
-    assert "elementwise" in names.lower() or "add" in names.lower(), names
+            continue
+        # a report of the case's kernels where the output says, read back per kernel;
+        # an honest run leaves no process behind (not even one of ncu's own)
+        report = Path(p["ncu"]["report"])
+        assert "error" not in p["ncu"] and report.is_file(), p["ncu"]
+        assert report.parent == tmp_path / "profiles", report
+        kernels = p["ncu"]["kernels"]
+        assert kernels and all(k["duration_ns"] > 0 and k["launches"] > 0 for k in kernels), kernels
+        assert all(k["registers_per_thread"] for k in kernels), kernels
+        assert "left_running" not in p["ncu"], p["ncu"]
+    names = " ".join(r["name"] for r in cases[0]["profile"]["rows"])
+    assert any(word in names.lower() for word in ("elementwise", "add", "triton")), names
     assert "kernel (GPU time)" in r.out
+    if ncu.find_ncu() is not None:
+        assert "Nsight Compute, per kernel" in r.out, r.out
 
 
 def test_summary_of_gpu_events_keeps_the_kernels():
@@ -506,3 +532,116 @@ def test_summary_of_gpu_events_keeps_the_kernels():
     assert s["device_ns_per_call"] == 2_500 and s["host_share"] == 0.75
     cpu = profiling.summarize(events[:3], [100_000.0] * 4, cuda=False, rows=5)
     assert [r["name"] for r in cpu["rows"]] == ["aten::add", "cudaLaunchKernel"]
+
+
+# Nsight Compute faked as far as its report goes: `--import` prints the CSV of
+# tests/test_ncu_report.py; a profile run writes `--export`'s path, relative to its
+# working folder as ncu does (it makes no folder), or fails as ncu does where it cannot.
+REPORTING_NCU = """#!/bin/sh
+if [ "$1" = --import ]; then
+  case "$*" in *"--page details"*) cat "@DIR@/details.csv" ;; *) cat "@DIR@/raw.csv" ;; esac
+  exit 0
+fi
+while [ $# -gt 0 ]; do [ "$1" = --export ] && report=$2; shift; done
+echo "==PROF== Connected to process 4242"
+if [ -n "@FAIL@" ] || ! : > "$report.ncu-rep" 2>/dev/null; then
+  echo "==ERROR== Unable to write to file $report.ncu-rep. Please verify this file is not locked, and writable."
+  exit 1
+fi
+"""
+
+
+def _stub_judge(tmp_path, monkeypatch, fail: bool = False):
+    """A judge's state as `Judge._profile_case` reads it, on a GPU, with a worker that sends
+    a profile at once and the stand-in ncu first on the PATH; the working folder is
+    `tmp_path/work`, where `profiles/` does not exist yet."""
+    from types import SimpleNamespace
+
+    from test_ncu_report import DETAILS, RAW
+
+    from harness.settings import Settings
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (tmp_path / "raw.csv").write_text(RAW)
+    (tmp_path / "details.csv").write_text(DETAILS)
+    fake = bin_dir / "ncu"
+    fake.write_text(REPORTING_NCU.replace("@DIR@", str(tmp_path)).replace("@FAIL@", "1" if fail else ""))
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{__import__('os').environ['PATH']}")
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    profile = {"kind": "kernels", "calls": 5, "wall_ns_per_call": 9e3, "device_ns_per_call": 6e3,
+               "host_share": 0.3, "rows_left_out": 0, "rows": []}
+    worker = SimpleNamespace(send=lambda message: None,
+                             recv=lambda timeout: {"event": "profile", "profile": profile})
+    return SimpleNamespace(
+        settings=Settings.load(), worker=worker, device=SimpleNamespace(kind="cuda"),
+        task=SimpleNamespace(root=tmp_path, submission_name="submission.py", name="vectoradd"),
+        staging=tmp_path, submission=Path("add_cuda.py"), shm_root=tmp_path / "shm",
+        clock=lambda: 0.0)
+
+
+def _profiled_case(judge):
+    from harness.consts import Status
+    from harness.judging.judge import Judge
+    from harness.judging.seeds import SeedPlan
+    from harness.results.document import CaseResult
+
+    result = CaseResult(0, {"size": 64, "seed": 1}, Status.PASSED)
+    Judge._profile_case(judge, 0, {"size": 64, "seed": 1}, SeedPlan(1, None, "profile"), [],
+                        600.0, result)
+    return result
+
+
+def test_the_ncu_report_lands_where_the_output_says_with_its_kernels(tmp_path, monkeypatch):
+    """`profile.reports_dir` is relative to the judge's working folder and ncu runs in a
+    scratch folder: the report's path is made absolute, so ncu writes it there, the
+    record names it, and its kernels are read back into the record and the table."""
+    import io
+
+    from rich.console import Console
+    from test_ncu_report import ADD, COPY
+
+    from harness.frontends.report import print_profile
+
+    result = _profiled_case(_stub_judge(tmp_path, monkeypatch))
+    out = result.profile["ncu"]
+    written = tmp_path / "work" / "profiles" / "add_cuda-vectoradd-case0.ncu-rep"
+    assert result.status == "passed" and "error" not in out, out
+    assert out["report"] == str(written) and written.is_file()
+    assert [k["name"] for k in out["kernels"]] == [ADD, COPY]
+    assert out["kernels"][0]["findings"][0]["rule"] == "SOLBottleneck"
+    console = Console(file=io.StringIO(), width=200)
+    print_profile(console, result)
+    text = console.file.getvalue()
+    assert "Nsight Compute, per kernel" in text and "5.50 µs" in text and "89%" in text
+    assert "ncu (kernel #1) SOLBottleneck (OPT, est. speedup 30%): Memory again." in text
+
+
+def test_a_failed_ncu_run_fails_the_profile_case(tmp_path, monkeypatch):
+    """ncu that cannot write its report: the case is an error with ncu's reason (a profile
+    without its report is not passed), and the run's exit code is not 0."""
+    from harness.consts import Status
+    from harness.results.document import Evaluation, PhaseResult
+
+    result = _profiled_case(_stub_judge(tmp_path, monkeypatch, fail=True))
+    out = result.profile["ncu"]
+    assert result.status == Status.ERROR and out["report"] is None, out
+    assert out["error"].startswith("ncu exited with 1: ==ERROR== Unable to write to file")
+    assert "Connected to process" in out["output"]  # the whole tail kept beside the reason
+    assert result.message.startswith("Nsight Compute failed, so this case has no kernel "
+                                     "report: ncu exited with 1: ==ERROR== Unable to write")
+    ev = Evaluation(task={}, submission={}, device={}, mode="profile", started="",
+                    phases=[PhaseResult("profile", "public", [result])])
+    assert ev.exit_code != 0 and not ev.passed
+
+
+def test_a_reports_folder_that_cannot_be_made_fails_the_case(tmp_path, monkeypatch):
+    from harness.consts import Status
+
+    judge = _stub_judge(tmp_path, monkeypatch)
+    (tmp_path / "work" / "afile").write_text("")
+    judge.settings.profile.reports_dir = "afile/profiles"  # a folder inside a file
+    result = _profiled_case(judge)
+    assert result.status == Status.ERROR and "cannot be made" in result.message, result.message

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import pytest
 
-from harness.judging.measure.sampling import Sampling
+from harness.judging.measure.sampling import CALIBRATION_MIN_CALLS, Sampling
 from harness.settings import Settings
 
 
 class FakeJudge(Sampling):
-    """Just what `_calibrate` uses: settings, a clock, and no-op calls that take
-    `noop_seconds` of that clock each."""
+    """Just what `_calibrate` uses: settings, the device, a clock, and no-op calls that
+    take `noop_seconds` of that clock each."""
 
-    def __init__(self, noop_seconds: float, settings: Settings | None = None) -> None:
-        self.settings = settings or Settings.load()
+    def __init__(self, noop_seconds: float, device: str = "cuda") -> None:
+        from types import SimpleNamespace
+
+        self.settings = Settings.load().for_device(device)
+        self.device = SimpleNamespace(kind=device)
         self.now, self.noop_seconds, self.noops = 100.0, noop_seconds, 0
 
     def clock(self) -> float:
@@ -35,9 +38,7 @@ def test_light_no_ops_calibrate_with_every_call():
 def test_heavy_no_ops_stop_at_the_minimum_after_the_time_budget():
     judge = FakeJudge(noop_seconds=0.03)  # nvfp4's case 0 (25 ms): 40 would take 1 s
     calibration = judge._calibrate(deadline=200.0)
-    timing = judge.settings.timing
-    assert timing.calibration_seconds == pytest.approx(0.25) and timing.calibration_min_calls == 10
-    assert judge.noops == calibration.calls == 10
+    assert judge.noops == calibration.calls == CALIBRATION_MIN_CALLS
     assert calibration.median_ns == pytest.approx(50_005.5)
 
 
@@ -47,16 +48,8 @@ def test_middling_no_ops_stop_once_the_budget_is_spent():
     assert judge.noops == 23  # the first past 0.25 s of 11 ms no-ops
 
 
-@pytest.mark.parametrize("least, most", [(0, 40), (20, 10)])
-def test_settings_refuse_a_minimum_outside_one_to_the_count(tmp_path, least, most):
-    extra = tmp_path / "c.yaml"
-    extra.write_text(f"timing:\n  calibration_min_calls: {least}\n  calibration_calls: {most}\n")
-    with pytest.raises(ValueError, match="calibration_min_calls"):
-        Settings.load(extra)
-
-
-def test_the_cpu_section_keeps_its_ten_calls():
-    judge = FakeJudge(noop_seconds=0.001, settings=Settings.load().for_device("cpu"))
+def test_the_cpu_calibrates_with_ten_calls():
+    judge = FakeJudge(noop_seconds=0.001, device="cpu")
     judge._calibrate(deadline=200.0)
     assert judge.noops == 10
 
@@ -130,8 +123,8 @@ def test_the_rehearsal_comes_before_the_fresh_inputs_are_written(monkeypatch):
                "check 6", "check 7"]),
 ])
 def test_the_rehearsed_slots_wrap_around_the_ring(monkeypatch, per, ring, call, steps):
-    """One call per sample (two slots), and a ring larger than two samples' worth (a
-    larger `timing.ring_slots`): the rehearsal starts at the previous sample's first slot,
+    """One call per sample (two slots), and a ring larger than two samples' worth: the
+    rehearsal starts at the previous sample's first slot,
     around the ring."""
     assert _sample_log(monkeypatch, True, call, per, ring) == steps
 
@@ -320,7 +313,7 @@ def test_a_late_no_op_writes_the_unmasked_cpu_inputs_back_after_its_rehearsal(mo
     monkeypatch.setattr(sampling, "copy_spans", logged)
     slots = [(torch.arange(8.0), torch.arange(6))]
     box = SimpleNamespace(per=1, slots=slots)
-    settings.timing.calibration_calls = settings.timing.calibration_min_calls = 2
+    monkeypatch.setitem(sampling.CALIBRATION_CALLS, "cuda", 2)
     roundtrip, at_unmask = judge.channel.roundtrip, []
 
     def spoil(message, timeout, wake=True):
@@ -449,20 +442,22 @@ class SlowSamples(Sampling):
                 "wall": self.seconds}
 
 
-def test_long_samples_stop_before_the_deadline_not_past_it():
-    """Samples of 1.2 s (a rehearsal and 15 heavy calls, say) with min_samples asking for
+def test_long_samples_stop_before_the_deadline_not_past_it(monkeypatch):
+    """Samples of 1.2 s (a rehearsal and 15 heavy calls, say) with MIN_SAMPLES asking for
     more than fit: timing stops where the next sample would not end before the phase's
     deadline, and the case keeps the samples it has (a flat 0.5 s margin let the last one
     start at 3.6 s and time out at the 4.2 s deadline, losing the case)."""
     from types import SimpleNamespace
 
     from harness.consts import Status
+    from harness.judging.measure import timing
     from harness.judging.measure.integrity import Calibration
     from harness.judging.measure.timing import Laps
     from harness.results.document import CaseResult
 
     settings = Settings.load().for_device("cpu")
-    settings.timing.min_samples, settings.timing.max_seconds = 5, 1.0
+    settings.timing.max_seconds = 1.0
+    monkeypatch.setitem(timing.MIN_SAMPLES, "cpu", 5)
     judge = SlowSamples(1.2, settings)
     box = SimpleNamespace(per=1)
     result = CaseResult(0, {}, Status.PASSED)
@@ -510,8 +505,8 @@ def _timed(ns: list[float], max_calls: int = 20, judge=None, calibration=None):
     from harness.judging.measure.timing import Laps
     from harness.results.document import CaseResult
 
-    settings = Settings.load().for_device("cpu")
-    settings.timing.warmup_seconds, settings.timing.warmup_min_calls = 0.0, 1
+    settings = Settings.load().for_device("cpu")  # one warm-up call (WARMUP_MIN_CALLS)
+    settings.timing.warmup_seconds = 0.0
     settings.timing.max_calls, settings.timing.target_rse = max_calls, 0.0
     judge = judge(settings) if callable(judge) else StalledSamples(ns, settings)
     result = CaseResult(0, {}, Status.PASSED)
@@ -669,8 +664,8 @@ def _retried(judge_class, retries: int = 1, deadline: float = 1000.0):
     from harness.judging.measure.timing import Laps
     from harness.results.document import CaseResult
 
-    settings = Settings.load().for_device("cpu")
-    settings.timing.warmup_seconds, settings.timing.warmup_min_calls = 0.0, 1
+    settings = Settings.load().for_device("cpu")  # one warm-up call (WARMUP_MIN_CALLS)
+    settings.timing.warmup_seconds = 0.0
     settings.timing.max_calls, settings.timing.target_rse = 20, 0.0
     settings.integrity.noise_retries = retries
     judge = judge_class([6_000.0] * 200, settings)

@@ -237,6 +237,7 @@ def test_the_sandboxs_sitecustomize_runs_the_one_it_hides(tmp_path):
     assert out.stdout.strip() == "THEIRS RAN", out.stderr
 
 
+@pytest.mark.slow
 def test_partial_containment_refuses_to_record_unless_allowed(tmp_path):
     """End to end, with the sandbox switched off (so on any kernel)."""
     config = tmp_path / "off.yaml"
@@ -329,6 +330,7 @@ def test_the_machines_compiler_settings_reach_the_worker(tmp_path, monkeypatch):
     assert {key: env.get(key) for key in names} == names
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("named", [False, True])
 def test_a_load_inline_build_uses_the_judges_compiler(tmp_path, named):
     """End to end: the worker's torch builds a submission's extension in the sandbox

@@ -9,8 +9,8 @@ def test_defaults_follow_the_evaluation_protocol():
     timing = Settings.load().timing
     assert timing.sync == "device" and timing.warm == "torch" and timing.host_launch == "hidden"
     assert timing.rehearse is True
-    assert timing.rehearse_late is True  # on GPU runs (Sampling._late); runs 95-103
-    assert Settings.load().integrity.sleep_measured is True  # GPU runs; run 99
+    assert timing.rehearse_late is True  # on GPU runs (Sampling._late)
+    assert Settings.load().integrity.sleep_measured is True  # GPU runs
 
 
 def test_cpu_section_replaces_gpu_values():
@@ -21,12 +21,8 @@ def test_cpu_section_replaces_gpu_values():
 
 @pytest.mark.parametrize("key,value", [("sync", "stream"), ("warm", "nothing"),
                                        ("host_launch", "some"), ("rehearse", "sometimes"),
-                                       ("rehearse", 1), ("min_samples", 0),
-                                       ("min_samples", 2.5), ("judge_spin_seconds", -1),
+                                       ("rehearse", 1), ("judge_spin_seconds", -1),
                                        ("judge_spin_seconds", "yes"),
-                                       ("long_sample_factor", 1), ("long_sample_factor", "true"),
-                                       ("long_sample_factor", "four"),
-                                       ("long_sample_note", -0.1), ("long_sample_note", "false"),
                                        ("window_fill_bytes", 0), ("window_fill_bytes", 1.5),
                                        ("window_fill_bytes", "true"),
                                        ("mask_cpu_inputs", 1), ("mask_cpu_inputs", "maybe")])
@@ -39,9 +35,7 @@ def test_unknown_choices_are_refused(tmp_path, key, value):
 
 @pytest.mark.parametrize("section,key,value", [
     ("worker", "hold_cpu", "1"), ("worker", "hold_cpu", "yes_please"), ("worker", "hold_cpu", "0.5"),
-    # true, false or null; a whole number of 3 or more
-    ("integrity", "confirm_probes", "2"), ("integrity", "confirm_probes", "true"),
-    ("integrity", "confirm_probes", "3.5"),
+    # true, false or null
     ("integrity", "sleep_measured", '"no"'), ("integrity", "sleep_measured", "1"),
 ])
 def test_refused_values_of_other_sections(tmp_path, section, key, value):
@@ -55,4 +49,19 @@ def test_unknown_keys_are_refused(tmp_path):
     extra = tmp_path / "bad.yaml"
     extra.write_text("timing:\n  max_secs: 1\n")
     with pytest.raises(ValueError, match="max_secs"):
+        Settings.load(extra)
+
+
+@pytest.mark.parametrize("text, key", [
+    ("timing:\n  ring_slots: 4\n", "timing.ring_slots"),
+    ("integrity:\n  gap_abs_us: 50\n", "integrity.gap_abs_us"),
+    ("worker:\n  sandbox_seccomp: false\n", "worker.sandbox_seccomp"),
+    ("cpu:\n  timing:\n    min_samples: 2\n", "timing.min_samples"),  # checked on any device
+])
+def test_a_key_that_is_an_engine_constant_is_refused_by_its_full_name(tmp_path, text, key):
+    """The timing engine's constants live in its code: a file that still sets one is told
+    which key is not a setting, rather than having it ignored."""
+    extra = tmp_path / "old.yaml"
+    extra.write_text(text)
+    with pytest.raises(ValueError, match=f"not a setting: {key}"):
         Settings.load(extra)

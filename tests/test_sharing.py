@@ -108,6 +108,7 @@ def test_without_a_cuda_driver_an_arena_says_so():
         Arena.create(0, 1 << 20)
 
 
+@pytest.mark.slow
 def test_buffers_the_gpu_cannot_hold_give_a_clear_verdict(monkeypatch):
     """An arena the driver refuses (a full GPU, say) is the machine's fault: the case gets a
     crashed verdict that says so, never an internal error, and the run carries on."""

@@ -83,6 +83,7 @@ def test_sigterm_raises_system_exit_in_the_main_thread():
         signal.signal(signal.SIGTERM, previous)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
 def test_a_stopped_submit_leaves_no_worker_running(tmp_path, sig):
     """SIGTERM: the judge cleans up on its way out (exit 143, says so); SIGKILL leaves it
@@ -119,6 +120,7 @@ def _run_folders(tmp_path: Path, pid: int) -> list[Path]:
             for p in place.glob(f"harness-*-*-{pid}-*")]
 
 
+@pytest.mark.slow
 def test_a_stopped_batch_leaves_no_judge_running(tmp_path):
     """SIGTERM to the batch driver: each running judge process is stopped (and stops its
     worker), no queued submission starts, the driver says so and exits 143."""
@@ -173,6 +175,7 @@ def _submit(*args: str, file: Path = ADD, python: tuple[str, ...] = (),
                    python=python, timeout=300)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("submission, code", [("add_torch.py", 0), ("wrong", 1)])
 def test_submit_exits_with_its_verdicts_code_and_a_whole_report(tmp_path, submission, code):
     """A submit through exit_now: the table's last lines and the JSON are all there, the
@@ -190,6 +193,7 @@ def test_submit_exits_with_its_verdicts_code_and_a_whole_report(tmp_path, submis
     assert done.doc["exit_code"] == code
 
 
+@pytest.mark.slow
 def test_a_recorded_submit_leaves_the_database_whole_in_its_file(tmp_path):
     """The process ends without a teardown, so the database is closed before: SQLite folds
     its write-ahead log into the file, and a copy of the file alone holds the record."""
@@ -210,6 +214,7 @@ def test_a_recorded_submit_leaves_the_database_whole_in_its_file(tmp_path):
         conn.close()
 
 
+@pytest.mark.slow
 def test_a_profiled_submit_exits_the_ordinary_way_and_the_profile_is_written(tmp_path):
     """Under a profiler exit_now leaves by sys.exit, so that cProfile writes its file."""
     prof = tmp_path / "judge.prof"

@@ -10,7 +10,10 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
 from conftest import run_cli
+
+pytestmark = pytest.mark.slow  # each test runs runner.py end to end
 
 TASK_PY = "input_t = object\noutput_t = object\n"
 

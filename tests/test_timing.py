@@ -4,6 +4,9 @@ from dataclasses import replace
 import pytest
 
 from harness.judging.measure.timing import (
+    MIN_AHEAD_US,
+    MIN_SAMPLES,
+    SPIN_SECONDS,
     StoppingRule,
     WarmUp,
     ahead_cycles,
@@ -47,7 +50,7 @@ def test_summarize_single_sample_has_infinite_error():
 
 def test_stops_when_precise_after_minimums():
     clock = FakeClock()
-    rule = StoppingRule(settings(), clock)
+    rule = StoppingRule(settings(), clock, "cuda")
     for _ in range(9):
         rule.add(100.0)
         clock.now += 0.1
@@ -58,7 +61,7 @@ def test_stops_when_precise_after_minimums():
 
 def test_waits_for_minimum_time():
     clock = FakeClock()
-    rule = StoppingRule(settings(min_seconds=1.0), clock)
+    rule = StoppingRule(settings(min_seconds=1.0), clock, "cuda")
     for _ in range(50):
         rule.add(100.0)
     clock.now = 0.9
@@ -69,7 +72,7 @@ def test_waits_for_minimum_time():
 
 def test_noisy_samples_run_to_the_time_budget():
     clock = FakeClock()
-    rule = StoppingRule(settings(target_rse=1e-6), clock)
+    rule = StoppingRule(settings(target_rse=1e-6), clock, "cuda")
     for i in range(200):
         rule.add(100.0 if i % 2 else 300.0)
         clock.now += 0.01
@@ -78,12 +81,13 @@ def test_noisy_samples_run_to_the_time_budget():
     assert rule.done() and "budget" in rule.reason
 
 
-def test_the_budget_waits_for_the_least_number_of_samples():
+@pytest.mark.parametrize("kind", ["cuda", "cpu"])
+def test_the_budget_waits_for_the_least_number_of_samples(kind):
     """Samples that each outlast the budget (nvfp4's torch_dequant cases, a second of the
-    judge's work apiece) are still scored on `min_samples` of them."""
+    judge's work apiece) are still scored on the device's `MIN_SAMPLES` of them."""
     clock = FakeClock()
-    rule = StoppingRule(settings(target_rse=1e-9, max_seconds=1.0, min_samples=4), clock)
-    for i in range(3):
+    rule = StoppingRule(settings(target_rse=1e-9, max_seconds=1.0), clock, kind)
+    for i in range(MIN_SAMPLES[kind] - 1):
         rule.add(100.0 + i)
         clock.now += 1.2
         assert not rule.done()
@@ -93,7 +97,7 @@ def test_the_budget_waits_for_the_least_number_of_samples():
 
 def test_max_calls_bound():
     clock = FakeClock()
-    rule = StoppingRule(settings(max_calls=20, target_rse=1e-9, min_seconds=100), clock)
+    rule = StoppingRule(settings(max_calls=20, target_rse=1e-9, min_seconds=100), clock, "cuda")
     for i in range(20):
         rule.add(float(i + 1))
     assert rule.done() and "20 calls" in rule.reason
@@ -101,7 +105,7 @@ def test_max_calls_bound():
 
 def test_rse_matches_summary():
     clock = FakeClock()
-    rule = StoppingRule(settings(), clock)
+    rule = StoppingRule(settings(), clock, "cuda")
     samples = [10.0, 12.0, 9.0, 11.0, 10.5]
     for x in samples:
         rule.add(x)
@@ -110,10 +114,13 @@ def test_rse_matches_summary():
 
 def test_warm_up_by_time_budget_with_minimum_calls():
     clock = FakeClock()
-    warm = WarmUp(settings(warmup_seconds=0.2, warmup_min_calls=3), clock)
+    warm = WarmUp(settings(warmup_seconds=0.2), clock, "cuda")
+    cpu = WarmUp(settings(warmup_seconds=0.2), clock, "cpu")
     warm.add()
+    cpu.add()
     clock.now = 1.0
-    assert not warm.done()  # time is up but only one call
+    assert not warm.done()  # time is up but only one call of the three
+    assert cpu.done()  # one call warms up on the CPU
     warm.add()
     warm.add()
     assert warm.done()
@@ -122,13 +129,13 @@ def test_warm_up_by_time_budget_with_minimum_calls():
 def test_warm_up_counts_calls_not_samples():
     """One sample of 15 calls (nvfp4_group_gemm) is enough warm-up calls on its own."""
     clock = FakeClock()
-    warm = WarmUp(settings(warmup_seconds=0.2, warmup_min_calls=3), clock)
+    warm = WarmUp(settings(warmup_seconds=0.2), clock, "cuda")
     warm.add(2)
     clock.now = 1.0
     assert not warm.done()  # two calls of the three
     warm.add(15)
     assert warm.done()
-    fresh = WarmUp(settings(warmup_seconds=0.2, warmup_min_calls=3), clock)
+    fresh = WarmUp(settings(warmup_seconds=0.2), clock, "cuda")
     fresh.add(15)
     assert not fresh.done()  # enough calls, but the time budget has not passed
 
@@ -151,7 +158,7 @@ def test_the_window_fill_follows_the_task_then_the_settings_on_the_gpu_only():
     assert window_fill_bytes(filled, {}, "cuda") == 1 << 20
     assert window_fill_bytes(settings(host_launch="counted", window_fill_bytes=1 << 20), {},
                              "cuda") == 0
-    # a task's 0 keeps the sleep; a window past min_ahead_us (20 ms) never takes a fill
+    # a task's 0 keeps the sleep; a window past MIN_AHEAD_US (20 ms) never takes a fill
     assert window_fill_bytes(filled, {"window_fill_bytes": 0}, "cuda") == 0
     assert window_fill_bytes(filled, {"hidden_window_us": 20000}, "cuda") == 0
     assert window_fill_bytes(filled, {"hidden_window_us": 20000, "window_fill_bytes": 8},
@@ -162,19 +169,18 @@ def test_gpu_sleep_covers_the_launch_but_never_exceeds_the_window():
     mhz = 2000.0
     # a window up to the floor is slept whole, whatever the recent launches: one launch
     # slower than the last ones is hidden as the contest's flush hides it
-    floor = Settings.load().timing.min_ahead_us
-    assert floor == 1000
-    assert ahead_cycles(100, 10_000, 1, mhz, floor) == int(100 * mhz)
-    assert ahead_cycles(1000, 10_000, 1, mhz, floor) == int(1000 * mhz)  # the floor's length
+    floor = MIN_AHEAD_US
+    assert ahead_cycles(100, 10_000, 1, mhz) == int(100 * mhz)
+    assert ahead_cycles(floor, 10_000, 1, mhz) == int(floor * mhz)  # the floor's length
     # a floor of 50 µs wins over the launch's 1.5 x 10 + 20 = 35 µs
     assert ahead_cycles(100, 10_000, 1, mhz, 50) == int(50 * mhz)
     # a long window: sized from the sample's launch (fifteen calls of 100 µs), at least the floor
-    assert ahead_cycles(20000, 100_000, 15, mhz, floor) == int((1.5 * 1500 + 20) * mhz)
-    assert ahead_cycles(20000, 10_000, 15, mhz, floor) == int(1000 * mhz)  # 245 µs: the floor
+    assert ahead_cycles(20000, 100_000, 15, mhz, 1000) == int((1.5 * 1500 + 20) * mhz)
+    assert ahead_cycles(20000, 10_000, 15, mhz, 1000) == int(1000 * mhz)  # 245 µs: the floor
     # a host time past the window is hidden only up to the window, as in the contest
-    assert ahead_cycles(100, 1_000_000, 1, mhz, floor) == int(100 * mhz)
-    assert ahead_cycles(20000, 10_000_000, 15, mhz, floor) == int(20000 * mhz)
-    assert ahead_cycles(0, 10_000, 1, mhz, floor) == 0
+    assert ahead_cycles(100, 1_000_000, 1, mhz) == int(100 * mhz)
+    assert ahead_cycles(20000, 10_000_000, 15, mhz) == int(20000 * mhz)
+    assert ahead_cycles(0, 10_000, 1, mhz) == 0
 
 
 def test_laps_charge_each_step_its_own_time_and_add_repeats():
@@ -206,9 +212,10 @@ def test_host_launch_is_read_on_probes_where_there_are_any():
 def test_the_judge_polls_as_the_worker_unless_told_otherwise():
     timing = Settings.load().timing
     assert timing.judge_spin_seconds is None
-    assert judge_spin_seconds(timing) == timing.spin_seconds
-    assert judge_spin_seconds(replace(timing, judge_spin_seconds=0.0)) == 0.0
-    assert judge_spin_seconds(replace(timing, spin_seconds=0.0, judge_spin_seconds=0.2)) == 0.2
+    for kind in ("cuda", "cpu"):
+        assert judge_spin_seconds(timing, kind) == SPIN_SECONDS[kind]
+    assert judge_spin_seconds(replace(timing, judge_spin_seconds=0.0), "cuda") == 0.0
+    assert judge_spin_seconds(replace(timing, judge_spin_seconds=0.2), "cpu") == 0.2
 
 
 def test_long_samples_are_those_past_a_multiple_of_the_median():

@@ -25,6 +25,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_cli
 
+pytestmark = pytest.mark.slow  # each test runs runner.py end to end
+
 flask = pytest.importorskip("flask", reason="the web leaderboard needs Flask")
 
 SUBS = ROOT / "tests" / "submissions"

@@ -63,6 +63,7 @@ def _wake_delay(judge: Mailbox, n: int) -> float:
     return time.perf_counter() - t0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spin", [0.0, 30.0], ids=["napping", "polling"])
 def test_the_worker_answers_a_wake_within_a_nap(waiting, spin):
     judge, judge_end = waiting(spin)
@@ -72,6 +73,7 @@ def test_the_worker_answers_a_wake_within_a_nap(waiting, spin):
     assert judge_end.poll(10) and judge_end.recv_bytes() == b"pipe"
 
 
+@pytest.mark.slow
 def test_a_pipe_message_ends_the_wait(waiting):
     _, judge_end = waiting(0.0)
     judge_end.send_bytes(b"next")

@@ -3,6 +3,7 @@
 import re
 import shlex
 
+import pytest
 import yaml
 from conftest import ROOT
 
@@ -35,6 +36,7 @@ def test_workflow_commands_are_real():
             assert re.search(r"--mode", " ".join(words))
 
 
+@pytest.mark.slow
 def test_summary_markdown_written(cli, tmp_path):
     md = tmp_path / "summary.md"
     r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "test", "--summary-md",

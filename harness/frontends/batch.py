@@ -24,7 +24,7 @@ from rich.table import Table
 from harness.consts import ExitCode, JobState, Status
 from harness.frontends.backends import make_backend, shares_cores
 from harness.frontends.report import fmt_ns, print_ranked
-from harness.judging import not_judged, recording_refusal
+from harness.judging import not_judged, recording_refusal, shared_gpu_refusal
 from harness.loading.task_folder import TaskError, load_task
 from harness.options import RunOptions
 from harness.results.document import case_flags, document_to_evaluation
@@ -131,6 +131,11 @@ class Batch:
                 job.error = (f"not recorded: containment {level} on the judge's machine "
                              "(--allow-partial-containment records it anyway)")
                 return
+            shared = shared_gpu_refusal(doc.get("gpu_shared"), self.mode,
+                                        self.options.allow_shared_gpu)
+            if shared:  # another program on the slot's GPU: no slot of the batch's own
+                job.error = shared
+                return
             ev = document_to_evaluation(doc)
             who = self.user or job.file.stem
             job.submission_id = record_evaluation(self.store, self.boards[job.task], who, ev,
@@ -158,6 +163,25 @@ class Batch:
             table.add_row(escape(str(job.file.name)), job.task, job.state, job.where, result,
                           score, wall)
         return table
+
+
+def _print_remarks(console: Console, batch: Batch) -> None:
+    """`--verbose`: each submission's warnings, flags and notes, whole."""
+    from harness.frontends.brief import Teller
+    from harness.frontends.report import case_remarks
+
+    whole = Teller(verbose=True)
+    for job in batch.jobs:
+        if not job.doc:
+            continue
+        lines = [f"[yellow]warning:[/] {escape(w)}" for w in job.doc.get("warnings") or []]
+        lines += [line for p in job.doc.get("phases") or [] for c in p["cases"]
+                  for line in case_remarks(p["name"], c["index"], c.get("flags") or [],
+                                           c.get("integrity"), whole)]
+        if lines:
+            console.print(f"[bold]{escape(job.file.name)}[/]")
+            for line in lines:
+                console.print(f"  {line}")
 
 
 def _directive_task(path: Path) -> str:
@@ -227,6 +251,8 @@ def run_batch(console: Console, paths: list[Path], options: RunOptions, jobs: in
     for job in batch.jobs:
         if job.error:
             console.print(f"[red]{escape(job.file.name)}:[/] {escape(job.error)}")
+    if options.verbose:
+        _print_remarks(console, batch)
     from harness.results.ranking import rank
 
     for name, t in batch.tasks.items():

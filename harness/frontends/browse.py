@@ -129,9 +129,10 @@ def export(fmt: str, output: Path | None, db: str | None) -> int:
 
 
 def record(console: Console, documents: list[Path], user: str | None, db: str | None,
-           repeat: int) -> int:
-    """Record result documents written by `submit --json` (e.g. CI artifacts)."""
-    from harness.judging import not_judged
+           repeat: int, allow_shared_gpu: bool = False) -> int:
+    """Record result documents written by `submit --json` (e.g. CI artifacts); a ranked
+    run made on a shared GPU only with `allow_shared_gpu`."""
+    from harness.judging import not_judged, shared_gpu_refusal
     from harness.results.document import document_to_evaluation
     from harness.results.recording import record_evaluation
 
@@ -150,6 +151,10 @@ def record(console: Console, documents: list[Path], user: str | None, db: str | 
         unjudged = not_judged(ev.load_error)
         if unjudged:  # a machine's failure, not the submission's: the others still count
             console.print(f"[yellow]skipped[/] {path}: {unjudged}")
+            continue
+        shared = shared_gpu_refusal(ev.gpu_shared, ev.mode, allow_shared_gpu)
+        if shared:
+            console.print(f"[yellow]skipped[/] {path}: {shared}")
             continue
         board = store.leaderboard(ev.task["name"], ev.task["content_hash"])
         who = user or doc.get("record", {}).get("user") or resolve_user(None)

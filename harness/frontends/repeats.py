@@ -3,7 +3,7 @@
 Where the host sets a call's pace, its time follows the host's speed, which moves between
 runs minutes apart under the harness and the public evaluators alike (nvfp4's
 `torch_dequant.py` on the H200: per-run geomeans over a range of 1.35-1.42x in 8 runs of
-each, docs/benchmarks.md, runs 74-80). One run then says little; the median of several,
+each, docs/benchmarks.md). One run then says little; the median of several,
 each in a fresh worker, says more, and their spread says how much to trust it.
 """
 

@@ -21,6 +21,7 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from harness.consts import Status
+from harness.frontends.brief import LIMIT, Teller
 from harness.judging import PhaseSpec, not_judged
 from harness.judging import Progress as JudgeProgress
 from harness.loading.cases import format_case
@@ -118,13 +119,15 @@ class _TimeLeft(ProgressColumn):
         return Text(f"{self.live.time_left():.0f} s left", style="cyan")
 
 
-def print_evaluation(console: Console, ev: Evaluation) -> None:
-    """The whole report of one evaluation."""
+def print_evaluation(console: Console, ev: Evaluation, verbose: bool = False) -> None:
+    """The whole report of one evaluation; notes, flags and warnings in two lines each
+    (`harness.frontends.brief`), or whole where `verbose`."""
+    tell = Teller(verbose)
     console.print(f"[bold]Task[/] {ev.task['name']}   [bold]Submission[/] {escape(ev.submission['name'])}"
                   f"   [bold]Mode[/] {ev.mode}")
     console.print(f"[bold]Device[/] {escape(_device_line(ev.device))}")
     for warning in ev.warnings:
-        console.print(f"[yellow]warning:[/] {escape(warning)}")
+        console.print(f"[yellow]warning:[/] {escape(tell(warning))}")
     _print_screen(console, ev.screen)
     if ev.load_error is not None:
         err = ev.load_error
@@ -140,13 +143,13 @@ def print_evaluation(console: Console, ev: Evaluation) -> None:
             console.print(_test_table(phase, "Profile: the first call of each case, checked"))
             for case in phase.cases:
                 if case.profile:
-                    print_profile(console, case)
+                    print_profile(console, case, tell)
         else:
             console.print(_bench_table(phase))
             if phase.score_ns is not None:
                 console.print(f"  score ({ev.task['ranking_by']} of case means): "
                               f"[bold]{fmt_ns(phase.score_ns)}[/]")
-        _print_failures(console, phase)
+        _print_failures(console, phase, tell)
     _print_output(console, ev.worker_output,
                   "the worker's" if not_judged(ev.load_error) else "the submission's")
     colour = "green" if ev.passed else "red"
@@ -154,6 +157,8 @@ def print_evaluation(console: Console, ev: Evaluation) -> None:
                   f"exit code {ev.exit_code})")
     if ev.phases:
         console.print(f"[dim]time: {time_breakdown(ev)}[/]")
+    if tell.hint():
+        console.print(f"[dim]{tell.hint()}[/]")
 
 
 def time_breakdown(ev: Evaluation) -> str:
@@ -205,9 +210,10 @@ def _test_table(phase: PhaseResult, title: str = "Tests") -> Table:
     return table
 
 
-def print_profile(console: Console, case: CaseResult) -> None:
+def print_profile(console: Console, case: CaseResult, tell: Teller | None = None) -> None:
     """One case's profile (`--mode profile`): its kernels or operators, the host's share,
-    and where Nsight Compute's report went."""
+    and where Nsight Compute's report went (`tell`: how a note is shortened)."""
+    tell = tell or Teller()
     p = case.profile
     what = "kernel (GPU time)" if p["kind"] == "kernels" else "operator (CPU self time)"
     share = p.get("host_share")
@@ -230,11 +236,45 @@ def print_profile(console: Console, case: CaseResult) -> None:
     if ncu and ncu.get("report"):
         console.print(f"  Nsight Compute report: [bold]{escape(ncu['report'])}[/] "
                       f"(open with ncu-ui, or ncu --import FILE)")
-    elif ncu:
-        console.print(f"  [yellow]Nsight Compute:[/] {escape(ncu.get('note') or ncu.get('error', ''))}")
+        if ncu.get("kernels"):
+            print_ncu_kernels(console, ncu["kernels"], tell)
+        elif ncu.get("import_error"):
+            console.print(f"  [yellow]Nsight Compute:[/] its report could not be read: "
+                          f"{escape(tell(ncu['import_error']))}")
+    elif ncu and ncu.get("note"):  # a failed run is the case's verdict, printed below
+        console.print(f"  [yellow]Nsight Compute:[/] {escape(tell(ncu['note']))}")
     if ncu and ncu.get("left_running"):
         console.print(f"  [yellow]Nsight Compute:[/] killed {ncu['left_running']} process(es) "
                       "still running once ncu had exited (the profiled code's, or ncu's own)")
+
+
+def print_ncu_kernels(console: Console, kernels: list[dict[str, Any]], tell: Teller) -> None:
+    """Nsight Compute's figures per kernel (`profile.ncu.kernels`), then each kernel's top
+    rule findings, told by `tell`."""
+    table = Table(title="Nsight Compute, per kernel (means over its launches)",
+                  title_justify="left")
+    for col in ("#", "kernel", "launches", "duration", "SM", "DRAM", "occupancy", "registers"):
+        table.add_column(col, justify="left" if col == "kernel" else "right",
+                         overflow="fold" if col == "kernel" else "ellipsis")
+    pct = lambda x: f"{x:.0f}%" if x is not None else "-"  # noqa: E731
+    for k, kernel in enumerate(kernels, start=1):
+        registers = kernel.get("registers_per_thread")
+        table.add_row(str(k), escape(kernel["name"]), str(kernel.get("launches", "-")),
+                      fmt_ns(kernel.get("duration_ns")), pct(kernel.get("sm_throughput_pct")),
+                      pct(kernel.get("dram_throughput_pct")),
+                      pct(kernel.get("achieved_occupancy_pct")),
+                      f"{registers:.0f}" if registers is not None else "-")
+    table.caption = ("SM and DRAM: throughput as a share of the peak; occupancy: achieved "
+                     "(active warps over the most an SM holds); registers per thread")
+    console.print(table)
+    for k, kernel in enumerate(kernels, start=1):
+        for finding in kernel.get("findings") or []:
+            speedup = finding.get("speedup_pct")
+            gain = f", est. speedup {speedup:.0f}%" if speedup is not None else ""
+            label = f"  ncu (kernel #{k}) {finding['rule']} ({finding['type']}{gain}): "
+            said = tell(finding["description"], max(60, LIMIT + 30 - len(label)))
+            console.print(f"  [cyan]ncu[/] (kernel #{k}) {escape(finding['rule'])} "
+                          f"({finding['type']}{gain}): {escape(said)}")
 
 
 def _bench_table(phase: PhaseResult) -> Table:
@@ -262,15 +302,21 @@ def _bench_table(phase: PhaseResult) -> Table:
     return table
 
 
-def _print_failures(console: Console, phase: PhaseResult) -> None:
+def _print_failures(console: Console, phase: PhaseResult, tell: Teller) -> None:
     for c in phase.cases:
         if c.status not in (Status.PASSED, Status.SKIPPED) and c.message:
             console.print(Panel(escape(c.message), title=f"[red]{phase.name} case {c.index}: "
                                 f"{c.status}", border_style="red", expand=False))
-        for flag in c.flags:
-            console.print(f"[yellow]flag[/] ({phase.name} case {c.index}): {escape(flag)}")
-        for note in case_notes(c.integrity):
-            console.print(f"[cyan]note[/] ({phase.name} case {c.index}): {escape(note)}")
+        for line in case_remarks(phase.name, c.index, c.flags, c.integrity, tell):
+            console.print(line)
+
+
+def case_remarks(phase: str, index: int, flags: list[str], integrity: dict[str, Any] | None,
+                 tell: Teller) -> list[str]:
+    """A case's flags and notes as the report prints them (rich markup), told by `tell`."""
+    return ([f"[yellow]flag[/] ({phase} case {index}): {escape(tell(f))}" for f in flags]
+            + [f"[cyan]note[/] ({phase} case {index}): {escape(tell(n))}"
+               for n in case_notes(integrity)])
 
 
 def _print_output(console: Console, output: dict[str, str], whose: str) -> None:

@@ -1,4 +1,5 @@
-"""`runner.py serve`: the read-only web leaderboard (Flask, imported only here)."""
+"""`runner.py serve`: the web leaderboard, the submission API and, with `--workers`, the
+worker slots that judge the queue, in one process (Flask, imported only here)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,16 @@ from rich.console import Console
 from rich.markup import escape
 
 from harness.consts import ExitCode
+from harness.options import RunOptions
 from harness.results.store import StoreError, is_server, require_existing, resolve_db
 from harness.settings import Settings
 
 
 def run_serve(console: Console, db: str | None, host: str | None, port: int | None,
-              show_code: bool | None, config: Path | None) -> int:
-    """Serve the leaderboard of the database until interrupted; the exit code."""
+              show_code: bool | None, config: Path | None, workers: str = "0",
+              judge: RunOptions | None = None) -> int:
+    """Serve the board and the API (and judge with `workers` slots) until interrupted;
+    the exit code."""
     try:
         from werkzeug.serving import make_server
 
@@ -23,32 +27,46 @@ def run_serve(console: Console, db: str | None, host: str | None, port: int | No
         console.print(f"[red]error:[/] the web leaderboard needs Flask ({exc.name} is missing): "
                       + escape("pip install -e '.[web]'"))
         return ExitCode.USAGE
+    from harness.server.config import ServerSettings
+    from harness.server.slots import Judging, make_slots, start_slots, stop_slots
+
     try:
         settings = Settings.load(config)
+        server_settings = ServerSettings.from_settings(settings)
     except (OSError, ValueError) as exc:
         console.print(f"[red]error:[/] settings: {escape(str(exc))}")
         return ExitCode.USAGE
     web = settings.web
     try:
         url = require_existing(resolve_db(db, settings.store_path))
-    except StoreError as exc:
+        slots = make_slots(judge.device if judge else None, workers) if workers != "0" else []
+    except (StoreError, ValueError) as exc:
         console.print(f"[red]error:[/] {escape(str(exc))}")
         return ExitCode.USAGE
+    judging = Judging(url, judge or RunOptions(config=config), settings, server_settings,
+                      console.print)
     show = web.show_code if show_code is None else show_code
-    app = create_app(url, show, web)
+    app = create_app(url, show, web, server_settings, judging.wake.set)
     host, port = host or web.host, web.port if port is None else port
     try:
         server = make_server(host, port, app, threaded=True)
     except (OSError, SystemExit):  # Werkzeug has said why (port in use, unknown address)
         console.print(f"[red]error:[/] cannot listen on {host}:{port}")
         return ExitCode.USAGE
+    from harness.frontends.stopping import stop_on_sigterm
+
+    stop_on_sigterm()
+    threads = start_slots(judging, slots, poll=0.5)
     shown = "postgresql" if is_server(url) else url
-    console.print(f"serving the leaderboard of {shown} at http://{host}:{server.port}/ "
-                  f"(read-only, code {'shown' if show else 'hidden'}; Ctrl-C stops)")
+    where = ", ".join(f"{s.env['_where']} ({s.kind})" for s in slots) or (
+        "none here: `runner.py worker` judges")
+    console.print(f"serving {shown} at http://{host}:{server.port}/ (code "
+                  f"{'shown' if show else 'hidden'}; worker slots: {where}; Ctrl-C stops)")
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
+        stop_slots(judging, threads)
         server.server_close()
     return ExitCode.OK

@@ -78,7 +78,7 @@ def _evaluate_and_report(opts: RunOptions, console: Console, settings: Settings,
     """Run the evaluation `opts.repeat` times, record and show each, write the JSON and the
     summary; the exit code."""
     from harness.frontends.report import LiveProgress, print_evaluation, print_ranking
-    from harness.judging import evaluate, not_judged
+    from harness.judging import evaluate, not_judged, shared_gpu_refusal
     from harness.loading.task_folder import TaskError
     from harness.results.document import status_severity, write_json
 
@@ -102,12 +102,16 @@ def _evaluate_and_report(opts: RunOptions, console: Console, settings: Settings,
             failure = ExitCode.INTERNAL
             break
         unjudged = not_judged(evaluation.load_error)  # the worker never got to the submission
-        recorded = recorder is not None and not unjudged
+        shared = shared_gpu_refusal(evaluation.gpu_shared, evaluation.mode, opts.allow_shared_gpu)
+        recorded = recorder is not None and not unjudged and not shared
         if recorded:
             recorder.record(evaluation)
-        print_evaluation(console, evaluation)
+        print_evaluation(console, evaluation, opts.verbose)
         if recorded:
             print_ranking(console, recorder, evaluation)
+        elif recorder is not None and shared:
+            console.print(f"[red]{shared}[/]")
+            failure = ExitCode.USAGE  # refused a record, as on a partial sandbox
         elif recorder is not None:
             console.print(f"[yellow]{unjudged}[/]")
         evaluations.append(evaluation)

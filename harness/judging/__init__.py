@@ -19,11 +19,13 @@ _FACE = {
     "Prepared": ("harness.judging.preparation", "Prepared"),
     "UsageError": ("harness.judging.preparation", "UsageError"),
     "evaluate": ("harness.judging.evaluation", "evaluate"),
+    "phase_specs": ("harness.judging.evaluation", "phase_specs"),
     "HeadStart": ("harness.judging.startup.head_start", "HeadStart"),
     "PhaseSpec": ("harness.judging.phases", "PhaseSpec"),
     "Progress": ("harness.judging.phases", "Progress"),
     "not_judged": ("harness.judging.verdicts", "not_judged"),
     "recording_refusal": ("harness.judging.sandbox.containment", "recording_refusal"),
+    "shared_gpu_refusal": ("harness.judging.measure.gpu_share", "shared_gpu_refusal"),
     "DeviceError": ("harness.judging.measure.devices", "DeviceError"),
     "DeviceInfo": ("harness.judging.measure.devices", "DeviceInfo"),
     "read_clocks": ("harness.judging.measure.devices", "read_clocks"),
@@ -31,6 +33,7 @@ _FACE = {
     "parse_cpus": ("harness.judging.measure.cpus", "parse"),
     "pin_cpus": ("harness.judging.measure.cpus", "pin"),
     "run_folder_prefix": ("harness.judging.sandbox.leftovers", "prefix"),
+    "make_run_folder": ("harness.judging.sandbox.leftovers", "make_folder"),
     "die_with_parent": ("harness.judging.sandbox.sandbox", "die_with_parent"),
 }
 

@@ -18,6 +18,7 @@ from harness import __version__, bytecode
 from harness.consts import Status
 from harness.judging.foreign import MARK, NOT_APPLIED, run_foreign
 from harness.judging.judge import Judge, PhaseSpec, Progress
+from harness.judging.measure import gpu_share
 from harness.judging.preparation import Prepared, UsageError
 from harness.judging.sandbox.containment import expected_containment, refusals
 from harness.judging.sandbox.leftovers import make_folder, sweep_once
@@ -142,6 +143,12 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
         if judge.memory_cap is not None:
             evaluation.harness["memory_cap_bytes"] = judge.memory_cap
         evaluation.warnings += judge.warnings
+        evaluation.gpu_shared = judge.gpu_watch.summary()
+        if evaluation.gpu_shared:
+            evaluation.warnings.append(gpu_share.describe(evaluation.gpu_shared))
+        elif judge.gpu_watch.unreadable:
+            evaluation.warnings.append("which other processes use the GPU could not be read "
+                                       "(NVML, nvidia-smi): a shared GPU would go unnoticed")
         _note_containment(evaluation, judge.containment, judge.worker_output)
         if judge.stray_pids:
             evaluation.warnings.append(

@@ -30,12 +30,14 @@ from harness.judging.measure.cpus import (
     wants_hold,
 )
 from harness.judging.measure.devices import ClockReading, DeviceInfo, Flusher
+from harness.judging.measure.gpu_share import ShareWatch
 from harness.judging.measure.integrity import (
     Calibration,
     clock_note,
 )
-from harness.judging.measure.sampling import Sampling, calibration_of
+from harness.judging.measure.sampling import CALIBRATION_CALLS, Sampling, calibration_of
 from harness.judging.measure.timing import (
+    SPIN_SECONDS,
     Laps,
     judge_spin_seconds,
     window_fill_bytes,
@@ -77,6 +79,14 @@ from harness.results.document import CaseResult, PhaseResult
 from harness.scores import combine
 from harness.settings import Settings
 
+# Input slots a case shares at least, used in turn: consecutive samples never read the
+# same buffer (a rehearsal needs two samples' worth, `_run_case`).
+RING_SLOTS = 2
+# GPU runs: the judge runs the task's code once on the first case while the worker starts,
+# so its one-off costs (imports: seconds for a reference that turns on deterministic
+# algorithms) overlap the start. Not on the CPU, where a first case can cost more.
+WARM_REFERENCE = True
+
 
 class Judge(Sampling):
     """Runs phases of cases against a worker that holds the submission (the samples
@@ -103,7 +113,7 @@ class Judge(Sampling):
         self.base_calibration: Calibration | None = None
         self.load_error: dict[str, Any] | None = None
         self.memory_cap: int | None = None  # the CPU worker's RLIMIT_AS (memory_cap.py)
-        self.flusher = Flusher(device, settings.timing.l2_flush_factor, settings.timing.cpu_flush_bytes)
+        self.flusher = Flusher(device)
         self.shm_root = shm_root or shm_folder()
         self._started = started
         self.compile_cache = compile_cache
@@ -112,6 +122,7 @@ class Judge(Sampling):
         self.stray_pids: list[int] = []
         self.containment = None  # the sandbox's report (harness.judging.sandbox.landlock.Report)
         self.clock_reading: ClockReading | None = None
+        self.gpu_watch = ShareWatch.for_device(device.kind, device.uuid)  # other GPU processes
         self.cpus: CpuPlan | None = None
         self._cpus_before: set[int] | None = None
         self.held: int | None = None  # the worker's calling thread's CPU (worker.hold_cpu)
@@ -153,7 +164,7 @@ class Judge(Sampling):
     def start(self, timeout: float, warm_case: dict | None = None) -> bool:
         """Start a worker and load the submission; False (with `load_error`) if it fails.
 
-        On a GPU run with `worker.warm_reference`, the judge runs the task's own code on
+        On a GPU run (`WARM_REFERENCE`), the judge runs the task's own code on
         `warm_case` while the worker starts, so that its one-off costs overlap the
         worker's start-up instead of adding to the first case. A worker that cannot start,
         or ends before the submission is loaded, is the harness's side (`worker_start`)."""
@@ -179,8 +190,7 @@ class Judge(Sampling):
         self.warnings += [x for x in w.warnings if x not in self.warnings]  # a bound not held
         try:
             self._send_start(w)
-            if warm_case is not None and self.settings.worker.warm_reference \
-                    and self.device.kind == "cuda":
+            if warm_case is not None and WARM_REFERENCE and self.device.kind == "cuda":
                 self.ref.warm(warm_case, self.device.kind)
             ready = w.recv(self.settings.worker.start_timeout)
             if ready.get("event") == Event.ERROR:
@@ -189,7 +199,7 @@ class Judge(Sampling):
             cap = ready.get("memory_cap_bytes")
             self.memory_cap = cap if isinstance(cap, int) and not isinstance(cap, bool) else None
             self.base_calibration = calibration_of(  # no-ops: no submission code yet
-                [self._noop_gap(timeout) for _ in range(self.settings.timing.calibration_calls)])
+                [self._noop_gap(timeout) for _ in range(CALIBRATION_CALLS[self.device.kind])])
         except WorkerDied:
             self._worker_could_not_start(Status.CRASHED, w.exit_description("as it started"))
             return False
@@ -234,7 +244,7 @@ class Judge(Sampling):
             "device": self.device.kind, "staging": str(self.staging),
             "submission": self.task.submission_name, "shown_name": self.submission.name,
             "gpu_memory_fraction": self.settings.worker.gpu_memory_fraction,
-            "spin_seconds": self.settings.timing.spin_seconds,
+            "spin_seconds": SPIN_SECONDS[self.device.kind],
             "mailbox": self._open_channel(w),
             "sync": self.settings.timing.sync,
             "warm": self.settings.timing.warm,
@@ -262,8 +272,8 @@ class Judge(Sampling):
     def _open_channel(self, worker: WorkerProcess) -> str | None:
         path = str(self.shm_root / f"mailbox{self.restarts}")
         self.channel = Channel(worker, path if self.settings.timing.mailbox else None,
-                               judge_spin_seconds(self.settings.timing),
-                               self.settings.timing.spin_seconds)
+                               judge_spin_seconds(self.settings.timing, self.device.kind),
+                               SPIN_SECONDS[self.device.kind])
         return self.channel.mailbox_path
 
     def stop(self) -> None:
@@ -321,6 +331,7 @@ class Judge(Sampling):
         """Run every case of a phase; a hang ends the phase, a crash only its case."""
         phase = PhaseResult(spec.name, spec.seeds)
         self.progress.phase_start(spec)
+        before = self.gpu_watch.look(f"start of the {spec.name} phase ({spec.seeds} seeds)")
         phase_started = self.clock()
         deadline = phase_started + spec.timeout
         stop_reason = ""
@@ -332,6 +343,9 @@ class Judge(Sampling):
                 case_started = self.clock()
                 result = self._case_or_failure(spec, index, case, deadline)
                 result.wall_seconds = self.clock() - case_started
+                if spec.timed:  # its flags excused where the GPU was shared (gpu_share.py)
+                    self.gpu_watch.after_case(spec.name, result, before)
+                    before = self.gpu_watch.last
                 if result.status == Status.TIMED_OUT:
                     stop_reason = "not run: an earlier case of this phase timed out"
                 elif result.status == Status.NEEDS_GPU:
@@ -411,7 +425,7 @@ class Judge(Sampling):
         # Rehearsals (timing.rehearse) run the previous sample's slots while the next
         # sample's hold fresh inputs: two samples' worth of slots.
         rehearsing = spec.timed and self.settings.timing.rehearse
-        ring = max(self.settings.timing.ring_slots, 2 * per if rehearsing else per)
+        ring = max(RING_SLOTS, 2 * per if rehearsing else per)
         alloc = SharedAllocator(Path(tempfile.mkdtemp(dir=self.shm_root)))
         slots = [make_slot(data, alloc) for _ in range(ring)]
         box = CaseBuffers(alloc, slots, template, all_finite(template), per)
@@ -530,10 +544,13 @@ class Judge(Sampling):
         from harness.judging.sandbox.sandbox import worker_env
 
         target = ncu.target_args(self.task.root, self.staging, self.task.submission_name,
-                                 dict(case, seed=plan.seed(1)), settings.ncu_calls, self.device.kind)
+                                 dict(case, seed=plan.seed(1)), ncu.NCU_CALLS, self.device.kind)
         report = ncu.report_path(Path(settings.reports_dir), self.submission.name,
                                  self.task.name, index)
         env = worker_env(self.shm_root, self.device.kind, self.settings.worker.env_pass)
         result.profile["ncu"] = ncu.profile_case(
             ncu.find_ncu(), report, settings.ncu_launch_count, target, env,
             max(deadline - self.clock(), 30.0))
+        failed = ncu.failure(result.profile["ncu"])  # no report: the case does not pass
+        if failed:
+            result.status, result.message = failed

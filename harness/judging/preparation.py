@@ -8,7 +8,7 @@ from pathlib import Path
 from harness.judging.measure.devices import DeviceInfo, pick_device
 from harness.loading.cases import parse_case
 from harness.loading.directives import Directives, parse_directives
-from harness.loading.task_folder import Task, load_task
+from harness.loading.task_folder import Task, given_by_name, load_task
 from harness.options import MODES, UNRECORDED_MODES, RunOptions
 
 
@@ -45,11 +45,16 @@ def prepare(request: RunOptions) -> Prepared:
             "'#!POPCORN leaderboard NAME'"
         )
     task = load_task(name)
-    if request.task and directives.leaderboard and directives.leaderboard != task.name:
-        raise UsageError(
-            f"{path.name} says '#!POPCORN leaderboard {directives.leaderboard}' but --task "
-            f"is {request.task!r}: remove one of them"
-        )
+    warnings = []
+    declared = directives.leaderboard
+    if request.task and declared and declared != task.name:
+        # A task name that disagrees is a mistake; a folder's path is a choice (a public
+        # folder named otherwise than its leaderboard, as the public evaluator runs it).
+        if given_by_name(request.task, task.root):
+            raise UsageError(f"{path.name} says '#!POPCORN leaderboard {declared}' but --task "
+                             f"is {request.task!r}: remove one of them")
+        warnings.append(f"{path.name} says '#!POPCORN leaderboard {declared}'; it runs on the "
+                        f"task folder {task.root} (task {task.name}) that --task names")
     if request.mode not in MODES:
         raise UsageError(f"unknown mode {request.mode!r}: use one of {', '.join(MODES)}")
     if request.record and request.mode in UNRECORDED_MODES:
@@ -63,7 +68,6 @@ def prepare(request: RunOptions) -> Prepared:
     for text in request.cases:
         parse_case(text)  # a malformed case string is a usage error, found before any work
     device = pick_device(request.device)
-    warnings = []
     if directives.gpus and device.kind == "cuda" and not any(
         g.upper() in device.name.upper() for g in directives.gpus
     ):

@@ -129,6 +129,14 @@ def resolve_task_dir(name_or_path: str, tasks_dir: Path = TASKS_DIR) -> Path:
     )
 
 
+def given_by_name(name_or_path: str, root: Path, tasks_dir: Path = TASKS_DIR) -> bool:
+    """Whether `--task` named the task folder `root` by its name (a bare word, the folder
+    under `tasks_dir`), not by a path: a path names its folder without doubt."""
+    bare = name_or_path not in ("", ".", "..") and not any(
+        sep in name_or_path for sep in ("/", "\\", "~"))
+    return bare and root == (tasks_dir / name_or_path).resolve()
+
+
 def list_task_names(tasks_dir: Path = TASKS_DIR) -> list[str]:
     """Names of the task folders under `tasks_dir`."""
     if not tasks_dir.is_dir():

@@ -73,6 +73,7 @@ class Evaluation:
     wall_seconds: float = 0.0
     startup_seconds: float = 0.0  # worker start, harness calibration, submission import
     record: dict[str, Any] = field(default_factory=dict)
+    gpu_shared: dict[str, Any] | None = None  # other processes seen on the GPU (gpu_share.py)
 
     @property
     def status(self) -> str:
@@ -131,21 +132,28 @@ _CHECK_NAMES = {"clocks": "the two clocks on the probes",
 def case_notes(integrity: dict[str, Any] | None) -> list[str]:
     """The notes a report prints under a case (from its `integrity` record): long samples
     in its mean, and the attempts timed again after a flag that a slow spell of the host
-    can raise (`integrity.noise_retries`)."""
+    can raise (`integrity.noise_retries`), and the flags excused because another process
+    used the GPU (`integrity.gpu_shared`). Each says what happened first and why after
+    (a terminal prints the first part: harness.frontends.brief)."""
     integrity = integrity or {}
     notes = []
     long = (integrity.get("long_samples") or {}).get("note")
     if long:
         notes.append(long)
+    shared = integrity.get("gpu_shared") or {}
+    for flag in shared.get("flags") or []:
+        n = shared.get("processes", 0)
+        notes.append(f"GPU shared (with {n} other process{'es' if n != 1 else ''} while this "
+                     f"case was timed), so not held against the submission: {flag}")
     for k, attempt in enumerate(integrity.get("retried") or [], start=1):
         checks = ", ".join(_CHECK_NAMES.get(c, c) for c in attempt.get("flagged_by", []))
         score = attempt.get("score_ns")
         notes.append(f"attempt {k} was flagged by {checks}"
                      + (f" (it read {score / 1e3:.2f} µs)" if score else "")
-                     + " and the case was timed again with a fresh calibration and fresh "
-                     "inputs: the last attempt's time stands, with its own flags and any "
-                     "kept from an earlier attempt (work outside the timed region shows on "
-                     "every attempt; a slow spell of the host does not)")
+                     + " and timed again: the last attempt's time stands; it keeps its own "
+                     "flags and any of an earlier attempt; each attempt has a fresh "
+                     "calibration and fresh inputs, and work outside the timed region shows "
+                     "on every attempt, where a slow spell of the host does not")
     return notes
 
 

@@ -105,16 +105,23 @@ class Recorder:
         self.store.close()
 
     def record(self, ev: Evaluation) -> int:
-        refused = refusal(ev, self.refuse_on)
-        self.submission_id = record_evaluation(self.store, self.board, self.user, ev,
-                                               self.refuse_on)
-        ev.record = {"submission_id": self.submission_id, "user": self.user,
-                     "database": self.store.url if not self.store.postgres else "postgresql",
-                     "refused": refused}
-        if ev.mode == "leaderboard":
-            table = rank(self.store.entries(self.board.task, self.board.content_hash),
-                         ev.device["ranking_kind"])
-            mine = find(table, self.submission_id)
-            ev.record.update(ranked=len(table), rank=mine.rank if mine else None,
-                             evaluations_of_file=mine.evaluations if mine else None)
+        self.submission_id = record_with_standing(self.store, self.board, self.user, ev,
+                                                  self.refuse_on)
         return self.submission_id
+
+
+def record_with_standing(store: Store, board: Leaderboard, user: str, ev: Evaluation,
+                         refuse_on: list[str]) -> int:
+    """Record one evaluation and write into `ev.record` its id, user and, in leaderboard
+    mode, where it ranks (the result document's `record`); its id."""
+    refused = refusal(ev, refuse_on)
+    submission_id = record_evaluation(store, board, user, ev, refuse_on)
+    ev.record = {"submission_id": submission_id, "user": user,
+                 "database": store.url if not store.postgres else "postgresql",
+                 "refused": refused}
+    if ev.mode == "leaderboard":
+        table = rank(store.entries(board.task, board.content_hash), ev.device["ranking_kind"])
+        mine = find(table, submission_id)
+        ev.record.update(ranked=len(table), rank=mine.rank if mine else None,
+                         evaluations_of_file=mine.evaluations if mine else None)
+    return submission_id

@@ -70,6 +70,49 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
         # program evaluated again counts with its median. NULL on older rows (sha256 then).
         "ALTER TABLE submissions ADD COLUMN program TEXT",
     ]),
+    (4, [
+        # The contest server (harness/server): users with hashed tokens, the durable queue
+        # of uploaded submissions, the machines that judge them, and per-task contest rules.
+        """CREATE TABLE users (
+            id {pk},
+            name TEXT NOT NULL UNIQUE,
+            token_hash TEXT NOT NULL UNIQUE,
+            admin INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            revoked_at TEXT)""",
+        """CREATE TABLE jobs (
+            id {pk},
+            user_name TEXT NOT NULL,
+            task TEXT NOT NULL,
+            mode TEXT NOT NULL,
+            gpu TEXT NOT NULL,
+            file_name TEXT NOT NULL,
+            code TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'queued',
+            created_at TEXT NOT NULL,
+            created_ts DOUBLE PRECISION NOT NULL,
+            started_ts DOUBLE PRECISION,
+            ended_ts DOUBLE PRECISION,
+            lease_until DOUBLE PRECISION,
+            worker TEXT,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            error TEXT,
+            verdict TEXT,
+            exit_code INTEGER,
+            submission_id INTEGER,
+            result TEXT)""",
+        "CREATE INDEX jobs_by_status ON jobs (status, id)",
+        "CREATE INDEX jobs_by_user ON jobs (user_name, id)",
+        """CREATE TABLE workers (
+            name TEXT PRIMARY KEY,
+            gpu TEXT NOT NULL,
+            seen_ts DOUBLE PRECISION NOT NULL)""",
+        """CREATE TABLE contest_rules (
+            task TEXT PRIMARY KEY,
+            deadline TEXT,
+            modes TEXT,
+            closed INTEGER NOT NULL DEFAULT 0)""",
+    ]),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -115,6 +158,7 @@ class Store:
     def __init__(self, url: str) -> None:
         self.url = url
         self.postgres = is_server(url)
+        self._depth = 0  # transactions open (nested ones join the outermost)
         if self.postgres:
             try:
                 import psycopg
@@ -167,7 +211,15 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """One atomic unit of work; SQLite takes the write lock up front."""
+        """One atomic unit of work; SQLite takes the write lock up front. A transaction
+        opened inside another joins it (the queue records a result and closes its job in one)."""
+        if self._depth:
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+            return
         for attempt in range(50):
             try:
                 self.conn.execute("BEGIN" if self.postgres else "BEGIN IMMEDIATE")
@@ -176,11 +228,14 @@ class Store:
                 if attempt == 49:
                     raise StoreError(f"the database stayed locked: {exc}") from exc
                 time.sleep(0.1)
+        self._depth = 1
         try:
             yield
         except BaseException:
             self.conn.execute("ROLLBACK")
             raise
+        finally:
+            self._depth = 0
         self.conn.execute("COMMIT")
 
     def version(self) -> int:

@@ -1,13 +1,14 @@
-"""The read-only web leaderboard: Flask views over the results database.
+"""The web leaderboard and contest server: Flask views over the results database.
 
-Every page and /api/ endpoint reads through harness.frontends.boards, the functions
+Every board page and /api/ endpoint reads through harness.frontends.boards, the functions
 behind `runner.py leaderboard/history/show --json`, so what the site ranks is what the
-command line ranks. Nothing here writes to the database."""
+command line ranks. The submission API (harness/server/api.py) and the pages below that
+take uploads only queue jobs; worker slots judge and record them."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -16,8 +17,11 @@ from markupsafe import Markup
 
 from harness.frontends import boards
 from harness.results.store import Store
+from harness.server.api import make_api
+from harness.server.config import ServerSettings
 from harness.settings import Settings, WebSettings
 from harness.web import charts
+from harness.web.contest import add_contest_pages
 from harness.web.format import FILTERS
 
 
@@ -34,11 +38,17 @@ class Reader:
             yield self.store
 
 
-def create_app(db_url: str, show_code: bool, settings: WebSettings | None = None) -> Flask:
-    """The web leaderboard on the database at `db_url` (a SQLite path or postgresql:// URL).
-    `show_code`: whether submission pages (and their JSON) include the submitted code."""
-    web = settings or Settings.load().web
+def create_app(db_url: str, show_code: bool, settings: WebSettings | None = None,
+               server: ServerSettings | None = None,
+               on_enqueue: Callable[[], None] = lambda: None) -> Flask:
+    """The web leaderboard and submission API on the database at `db_url` (a SQLite path or
+    postgresql:// URL). `show_code`: whether submission pages (and their JSON) include the
+    submitted code. `on_enqueue` is called after each accepted upload (wakes local slots)."""
+    loaded = Settings.load() if settings is None or server is None else None
+    web = settings or loaded.web
     app = Flask(__name__)
+    make_api(app, db_url, server or ServerSettings.from_settings(loaded), on_enqueue)
+    add_contest_pages(app)
     app.json.sort_keys = False  # the key order of the commands' --json
     app.json.ensure_ascii = False
     app.jinja_env.filters.update(FILTERS)
@@ -67,12 +77,13 @@ def create_app(db_url: str, show_code: bool, settings: WebSettings | None = None
     @app.get("/tasks/<task>")
     def task_page(task: str) -> str:
         b = task_board(task, all_versions=request.args.get("all_versions") == "1")
-        trends = {kind: Markup(charts.trend_svg(boards.trend(b, kind), web.trend_width,
-                                                web.trend_height)) for kind in b.tables}
+        trends = {kind: Markup(charts.trend_svg(boards.trend(b, kind))) for kind in b.tables}
         with read() as store:
             subs = boards.history(store, task)
+        with app.extensions["harness_queue"]() as queue:
+            gpus = queue.gpu_kinds()
         return render_template("task.html", board=b, info=boards.task_info(task),
-                               trends=trends, submissions=subs[::-1])
+                               trends=trends, submissions=subs[::-1], upload_gpus=gpus)
 
     @app.get("/submissions/<int:submission_id>")
     def submission_page(submission_id: int) -> str:

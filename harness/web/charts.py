@@ -10,6 +10,8 @@ from typing import Any
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
            "#e377c2", "#7f7f7f", "#bcbd22"]
 LEFT, RIGHT, TOP, BOTTOM, LEGEND = 72, 16, 14, 30, 150
+# The trend chart's size, in pixels.
+TREND_WIDTH, TREND_HEIGHT = 1000, 260
 
 
 def _seconds(iso: str) -> float:
@@ -25,7 +27,8 @@ def user_colours(users: list[str]) -> dict[str, str]:
     return {u: PALETTE[i % len(PALETTE)] for i, u in enumerate(users)}
 
 
-def trend_svg(trend: dict[str, Any], width: int, height: int) -> str:
+def trend_svg(trend: dict[str, Any], width: int = TREND_WIDTH,
+              height: int = TREND_HEIGHT) -> str:
     """An SVG step chart of the best score over time: one thin line per user, a thick one
     for the best of all; hovering a point shows who, what and when. Empty when there is
     no ranked result."""

@@ -9,8 +9,8 @@ evaluators (pmpp_v2's `eval.py`, the nvfp4 and mxfp4 contests') run their benchm
 repeats back to back in one process that never sleeps between them (CUDA synchronisation
 spins), so the scheduler leaves it on one CPU with warm caches; the worker, which waits for
 the judge between samples, was found on a different CPU in almost every sample, with host
-work per call varying 60-131 µs by CPU and sample (run 65). Holding it read nvfp4
-triton_hopper's host-bound case at the public evaluator's level (run 66). Only threads
+work per call varying 60-131 µs by CPU and sample. Holding it read nvfp4
+triton_hopper's host-bound case at the public evaluator's level. Only threads
 are placed: the worker's other threads (CUDA's, OpenMP's) keep every other core, unlike
 `worker.pin_cpus`, which confines the whole worker to one core. Not held: the submission's
 import and its first sample (a build started there would run its compilers on the one
@@ -26,7 +26,7 @@ threads off a later one's held core); with every core claimed, the last one is s
 before. A task turns
 holding off with `timing.hold_cpu: false`, an organiser with `worker.hold_cpu`.
 
-With `worker.pin_cpus` (off by default: 2.2x slower on a host-bound case, runs 28-32) the
+With `worker.pin_cpus` (off by default: 2.2x slower on a host-bound case) the
 worker process gets a physical core of its own and the judge (and everything it starts)
 the others, so that a judge polling on a hyperthread sibling cannot slow its launches.
 """

@@ -181,10 +181,18 @@ def _smi_uuid(props: Any) -> str:
     return uuid if uuid.startswith(("GPU-", "MIG-")) else f"GPU-{uuid}"
 
 
+# The GPU flush writes this many times the L2's size (at least 50 MiB's worth), so that
+# nothing of the last call stays in the cache.
+L2_FLUSH_FACTOR = 2
+# Bytes the CPU flush writes between calls, more than a host's last-level cache.
+CPU_FLUSH_BYTES = 32 << 20
+
+
 class Flusher:
     """Evicts caches between calls: writes a buffer larger than L2 (or the CPU's caches)."""
 
-    def __init__(self, device: DeviceInfo, l2_factor: float, cpu_bytes: int) -> None:
+    def __init__(self, device: DeviceInfo, l2_factor: float = L2_FLUSH_FACTOR,
+                 cpu_bytes: int = CPU_FLUSH_BYTES) -> None:
         if device.kind == "cuda":
             size = int(max(device.l2_bytes, 50 << 20) * l2_factor)
             self.buffer = torch.empty(size // 4, dtype=torch.int32, device="cuda")

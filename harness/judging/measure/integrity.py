@@ -11,6 +11,18 @@ from typing import Any
 from harness.consts import Status
 from harness.settings import IntegritySettings, load_gpu_table
 
+# Judge-clock gap (µs) a sample may show beyond the calibration: the CPU's host clock and
+# round trips are noisier by an order of magnitude...
+GAP_ABS_US = {"cuda": 100, "cpu": 1000}
+# ...or this share of the judge's own estimate of a call, whichever is more.
+GAP_REL = 0.5
+# µs by which a case's calibration may exceed the one made before the submission's import.
+CALIBRATION_SLACK_US = {"cuda": 200, "cpu": 2000}
+# A two-clock flag seen on fewer samples is checked again on this many: one stall of the
+# host in one of two probes flags honest code, while work outside the timed region shows
+# on every probe. At least 3, or the low-gap rule would judge on one sample.
+CONFIRM_PROBES = 5
+
 
 @dataclass
 class Calibration:
@@ -72,8 +84,7 @@ def check_unmasking(rts: list[float], base: Calibration | None, xor_ns: float,
     judge's own time to XOR one sample's inputs (`xor_ns`). The case's no-ops (`case_ns`)
     run after the import, where a hook of the submission would run in theirs too and so
     widen its own allowance: they are kept as a diagnostic only. The relative allowance
-    covers a host slower after a rehearsal (up to twice as long on vectoradd in run 90)
-    and nvfp4's some 90 tensors a sample. Needs three samples or more (one stall moves the
+    covers a host slower after a rehearsal (up to twice as long on vectoradd) and nvfp4's some 90 tensors a sample. Needs three samples or more (one stall moves the
     median of two). None where there is nothing to compare (no late rehearsal)."""
     if len(rts) < 3 or base is None or base.unmask_median_ns <= 0:
         return None
@@ -126,7 +137,7 @@ def clock_samples(window_us: float, probes: list, timed: list) -> list:
 
 def check_clocks(
     reported: list[float], roundtrip: list[float], calibration: Calibration,
-    settings: IntegritySettings, per: int = 1, low_rule: bool = True,
+    device_kind: str, per: int = 1, low_rule: bool = True,
 ) -> ClockCheck:
     """Flag work done outside the timed region: a round trip longer than calibrated.
 
@@ -136,7 +147,7 @@ def check_clocks(
     median): a noisy host. But stalls only ever lengthen a round trip, and two stalls among
     the calibration's ten no-ops widen that spread by milliseconds (the CPU machine with
     both cores busy: a 3 ms sleep outside the timed region passed unflagged in 5 of 6
-    phases, docs/benchmarks.md). So where there are `confirm_probes` samples or more, the
+    phases, docs/benchmarks.md). So where there are `CONFIRM_PROBES` samples or more, the
     low gaps are also held to the allowance without the spread: the gap a quarter of the
     samples reach or undercut (not the least one, which one honest sample would set).
     Work outside the timed region lengthens every sample it runs in; noise leaves many
@@ -150,12 +161,12 @@ def check_clocks(
     # The allowance scales with the judge's own estimate of a call (which the submission
     # cannot forge), not with the reported time (which it can).
     spread = max(calibration.p90_ns - calibration.median_ns, 0.0)
-    strict = max(settings.gap_abs_us * 1e3, settings.gap_rel * statistics.median(judge))
+    strict = max(GAP_ABS_US[device_kind] * 1e3, GAP_REL * statistics.median(judge))
     allowed = max(strict, 3 * spread)
     excess = gap - calibration.median_ns
     ordered = sorted(gaps)
     low = ordered[math.ceil(len(ordered) / 4) - 1]
-    low_rule = (low_rule and len(gaps) >= settings.confirm_probes
+    low_rule = (low_rule and len(gaps) >= CONFIRM_PROBES
                 and low - calibration.median_ns > strict)
     unit = "per call" if per == 1 else f"per sample of {per} calls"
     message, rule = "", ""
@@ -181,13 +192,13 @@ def check_clocks(
 
 
 def confirmed_clocks(
-    checked: list[dict], per: int, calibration: Calibration, settings: IntegritySettings,
+    checked: list[dict], per: int, calibration: Calibration, device_kind: str,
     more: Callable[[], dict | None],
 ) -> tuple[ClockCheck | None, list[dict]]:
     """The two-clock check on the `checked` samples (replies with the reported `ns` per
     call and the judge's round trip `rt` for `per` calls), and the samples it ran on.
 
-    A flag raised on fewer than `settings.confirm_probes` samples is checked again with
+    A flag raised on fewer than `CONFIRM_PROBES` samples is checked again with
     more probes from `more` (None once no time is left): with two probes, one stall of the
     host in one of them is a flag, while work outside the timed region shows on every
     probe and stays flagged. So is a suspect check (`ClockCheck.suspect`: low gaps above
@@ -197,13 +208,13 @@ def confirmed_clocks(
         if not samples:
             return None
         return check_clocks([float(r["ns"]) * per for r in samples], [r["rt"] for r in samples],
-                            calibration, settings, per)
+                            calibration, device_kind, per)
 
     clocks = check(checked)
-    if clocks is None or not clocks.suspect or len(checked) >= settings.confirm_probes:
+    if clocks is None or not clocks.suspect or len(checked) >= CONFIRM_PROBES:
         return clocks, checked
     checked = list(checked)
-    while len(checked) < settings.confirm_probes:
+    while len(checked) < CONFIRM_PROBES:
         reply = more()
         if reply is None:
             break
@@ -212,7 +223,7 @@ def confirmed_clocks(
 
 
 def calibration_disturbed(
-    before_import: Calibration, per_case: Calibration, settings: IntegritySettings,
+    before_import: Calibration, per_case: Calibration, device_kind: str,
     outside_ns: float = 0.0,
 ) -> str:
     """A reason when the per-case calibration is far above the one made before import.
@@ -223,7 +234,7 @@ def calibration_disturbed(
     """
     excess = per_case.median_ns - before_import.median_ns
     spread = max(before_import.p90_ns - before_import.median_ns, 0.0)
-    if excess > settings.calibration_slack_us * 1e3 + 3 * outside_ns + 3 * spread:
+    if excess > CALIBRATION_SLACK_US[device_kind] * 1e3 + 3 * outside_ns + 3 * spread:
         return (
             f"the harness's own overhead grew by {excess / 1e3:.0f} µs after the submission "
             "was imported (something slows the harness's no-op calls)"

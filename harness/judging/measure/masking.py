@@ -2,8 +2,8 @@
 
 With the late rehearsal the judge writes a sample's fresh inputs before the worker runs the
 previous sample's calls again, so that no other CUDA context (the judge's) runs between the
-rehearsal and the timed calls (run 85: the switch to the judge's context and back leaves
-the call's own state cold, about 1 µs on mxfp4_mm). The submission must still learn nothing
+rehearsal and the timed calls (the switch to the judge's context and back leaves the
+call's own state cold, about 1 µs on mxfp4_mm). The submission must still learn nothing
 of those inputs in the rehearsal: the judge writes each tensor's bytes XORed with a key
 stream, and sends the 63-bit key only after the rehearsal has answered, in a request of its
 own; the worker then XORs them back, off the call's clock, before the call. The same

@@ -24,6 +24,7 @@ from harness.consts import Status
 from harness.judging.checking import output_sanity
 from harness.judging.measure.devices import ClockReading
 from harness.judging.measure.integrity import (
+    CONFIRM_PROBES,
     Calibration,
     ClockCheck,
     attempt_record,
@@ -72,6 +73,27 @@ from harness.judging.worker.structure import (
 from harness.loading.task_folder import TaskError
 from harness.results.document import CaseResult
 
+# No-op calls per timed case for the two-clock check's calibration (fewer on the CPU,
+# where each is slow)...
+CALIBRATION_CALLS = {"cuda": 40, "cpu": 10}
+# ...but past this many, no more than CALIBRATION_SECONDS of them: a no-op does a sample's
+# work outside the timed region, which takes tens of milliseconds on some cases.
+CALIBRATION_MIN_CALLS = 10
+CALIBRATION_SECONDS = 0.25
+# Every this-many-th timed sample hides no launch (a probe, not scored): the two clocks
+# are compared on these.
+PROBE_EVERY = 4
+# The SM clock (MHz) the hidden window is converted at where the device reports no
+# maximum: about the top clock of current data-centre GPUs.
+SM_MHZ_UNKNOWN = 2000.0
+# Another sample starts only where one as long as the longest so far ends this long (s)
+# before the phase's deadline: the case's checks and result still fit.
+DEADLINE_MARGIN_SECONDS = 0.5
+# A case is timed again only where this many times its first attempt's time (calibration
+# included), and RETRY_EXTRA_SECONDS more, are left: a slower retry still ends in time.
+RETRY_ROOM = 3
+RETRY_EXTRA_SECONDS = 1.0
+
 
 class Sampling:
     """The sampling half of the judge (see the module's docstring)."""
@@ -84,11 +106,10 @@ class Sampling:
 
     def _sm_mhz(self) -> float:
         """The SM clock the hidden window is converted at (its maximum)."""
-        return self.device.clocks.get("sm_max_mhz") or 2000.0
+        return self.device.clocks.get("sm_max_mhz") or SM_MHZ_UNKNOWN
 
     def _ahead_cycles(self, window_us: float, host_ns: float, calls: int) -> int:
-        return ahead_cycles(window_us, host_ns, calls, self._sm_mhz(),
-                            self.settings.timing.min_ahead_us)
+        return ahead_cycles(window_us, host_ns, calls, self._sm_mhz())
 
     def _roundtrip(self, message: dict, timeout: float, flush: bool = True,
                    wake: bool = True) -> tuple[dict, float]:
@@ -170,16 +191,16 @@ class Sampling:
         return (t for k in picks for t in tensors(box.slots[k]))
 
     def _calibrate(self, deadline: float, box: CaseBuffers | None = None) -> Calibration:
-        """The case's no-op gaps: `calibration_calls` of them, or, once
-        `calibration_seconds` have passed, no more than `calibration_min_calls`."""
-        timing = self.settings.timing
+        """The case's no-op gaps: `CALIBRATION_CALLS` of them, or, once
+        `CALIBRATION_SECONDS` have passed, no more than `CALIBRATION_MIN_CALLS`."""
+        most = CALIBRATION_CALLS[self.device.kind]
         plain = self._plain_copies(box)  # before the clock: not the no-ops' time
         started = self.clock()
         timeout = max(deadline - started, 1.0)
         replies: list[dict] = []
-        while len(replies) < timing.calibration_calls and (
-                len(replies) < timing.calibration_min_calls
-                or self.clock() - started < timing.calibration_seconds):
+        while len(replies) < most and (
+                len(replies) < CALIBRATION_MIN_CALLS
+                or self.clock() - started < CALIBRATION_SECONDS):
             replies.append(self._noop_gap(timeout, box, plain))
         return calibration_of(replies)
 
@@ -338,9 +359,9 @@ class Sampling:
         calls not made yet (a result kept from an earlier attempt answers none of them).
         The last attempt stands, every check on it as on the first; the earlier ones are
         kept in its record (`integrity.retried`). Work outside the timed region shows on
-        every attempt; a host that slowed down after the case's calibration does not (runs
-        67, 71, 89, 95: honest vectoradd cases flagged, the worker's own code 2-3x slower
-        than in the calibration just before). A submission that turns honest once it sees
+        every attempt; a host that slowed down after the case's calibration does not (honest
+        cases were flagged where the worker's own code ran 2-3x slower than in the
+        calibration just before). A submission that turns honest once it sees
         the case timed again moves the flagged work into its event times: the flags then
         stand (`moved_into_the_clock`). A retry is made only where three attempts' time,
         calibration included, is left before the phase's deadline."""
@@ -351,7 +372,7 @@ class Sampling:
         for _ in range(self.settings.integrity.noise_retries):
             checks = retry_reason(result)
             took = self.clock() - began
-            if not checks or deadline - self.clock() < 3 * took + 1.0:
+            if not checks or deadline - self.clock() < RETRY_ROOM * took + RETRY_EXTRA_SECONDS:
                 break
             earlier.append(attempt_record(result, checks))
             self._drop_clock_reading()
@@ -379,7 +400,7 @@ class Sampling:
         drawn for its number); the number of the call after the last is returned.
 
         Most samples hide the host's launch behind a GPU sleep as long as the contest's
-        window (the score); every `probe_every`-th sample does not (a probe): the judge's
+        window (the score); every `PROBE_EVERY`-th sample does not (a probe): the judge's
         two-clock check runs on probes, where the event time must account for the whole
         round trip, so work hidden from the events shows there.
         """
@@ -389,7 +410,7 @@ class Sampling:
         start = per if start is None else start
         call = start
         longest = 0.0  # the longest sample so far (s, the judge's clock, rehearsal included)
-        warm = WarmUp(timing, self.clock)
+        warm = WarmUp(timing, self.clock, self.device.kind)
         while not warm.done() and self.clock() < deadline:
             reply = self._sample(box, case, plan, call, self._ahead_cycles(window, max(hosts), per),
                                  deadline, f"warm-up call {call}")
@@ -402,12 +423,12 @@ class Sampling:
                         if self._measures_sleep() and window > 0 and not self._fill_bytes()
                         else None)
         laps.lap("warm_up")
-        rule = StoppingRule(timing, self.clock)
+        rule = StoppingRule(timing, self.clock, self.device.kind)
         timed, probes, replies = [], [], []
-        every = timing.probe_every if window > 0 else 1
+        every = PROBE_EVERY if window > 0 else 1
         timing_started = self.clock()
         n = 0
-        while not rule.done() and self.clock() + longest < deadline - 0.5:
+        while not rule.done() and self.clock() + longest < deadline - DEADLINE_MARGIN_SECONDS:
             probe = every > 0 and n % every == every - 1
             ahead = 0 if probe else self._ahead_cycles(window, max(hosts), per)
             reply = self._sample(box, case, plan, call, ahead, deadline, f"timed call {call}")
@@ -422,9 +443,10 @@ class Sampling:
                 timed.append(reply)
             call += per
             n += 1
-        if window > 0 and not probes and rule.samples and self.clock() + longest < deadline - 0.5:
+        if window > 0 and not probes and rule.samples \
+                and self.clock() + longest < deadline - DEADLINE_MARGIN_SECONDS:
             # Long samples (15 grouped GEMMs, say) can satisfy the stopping rule before the
-            # probe_every-th sample: every case still gets one probe, because the clocks
+            # PROBE_EVERY-th sample: every case still gets one probe, because the clocks
             # are compared only where no GPU sleep hides the launch (a hidden window is
             # on the judge's clock but, by design, not in the reported time).
             probes.append(self._sample(box, case, plan, call, 0, deadline, f"timed call {call}"))
@@ -440,14 +462,14 @@ class Sampling:
             """One more probe for a flag seen on few samples (off the score), where two of
             the longest round trips so far still fit before the phase's deadline."""
             nonlocal call
-            if self.clock() + 2 * longest >= deadline - 0.5:
+            if self.clock() + 2 * longest >= deadline - DEADLINE_MARGIN_SECONDS:
                 return None
             reply = self._sample(box, case, plan, call, 0, deadline, f"confirming call {call}")
             call += per
             return reply
 
         clocks, checked = confirmed_clocks(clock_samples(window, probes, timed), per,
-                                           calibration, self.settings.integrity, more)
+                                           calibration, self.device.kind, more)
         result.stats = stats.to_dict()
         # In the order taken: the score's samples (event time per call) and, beside each,
         # the worker's own clock around its calls (its account: a diagnostic).
@@ -471,8 +493,7 @@ class Sampling:
                 f"a thread running the submission's code was still alive after {lingering} of "
                 f"{len(replies)} timed samples had returned: work could go on outside the timed "
                 "region")
-        long = long_samples(rule.samples, timing.long_sample_factor, timing.long_sample_note,
-                            window)
+        long = long_samples(rule.samples, window_us=window)
         if long:
             if clocks is not None and clocks.flagged:
                 long.pop("note", None)  # the score is the judge's clock there, not the mean
@@ -494,8 +515,7 @@ class Sampling:
         if window > 0 and probes:
             result.integrity["launch_counted"] = summarize([float(r["ns"]) for r in probes]).to_dict()
         disturbed = calibration_disturbed(self.base_calibration, calibration,
-                                          self.settings.integrity,
-                                          self._outside_ns(box))
+                                          self.device.kind, self._outside_ns(box))
         if disturbed:
             result.flags.append(disturbed)
             result.integrity["calibration_disturbed"] = True
@@ -530,8 +550,8 @@ class Sampling:
         any clock starts, so work done on the others only, outside the timed region, would
         never show there. Their round trip is taken less their GPU sleep: the length the
         judge set (`ahead` cycles at the SM's maximum clock, a lower bound) and
-        `integrity.sleep_slack` of it more (a sleep runs 7-14% longer where the SM is
-        slower: runs 86-87), so that neither the sleep nor the allowance's share of it
+        `integrity.sleep_slack` of it more (a sleep lasts 7-14% longer where the SM is
+        slower), so that neither the sleep nor the allowance's share of it
         reads as work. The median rule only. None without a window or with too few, and
         where the contest's fill replaces the sleep (its length is not the judge's). With
         the mean slack (ns) taken off (a flagged case is scored with the nominal sleep)
@@ -545,7 +565,7 @@ class Sampling:
         more (the SM clock moved), never more than `integrity.sleep_drift_max`: work on the
         GPU that lengthens one timing buys no more; and never laxer than the rule above."""
         scored = [r for r in timed if r.get("ahead")]
-        if len(scored) < self.settings.integrity.confirm_probes or self._fill_bytes():
+        if len(scored) < CONFIRM_PROBES or self._fill_bytes():
             return None
         integrity = self.settings.integrity
         rate = at_max = 1e3 / self._sm_mhz()  # ns per cycle
@@ -563,7 +583,7 @@ class Sampling:
         nominal = [r["ahead"] * rate for r in scored]
         check = check_clocks([float(r["ns"]) * per for r in scored],
                              [r["rt"] - (1 + slack) * s for r, s in zip(scored, nominal)],
-                             calibration, integrity, per, low_rule=False)
+                             calibration, self.device.kind, per, low_rule=False)
         if check.flagged:
             check.message = f"on the scored samples (their GPU sleep left out): {check.message}"
         sleep |= {"ns_per_cycle": rate, "slack": slack}

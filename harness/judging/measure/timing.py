@@ -13,6 +13,26 @@ from typing import Any
 
 from harness.settings import TimingSettings
 
+# Warm-up calls at least, whatever the time budget; one on the CPU, where calls are slow.
+WARMUP_MIN_CALLS = {"cuda": 3, "cpu": 1}
+# Samples the time budget never stops short of (the phase's time limit still does); on the
+# CPU the public evaluators' least number of repeats, so that local runs stay quick.
+MIN_SAMPLES = {"cuda": 5, "cpu": 3}
+# A scored sample above this many times the case's median counts as long.
+LONG_SAMPLE_FACTOR = 4
+# The report notes long samples where they add this share of the mean or more.
+LONG_SAMPLE_NOTE = 0.05
+# Judge and worker poll (not sleep) this long for a message (s); never on the CPU, where a
+# polling judge would take the worker's core.
+SPIN_SECONDS = {"cuda": 0.05, "cpu": 0.0}
+# A hidden window up to this long (µs) is slept whole before every sample, as the
+# contest's flush lasts it whole; a longer one is sized from the recent launches.
+MIN_AHEAD_US = 1000.0
+# A sized sleep covers this many times the recent launches' host time...
+AHEAD_MARGIN = 1.5
+# ...and this much more (µs): a launch a little slower than the recent ones still hides.
+AHEAD_EXTRA_US = 20.0
+
 
 @dataclass
 class Stats:
@@ -53,7 +73,8 @@ def summarize(samples: list[float]) -> Stats:
     )
 
 
-def long_samples(samples: list[float], factor: float, note_share: float,
+def long_samples(samples: list[float], factor: float = LONG_SAMPLE_FACTOR,
+                 note_share: float = LONG_SAMPLE_NOTE,
                  window_us: float = 0.0) -> dict[str, Any] | None:
     """The samples above `factor` times the median, and what they add to the mean; with a
     `note` for the report where they add `note_share` of the mean or more (`window_us`: the
@@ -61,8 +82,7 @@ def long_samples(samples: list[float], factor: float, note_share: float,
 
     The score is the mean, as in the contests, so on a call of a few microseconds one
     sample whose launch outlasted the hidden window (or whose host stalled) moves it far:
-    vectoradd Triton's smallest case read sample medians of 6.4-6.7 µs in every run and
-    means of 6.5-11.3 µs, the longest sample of a run 7.5-368 µs (runs 74-78).
+    vectoradd Triton's smallest case read medians of 6.4-6.7 µs and means of up to 11.3 µs.
     None when no sample is that long."""
     if not samples:
         return None
@@ -90,15 +110,17 @@ def long_samples(samples: list[float], factor: float, note_share: float,
 class StoppingRule:
     """Time until the mean is precise enough, within call and wall-time bounds.
 
-    Stops when, with at least `min_calls` calls and `min_seconds` elapsed, the relative
+    Stops when, with at least `min_calls` samples and `min_seconds` elapsed, the relative
     standard error is below `target_rse`; or at `max_calls`; or at `max_seconds`, once
-    there are `min_samples` samples (a case whose samples each cost the judge a second of
-    input making and checking would otherwise be scored on two or three).
+    there are `MIN_SAMPLES` of the device's samples (a case whose samples each cost the
+    judge a second of input making and checking would otherwise be scored on two or three).
     """
 
-    def __init__(self, settings: TimingSettings, clock: Callable[[], float]) -> None:
+    def __init__(self, settings: TimingSettings, clock: Callable[[], float],
+                 device_kind: str) -> None:
         self.settings = settings
         self.clock = clock
+        self.min_samples = MIN_SAMPLES[device_kind]
         self.start = clock()
         self.samples: list[float] = []
         self._sum = 0.0
@@ -124,7 +146,7 @@ class StoppingRule:
         elapsed = self.clock() - self.start
         if n >= s.max_calls:
             self.reason = f"reached {s.max_calls} calls"
-        elif elapsed >= s.max_seconds and n >= s.min_samples:
+        elif elapsed >= s.max_seconds and n >= self.min_samples:
             self.reason = f"reached the {s.max_seconds:g} s budget"
         elif n >= s.min_calls and elapsed >= s.min_seconds and self.rse() <= s.target_rse:
             self.reason = f"relative standard error {self.rse():.2%} <= {s.target_rse:.2%}"
@@ -168,9 +190,11 @@ class WarmUp:
     with one sample, as its contest's evaluator warms up with its one checked pass over
     the inputs."""
 
-    def __init__(self, settings: TimingSettings, clock: Callable[[], float]) -> None:
+    def __init__(self, settings: TimingSettings, clock: Callable[[], float],
+                 device_kind: str) -> None:
         self.settings = settings
         self.clock = clock
+        self.min_calls = WARMUP_MIN_CALLS[device_kind]
         self.start = clock()
         self.calls = 0
 
@@ -179,9 +203,8 @@ class WarmUp:
         self.calls += calls
 
     def done(self) -> bool:
-        s = self.settings
-        enough = self.calls >= s.warmup_min_calls
-        return enough and self.clock() - self.start >= s.warmup_seconds
+        enough = self.calls >= self.min_calls
+        return enough and self.clock() - self.start >= self.settings.warmup_seconds
 
 
 def hidden_window_us(timing: TimingSettings, task_timing: dict, device_kind: str) -> float:
@@ -197,22 +220,23 @@ def window_fill_bytes(timing: TimingSettings, task_timing: dict, device_kind: st
     sleep before a sample's start event (`timing.window_fill_bytes` of the task, else of
     the settings; a task's 0 keeps the sleep); 0 where none is set, on the CPU, when the
     settings count launch time, or where the task's window is longer than
-    `timing.min_ahead_us` (the nvfp4 and mxfp4 contests' multi-GB `randn`: their sleep is
+    `MIN_AHEAD_US` (the nvfp4 and mxfp4 contests' multi-GB `randn`: their sleep is
     sized from the launches, no fill stands for it)."""
     window = hidden_window_us(timing, task_timing, device_kind)
-    if window <= 0 or window > timing.min_ahead_us:
+    if window <= 0 or window > MIN_AHEAD_US:
         return 0
     return int(task_timing.get("window_fill_bytes", timing.window_fill_bytes) or 0)
 
 
-def judge_spin_seconds(timing: TimingSettings) -> float:
+def judge_spin_seconds(timing: TimingSettings, device_kind: str) -> float:
     """How long the judge polls (rather than naps) while it waits for the worker's reply:
-    `timing.judge_spin_seconds`, or `timing.spin_seconds` where that is null."""
-    return timing.spin_seconds if timing.judge_spin_seconds is None else timing.judge_spin_seconds
+    `timing.judge_spin_seconds`, or the worker's `SPIN_SECONDS` where that is null."""
+    own = timing.judge_spin_seconds
+    return SPIN_SECONDS[device_kind] if own is None else own
 
 
 def ahead_cycles(window_us: float, host_ns: float, calls: int, sm_mhz: float,
-                 floor_us: float) -> int:
+                 floor_us: float = MIN_AHEAD_US) -> int:
     """GPU sleep (SM cycles) before the start event: the whole window where it is no
     longer than `floor_us`; past that, long enough to hide the host's launch of one sample
     of `calls` calls (`host_ns` per call, from the worker's recent samples, with a margin),
@@ -225,4 +249,5 @@ def ahead_cycles(window_us: float, host_ns: float, calls: int, sm_mhz: float,
     the window."""
     if window_us <= 0:
         return 0
-    return int(min(window_us, max(floor_us, 1.5 * calls * host_ns / 1e3 + 20.0)) * sm_mhz)
+    sized = AHEAD_MARGIN * calls * host_ns / 1e3 + AHEAD_EXTRA_US
+    return int(min(window_us, max(floor_us, sized)) * sm_mhz)

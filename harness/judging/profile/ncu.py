@@ -31,10 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.consts import Status
 from harness.judging.sandbox.leftovers import alive, make_folder
 from harness.judging.sandbox.procfs import start_ticks
 
 RANGE = "custom_kernel"
+# Calls run under ncu per case, after one warm-up call outside it: ncu replays every
+# kernel of the range many times.
+NCU_CALLS = 1
 _OUTPUT_TAIL = 2000
 
 
@@ -44,8 +48,9 @@ def find_ncu() -> str | None:
 
 
 def report_path(reports_dir: Path, submission: str, task: str, index: int) -> Path:
-    """Where a case's report goes (ncu adds `.ncu-rep`)."""
-    return reports_dir / f"{Path(submission).stem}-{task}-case{index}"
+    """Where a case's report goes (ncu adds `.ncu-rep`): an absolute path, as ncu runs in a
+    scratch folder of its own (`profile.reports_dir` is relative to the judge's)."""
+    return Path(reports_dir).absolute() / f"{Path(submission).stem}-{task}-case{index}"
 
 
 def command(ncu: str, report: Path, launch_count: int, target: list[str]) -> list[str]:
@@ -114,11 +119,18 @@ def _run(cmd: list[str], env: dict[str, str], cwd: Path, timeout: float) -> _Out
 
 def profile_case(ncu: str | None, report: Path, launch_count: int, target: list[str],
                  env: dict[str, str], timeout: float) -> dict[str, Any]:
-    """Run one case's calls under `ncu`; what to record in the case's profile."""
+    """Run one case's calls under `ncu`; what to record in the case's profile: where its
+    report went and, read from it, its kernels (`ncu_report.read_report`), or an `error`
+    (`failure` makes it the case's verdict)."""
     if ncu is None:
         return {"available": False,
                 "note": "ncu (Nsight Compute) is not on the PATH: no kernel-level report"}
-    report.parent.mkdir(parents=True, exist_ok=True)
+    report = Path(report).absolute()  # ncu's working folder is a scratch folder
+    try:
+        report.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return {"available": True, "report": None,
+                "error": f"the reports folder {report.parent} cannot be made: {exc}"}
     cmd = command(ncu, report, launch_count, target)
     scratch = make_folder("ncu")
     try:
@@ -127,15 +139,42 @@ def profile_case(ncu: str | None, report: Path, launch_count: int, target: list[
         shutil.rmtree(scratch, ignore_errors=True)
     if run.returncode is None:
         said = f"; the end of its output:\n{run.tail}" if run.tail.strip() else ""
-        return {"available": True, "report": None, "error": f"ncu ran past {timeout:.0f} s{said}"}
+        return {"available": True, "report": None, "timed_out": True,
+                "error": f"ncu ran past {timeout:.0f} s{said}", "output": run.tail}
     written = report.with_name(report.name + ".ncu-rep")
     out = {"available": True, "command": " ".join(cmd[:cmd.index(sys.executable)]),
-           "report": str(written.resolve()) if written.is_file() else None}
+           "report": str(written) if written.is_file() else None}
     if run.left_running:
         out["left_running"] = run.left_running
-    if run.returncode != 0 or out["report"] is None:
-        out["error"] = f"ncu exited with {run.returncode}: {run.tail}"
-    return out
+    if run.returncode != 0:
+        out["error"] = f"ncu exited with {run.returncode}: {_reason(run.tail)}"
+    elif out["report"] is None:
+        out["error"] = f"ncu exited with 0 but wrote no report at {written}"
+    if "error" in out:
+        out["output"] = run.tail
+        return out
+    from harness.judging.profile.ncu_report import read_report
+
+    return out | read_report(ncu, written, min(timeout, 120.0))
+
+
+def _reason(tail: str) -> str:
+    """ncu's own error lines (`==ERROR== ...`) in its output, else its last line."""
+    lines = [line.strip() for line in tail.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("==ERROR==")]
+    return " ".join(errors or lines[-1:]) or "no output"
+
+
+def failure(ncu: dict[str, Any] | None) -> tuple[str, str] | None:
+    """A case's verdict where its Nsight Compute run failed (a profile without its report
+    does not pass): `timed out` past its time, else `error`; None where it did not fail
+    or did not run."""
+    if not ncu or not ncu.get("error"):
+        return None
+    status = Status.TIMED_OUT if ncu.get("timed_out") else Status.ERROR
+    return status, (f"Nsight Compute failed, so this case has no kernel report: "
+                    f"{ncu['error']}\n(profile.ncu: false in a --config file profiles "
+                    "without it)")
 
 
 def _import_submission(staging: Path, name: str) -> Any:

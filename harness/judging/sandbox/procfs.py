@@ -5,6 +5,8 @@ figure."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 def stat_fields(pid: int | str = "self") -> list[str]:
     """The fields of /proc/PID/stat after the command name, which may hold spaces and
@@ -22,3 +24,30 @@ def start_ticks(pid: int | str = "self") -> int | None:
     number it names one process, never a later one given the same number."""
     fields = stat_fields(pid)
     return int(fields[19]) if len(fields) > 19 else None
+
+
+def process_table() -> dict[int, tuple[int, int]]:
+    """Every process's (parent, process group), read from /proc (zombies too)."""
+    table = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        fields = stat_fields(entry.name)
+        if len(fields) > 2:
+            table[int(entry.name)] = (int(fields[1]), int(fields[2]))
+    return table
+
+
+def family(pid: int, table: dict[int, tuple[int, int]] | None = None) -> set[int]:
+    """`pid`, every process below it however deep, and every process above it up to the
+    first (`table`: `process_table()`, read now where not given)."""
+    table = process_table() if table is None else table
+    found, frontier = {pid}, {pid}
+    while frontier:
+        frontier = {p for p, (parent, _) in table.items() if parent in frontier} - found
+        found |= frontier
+    up = pid
+    while up in table and table[up][0] not in found and table[up][0] > 0:
+        up = table[up][0]
+        found.add(up)
+    return found

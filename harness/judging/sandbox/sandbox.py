@@ -47,11 +47,17 @@ from harness.judging.sandbox.containment import (
     prepare_scratch,
 )
 from harness.judging.sandbox.leftovers import make_folder
-from harness.judging.sandbox.procfs import stat_fields
+from harness.judging.sandbox.procfs import process_table
 from harness.judging.sandbox.seccomp import NoIpSockets
 from harness.judging.startup.compile_cache import ENV as COMPILE_CACHE_ENV
 from harness.judging.startup.compile_cache import copy_back, copy_in
 from harness.settings import WorkerSettings
+
+# Under the sandbox, a seccomp filter beside Landlock: no IP sockets (Landlock refuses only
+# TCP), no io_uring.
+SECCOMP = True
+# Run as root, the worker holds no capability.
+DROP_CAPABILITIES = True
 
 # Variables a worker may inherit: enough to find Python, the GPU and the compilers as the
 # machine sets them up (a submission that builds an extension with torch's load_inline
@@ -113,22 +119,10 @@ def become_subreaper() -> bool:
         return False
 
 
-def _process_table() -> dict[int, tuple[int, int]]:
-    """Every process's (parent, process group), read from /proc (zombies too)."""
-    table = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        fields = stat_fields(entry.name)
-        if len(fields) > 2:
-            table[int(entry.name)] = (int(fields[1]), int(fields[2]))
-    return table
-
-
 def children() -> set[int]:
     """This process's child processes, zombies and adopted orphans included."""
     me = os.getpid()
-    return {pid for pid, (parent, _) in _process_table().items() if parent == me}
+    return {pid for pid, (parent, _) in process_table().items() if parent == me}
 
 
 def kill_strays(keep: set[int], seconds: float = 5.0) -> list[int]:
@@ -141,7 +135,7 @@ def kill_strays(keep: set[int], seconds: float = 5.0) -> list[int]:
     own_group = os.getpgid(0)
     deadline = time.monotonic() + seconds
     while True:
-        table = _process_table()
+        table = process_table()
         strays = [p for p, (ppid, _) in table.items() if ppid == os.getpid() and p not in keep]
         if not strays or time.monotonic() > deadline:
             break
@@ -255,8 +249,7 @@ def contain(settings: WorkerSettings, device: str, scratch: Path, readable: list
         return env, Limits(settings.file_size_limit_bytes, address_space, cpus,
                            bound=bound), report
     policy = build_policy(scratch, readable, writable, device, settings.sandbox_read)
-    no_ip = (NoIpSockets(settings.sandbox_speculation_mitigations)
-             if settings.sandbox_seccomp and NoIpSockets.available() else None)
+    no_ip = NoIpSockets() if SECCOMP and NoIpSockets.available() else None
     policy.no_ip = no_ip is not None
     env[POLICY_ENV] = policy.to_env()
     # TorchInductor's parallel compile workers need multiprocessing locks, which are
@@ -266,7 +259,7 @@ def contain(settings: WorkerSettings, device: str, scratch: Path, readable: list
     if no_ip is not None:
         report.enforced.append("no IP sockets (seccomp)")
     limits = Limits(settings.file_size_limit_bytes, address_space, cpus, ruleset, no_ip,
-                    settings.sandbox_drop_capabilities, bound)
+                    DROP_CAPABILITIES, bound)
     _note_bound(report, bound)
     return env, limits, report
 

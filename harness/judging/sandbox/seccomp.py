@@ -12,7 +12,7 @@ Installed with SECCOMP_FILTER_FLAG_SPEC_ALLOW by default: kernels booted with
 Linux 5.16, still chosen by some distributions) otherwise turn on speculative-store-bypass
 and indirect-branch mitigations for every filtered process, which slows the submission's
 own host code against the public evaluators' unfiltered process. The filter's purpose is
-the socket rule, not those mitigations; `worker.sandbox_speculation_mitigations: true`
+the socket rule, not those mitigations; `NoIpSockets(speculation_mitigations=True)`
 keeps the kernel's choice.
 """
 
@@ -38,6 +38,11 @@ class _Prog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
+# The kernel's seccomp-tied speculation mitigations stay off for the worker: they slow its
+# host code against the public evaluators' unfiltered process.
+SPECULATION_MITIGATIONS = False
+
+
 def _op(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack("=HBBI", code, jt, jf, k)
 
@@ -45,7 +50,7 @@ def _op(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
 class NoIpSockets:
     """The filter, built where it can be (Linux on x86_64 or aarch64)."""
 
-    def __init__(self, speculation_mitigations: bool = False) -> None:
+    def __init__(self, speculation_mitigations: bool = SPECULATION_MITIGATIONS) -> None:
         self.speculation_mitigations = speculation_mitigations
         arch, socket_nr, uring_nr = _ARCH[platform.machine()]
         deny = _RET_ERRNO | errno.EACCES

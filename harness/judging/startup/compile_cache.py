@@ -48,6 +48,12 @@ _SALT = b"kernel-harness compile cache 1\0"
 _LEDGER = ".ledger"
 _UNRANKED = ("test", "benchmark", "profile")
 _TOOL_SECONDS = 300.0
+# Folders kept, the most recently used (with `worker.compile_cache_total_mb` in all).
+KEEP_FOLDERS = 32
+# A folder past this size (MB) or this many entries is dropped after its evaluation: one
+# source's caches must not crowd out the others'.
+FOLDER_MAX_MB = 2048
+FOLDER_MAX_FILES = 100_000
 
 
 @dataclass
@@ -154,9 +160,9 @@ def prepare(settings, source: str) -> tuple[CompileCache | None, str | None]:
 
 def tidy(settings, cache: CompileCache) -> str | None:
     """After an evaluation, its workers gone: where no other evaluation holds the folder,
-    clear the build locks left in it and drop it past `compile_cache_max_mb` or
-    `compile_cache_max_files`; then evict the least recently used folders that no
-    evaluation holds, beyond `compile_cache_keep` folders or `compile_cache_total_mb` in
+    clear the build locks left in it and drop it past `FOLDER_MAX_MB` or
+    `FOLDER_MAX_FILES`; then evict the least recently used folders that no
+    evaluation holds, beyond `KEEP_FOLDERS` folders or `compile_cache_total_mb` in
     all. Releases the folder. A warning for the result, or None."""
     warning = None
     try:
@@ -164,10 +170,11 @@ def tidy(settings, cache: CompileCache) -> str | None:
             clear_build_locks(cache.folder)
             _restore_modes(cache.folder)  # a worker's chmod hides nothing from the count
             size, files = footprint(cache.folder)
-            too_big = size > settings.compile_cache_max_mb << 20
-            if too_big or files > settings.compile_cache_max_files:
+            too_big = size > FOLDER_MAX_MB << 20
+            if too_big or files > FOLDER_MAX_FILES:
                 what = (f"the compiler caches of this file ({size_text(size)}, {files} entries) "
-                        "passed worker.compile_cache_max_mb or compile_cache_max_files")
+                        f"passed the {FOLDER_MAX_MB} MB or {FOLDER_MAX_FILES} entries a file's "
+                        "folder may hold")
                 if _remove(cache.folder):
                     size, warning = 0, f"{what} and were dropped: its next run compiles again"
                 else:
@@ -246,7 +253,7 @@ def evict(settings, base: Path, keep: str = "") -> list[str]:
     removed = []
     for rank, (_, size, name) in enumerate(entries, start=2 if keep else 1):
         total += size
-        if rank <= settings.compile_cache_keep and total <= settings.compile_cache_total_mb << 20:
+        if rank <= KEEP_FOLDERS and total <= settings.compile_cache_total_mb << 20:
             continue
         try:
             fd = _open_ledger(ledger / name)

@@ -5,8 +5,7 @@ on an H200 machine that compiles torch's bytecode from source, `docs/benchmarks.
 judge spends about as long on its own import of torch, the device and the task before it
 would start one. Started first, with the same sandbox, the worker imports torch while
 the judge does: the evaluation then waits for the later of the two, not for their sum
-(runs 29-31 in `docs/benchmarks.md`: nvfp4's start-up 0.8 s against 1.7 s; nothing gained
-where the judge is the later one anyway, as with a public pmpp_v2 reference whose first
+(nvfp4's start-up 0.8 s against 1.7 s, `docs/benchmarks.md`; nothing gained where the judge is the later one anyway, as with a public pmpp_v2 reference whose first
 `use_deterministic_algorithms` imports torch._inductor).
 
 Nothing of the task is in the worker's staging folder yet: the sandbox's rules name the

@@ -85,8 +85,8 @@ class TorchCalls:
         this with 256 MiB (`timing.window_fill_bytes`, Worker._hide). With the default 1 MiB
         it is a miniature of the public evaluators' flush (theirs: 256 MiB, or a
         `torch.randn` of GBs), so the call's own operators start on warm code paths. The
-        harness's protocol between samples leaves them cold (run 46: `A + B` took 14-21 µs
-        as a sample's first operator, 7-10 µs right after another).
+        harness's protocol between samples leaves them cold (`A + B` took 14-21 µs as a
+        sample's first operator, 7-10 µs right after another).
 
         False where torch's allocator has not that much left (a submission that keeps the
         GPU's memory full between calls): the sample then goes on without it, rather than
@@ -403,7 +403,7 @@ class Worker:
         falls in neither clock: the judge checks outputs and writes the next inputs
         meanwhile. Run before a sample, it stood in the judge's round trip of the
         submission's samples but not of its no-op calls, and read as work outside the
-        timed region (run 71). A rehearsal places it before its own reply (`_rehearse`):
+        timed region. A rehearsal places it before its own reply (`_rehearse`):
         its round trip is on no clock, and with `timing.rehearse_late` only the unmasking
         request comes between its reply and the timed call. Never after a no-op (the first
         come before the import, which keeps every CPU), so the first sample (a
@@ -509,7 +509,7 @@ class Worker:
                  "pre_ns": t_in - t_req, "lead_ns": t0 - t_in}
         # Counted after the judge's no-op calls too (their count is not read): the two-clock
         # check's calibration must do all the work outside the timed region that a sample
-        # does, or the difference reads as the submission's (run 71).
+        # does, or the difference reads as the submission's.
         reply["threads"] = self._threads_left()
         if unwarmed:  # no memory for warm "torch"'s 1 MiB: this sample ran as warm "kernel"
             reply["unwarmed"] = True
@@ -522,7 +522,7 @@ class Worker:
         contest's own fill where the task or the settings name one
         (`timing.window_fill_bytes`, short windows only: pmpp_v2's
         `torch.empty` of 256 MiB and `fill_(42)`, whose length and host cost the public
-        evaluator's window has by construction: run 87, 16.9 µs hidden against its 16.7),
+        evaluator's window has by construction: 16.9 µs hidden against its 16.7),
         else `ahead` cycles of GPU sleep; the sleep also where the fill's memory cannot be
         had (False: the judge flags such samples, whose window was the sleep's)."""
         if self.window_fill_elements and self.calls.warm_torch(self.window_fill_elements):
@@ -534,8 +534,8 @@ class Worker:
         """timing.rehearse_late: the inputs of the sample from `slot` unmasked and the
         caches flushed (`_unmask`), and the GPU idle again, in a request of its own between
         the rehearsal and the call: off the call's clock, so that the host time this takes
-        (100-250 µs on the H200 machine, longer after a rehearsal than after a no-op: run
-        90) is not read as the submission's work outside the timed region. Its XOR takes
+        (100-250 µs on the H200 machine, longer after a rehearsal than after a no-op) is
+        not read as the submission's work outside the timed region. Its XOR takes
         no function the submission could replace (they were taken before the import), but
         the worker's own methods and a thread the submission left could run meanwhile: the
         judge holds this round trip to what it expects of it (`check_unmasking`), and the

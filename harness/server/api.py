@@ -1,0 +1,422 @@
+"""The submission API: popcorn-cli's protocol, our own richer endpoint, the admin endpoints.
+
+popcorn-cli (github.com/gpu-mode/popcorn-cli, src/service/mod.rs) works unchanged with
+POPCORN_API_URL pointing here: its token arrives in `X-Popcorn-Cli-Id` (ours also takes
+`Authorization: Bearer`), errors answer `{"detail": ...}` with a 4xx code. Each endpoint
+checks the token, validates the upload and queues a job (harness/server/queue.py); worker
+slots judge it as `runner.py submit` would. The user is only ever the token's. A contestant
+is never served another user's code, nor the secret seeds of a leaderboard run.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, NoReturn
+
+from flask import Blueprint, Flask, abort, jsonify, make_response, request
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+
+from harness.options import MODES
+from harness.results.store import Store
+from harness.server.config import ServerSettings
+from harness.server.queue import DONE, FAILED, Job, JobQueue
+from harness.server.rules import get_rules, parse_deadline, parse_modes, set_rules
+from harness.server.slots import safe_file_name
+from harness.server.users import User, user_for_token
+
+RUNNER = "kernel-harness"
+TASK_CACHE_SECONDS = 30.0
+
+
+class Rejected(Exception):
+    """An upload refused inside the queue's transaction (the rate limit)."""
+
+    def __init__(self, code: int, detail: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(detail)
+        self.code, self.detail, self.headers = code, detail, headers or {}
+
+
+def fail(code: int, detail: str, headers: dict[str, str] | None = None) -> NoReturn:
+    """Answer `{"detail": ...}` with `code` (the shape popcorn-cli reads)."""
+    reply = make_response(jsonify(detail=detail), code)
+    for key, value in (headers or {}).items():
+        reply.headers[key] = value
+    abort(reply)
+
+
+class Database:
+    """One connection for the API, used by one request at a time."""
+
+    def __init__(self, db_url: str, server: ServerSettings) -> None:
+        self.store = Store(db_url)
+        self.queue = JobQueue(self.store, server.lease_seconds, server.max_attempts)
+        self.lock = threading.Lock()
+
+    @contextmanager
+    def __call__(self) -> Iterator[JobQueue]:
+        with self.lock:
+            yield self.queue
+
+
+class Tasks:
+    """The task folders' public facts, read at most every TASK_CACHE_SECONDS."""
+
+    def __init__(self) -> None:
+        self.read_at, self.known = 0.0, {}
+        self.lock = threading.Lock()
+
+    def all(self) -> dict[str, Any]:
+        from harness.loading.task_folder import TaskError, list_task_names, load_task
+
+        with self.lock:
+            if time.monotonic() - self.read_at > TASK_CACHE_SECONDS:
+                known = {}
+                for name in list_task_names():
+                    try:
+                        known[name.lower()] = load_task(name)
+                    except TaskError:
+                        continue  # a broken task takes no uploads
+                self.known, self.read_at = known, time.monotonic()
+            return self.known
+
+    def get(self, name: str) -> Any:
+        return self.all().get(name.lower())
+
+
+def token_of_request() -> str | None:
+    """The token: popcorn-cli's header, else `Authorization: Bearer`."""
+    token = request.headers.get("X-Popcorn-Cli-Id")
+    if token:
+        return token
+    auth = request.headers.get("Authorization", "")
+    return auth[7:].strip() if auth.lower().startswith("bearer ") else None
+
+
+# -- what a contestant is shown ----------------------------------------------------------
+def public_document(doc: dict[str, Any]) -> dict[str, Any]:
+    """A result document as its own submitter may see it: the secret seeds (the cases'
+    `seed`, and its value in their messages) and the server's database path left out."""
+    doc = copy.deepcopy(doc)
+    for phase in doc.get("phases", []):
+        if phase.get("seeds") != "secret":
+            continue
+        for case in phase.get("cases", []):
+            seed = case.get("case", {}).pop("seed", None)
+            if seed is not None and case.get("message"):
+                case["message"] = case["message"].replace(str(seed), "(secret)")
+            case.pop("samples", None)
+    if isinstance(doc.get("record"), dict):
+        doc["record"].pop("database", None)
+    return doc
+
+
+def job_status(job: Job, hacked: bool = False) -> str:
+    """popcorn-cli's job status: queued, running, succeeded, failed, timed_out or hacked."""
+    if job.status == FAILED:
+        return "failed"
+    if job.status != DONE:
+        return job.status
+    if hacked:
+        return "hacked"
+    return "timed_out" if job.verdict == "timed out" else "succeeded"
+
+
+def runs_of_job(job: Job) -> list[dict[str, Any]]:
+    """popcorn-cli's runs: one per seed kind, the score in seconds (its geomean unit)."""
+    doc = job.document()
+    if not doc:
+        return []
+    runs = []
+    for seeds in ("public", "secret"):
+        phases = [p for p in doc.get("phases", []) if p["seeds"] == seeds]
+        if not phases:
+            continue
+        bench = next((p for p in phases if p["name"] == "benchmark"), None)
+        score = bench["score_ns"] / 1e9 if bench and bench.get("score_ns") is not None else None
+        runs.append({
+            "mode": job.mode, "secret": seeds == "secret",
+            "runner": doc.get("device", {}).get("ranking_kind", job.gpu),
+            "score": score, "passed": doc.get("load_error") is None and all(
+                c["status"] == "passed" for p in phases for c in p["cases"]),
+            "start_time": doc.get("started"), "end_time": doc.get("ended")})
+    return runs
+
+
+def make_api(app: Flask, db_url: str, server: ServerSettings,
+             on_enqueue: Callable[[], None] = lambda: None) -> None:
+    """Add the API's endpoints to `app`."""
+    api = Blueprint("api", __name__)
+    db = Database(db_url, server)
+    tasks = Tasks()
+    # a multipart body a little over the file limit is cut off before it is read
+    app.config["MAX_CONTENT_LENGTH"] = server.max_upload_bytes + 65536
+
+    def user() -> User:
+        with db() as queue:
+            found = user_for_token(queue.store, token_of_request())
+        if found is None:
+            fail(401, "missing or unknown token: send it in X-Popcorn-Cli-Id (popcorn-cli) or "
+                      "Authorization: Bearer (an organiser gives it with `runner.py users add`)")
+        return found
+
+    def admin() -> User:
+        who = user()
+        if not who.admin:
+            fail(403, f"{who.name} is not an admin")
+        return who
+
+    def task_or_404(name: str) -> Any:
+        task = tasks.get(name)
+        if task is None:
+            fail(404, f"unknown leaderboard {name!r} (GET /leaderboards lists them)")
+        return task
+
+    def own_job(job_id: int, who: User) -> Job:
+        with db() as queue:
+            job = queue.get(job_id)
+        if job is None or job.user_name != who.name:  # another user's is as if absent
+            fail(404, f"no submission {job_id} of yours")
+        return job
+
+    def hacked(queue: JobQueue, job: Job) -> bool:
+        if job.submission_id is None:
+            return False
+        rows = queue.store.query("SELECT status FROM submissions WHERE id = ?",
+                                 (job.submission_id,))
+        return bool(rows) and rows[0]["status"] == "hacked"
+
+    def runner_queue(queue: JobQueue, job: Job) -> dict[str, Any]:
+        return {"runner": RUNNER, "gpu": job.gpu, "queued_jobs": queue.queued_count(job.gpu)}
+
+    @api.get("/leaderboards")
+    def leaderboards() -> Any:
+        """popcorn-cli's `fetch_leaderboards`: name, description and a `task` object."""
+        with db() as queue:
+            kinds = queue.gpu_kinds()
+            out = []
+            for task in tasks.all().values():
+                rules = get_rules(queue.store, task.name)
+                out.append({"name": task.name, "description": task.description,
+                            "task": {"ranking_by": task.ranking_by, "lang": "py",
+                                     "gpus": task.gpus, "content_hash": task.content_hash},
+                            "deadline": rules.deadline, "gpu_types": kinds,
+                            "modes": rules.to_dict()["modes"], "closed": rules.closed})
+        return jsonify(out)
+
+    @api.get("/gpus/<leaderboard>")
+    def gpus(leaderboard: str) -> Any:
+        """popcorn-cli's `fetch_gpus`: the GPU kinds this server's workers run."""
+        task_or_404(leaderboard)
+        with db() as queue:
+            return jsonify(queue.gpu_kinds())
+
+    def accept(who: User, leaderboard: str, gpu: str, mode: str, file_name: str | None,
+               data: bytes | None) -> dict[str, Any]:
+        """Check an upload against every rule and queue it: popcorn-cli's answer. A refusal
+        is `Rejected` (its 4xx code and why), with nothing written."""
+        task = tasks.get(leaderboard)
+        if task is None:
+            raise Rejected(404, f"unknown leaderboard {leaderboard!r} (GET /leaderboards lists them)")
+        mode = mode.lower()
+        if mode not in MODES:
+            raise Rejected(400, f"unknown mode {mode!r}: one of {', '.join(MODES)}")
+        with db() as queue:
+            kinds = queue.gpu_kinds()
+            rules = get_rules(queue.store, task.name)
+        kind = next((k for k in kinds if k.lower() == gpu.lower()), None)
+        if kind is None:
+            raise Rejected(400, f"this server cannot run {gpu!r}: it runs "
+                           f"{', '.join(kinds) or 'none yet'}")
+        refused = rules.refusal(mode)
+        if refused:
+            raise Rejected(403, refused)
+        name, code = check_upload(file_name, data)
+        with db() as queue:
+            job_id = queue.enqueue(who.name, task.name, mode, kind, name, code,
+                                   check=lambda store: rate_limit(queue, who.name))
+            job = queue.get(job_id)
+            reply = {"details": {"id": job_id, "leaderboard": task.name, "gpu": kind,
+                                 "mode": mode, "file_name": name, "user_id": who.name,
+                                 "position": queue.position(job)},
+                     "runner_queue": runner_queue(queue, job)}
+        on_enqueue()
+        return reply
+
+    def check_upload(file_name: str | None, data: bytes | None) -> tuple[str, str]:
+        """The stored name and the text of an upload, or why it is refused."""
+        if data is None:
+            raise Rejected(400, "no file: send it as the multipart field 'file'")
+        if len(data) > server.max_upload_bytes:
+            raise Rejected(413, f"the file is over {server.max_upload_bytes} bytes")
+        name = safe_file_name(file_name or "submission.py")
+        if not name.endswith(".py"):
+            raise Rejected(400, f"{name} is not a Python file: the server takes .py submissions")
+        try:
+            code = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise Rejected(400, f"{name} is not UTF-8 text: {exc.reason} at byte "
+                           f"{exc.start}") from None
+        if "\x00" in code:
+            raise Rejected(400, f"{name} is not a Python source file: it holds a NUL byte")
+        return name, code
+
+    def rate_limit(queue: JobQueue, name: str) -> None:
+        if not server.rate_limit:
+            return
+        now = time.time()
+        recent = queue.recent_uploads(name, now - server.rate_window_seconds)
+        if len(recent) >= server.rate_limit:
+            wait = math.ceil(recent[-server.rate_limit] + server.rate_window_seconds - now)
+            raise Rejected(429, f"rate limit: {server.rate_limit} submissions per "
+                           f"{server.rate_window_seconds:g} s; try again in {wait} s",
+                           {"Retry-After": str(max(wait, 1))})
+
+    def read_file() -> tuple[str | None, bytes | None]:
+        upload = request.files.get("file")
+        if upload is None:
+            return None, None
+        return upload.filename, upload.read(server.max_upload_bytes + 1)
+
+    @api.post("/submission/<leaderboard>/<gpu>/<mode>")
+    def submit(leaderboard: str, gpu: str, mode: str) -> Any:
+        """popcorn-cli's `submit_solution_background`: queue the multipart `file`."""
+        who = user()
+        try:
+            return jsonify(accept(who, leaderboard, gpu, mode, *read_file()))
+        except Rejected as exc:
+            fail(exc.code, exc.detail, exc.headers)
+
+    @api.get("/user/submissions")
+    def my_submissions() -> Any:
+        """popcorn-cli's `get_user_submissions`."""
+        who = user()
+        limit = request.args.get("limit", type=int)
+        with db() as queue:
+            jobs = queue.of_user(who.name, request.args.get("leaderboard"), limit)
+        return jsonify([{"id": j.id, "leaderboard_name": j.task, "file_name": j.file_name,
+                         "submission_time": j.created_at, "done": j.status in (DONE, FAILED),
+                         "mode": j.mode, "status": job_status(j),
+                         "runs": [{"gpu_type": r["runner"], "score": r["score"]}
+                                  for r in runs_of_job(j)]} for j in jobs])
+
+    @api.get("/user/submissions/<int:job_id>")
+    def my_submission(job_id: int) -> Any:
+        """popcorn-cli's `get_user_submission`, polled until `done`."""
+        job = own_job(job_id, user())
+        with db() as queue:
+            status = job_status(job, hacked(queue, job))
+            queued = runner_queue(queue, job)
+        return jsonify({"id": job.id, "leaderboard_id": 0, "leaderboard_name": job.task,
+                        "file_name": job.file_name, "user_id": job.user_name,
+                        "submission_time": job.created_at, "done": job.status in (DONE, FAILED),
+                        "code": job.code, "runs": runs_of_job(job),
+                        "job": {"status": status, "error": job.error}, "runner_queue": queued})
+
+    @api.delete("/user/submissions/<int:job_id>")
+    def delete_mine(job_id: int) -> Any:
+        """popcorn-cli's `delete_user_submission`: one's own only."""
+        own_job(job_id, user())
+        with db() as queue:
+            queue.delete(job_id)
+        return jsonify({"status": "deleted", "id": job_id})
+
+    @api.get("/api/jobs/<int:job_id>")
+    def job_document(job_id: int) -> Any:
+        """Ours: the job, its place in the queue and, once judged, the result document."""
+        job = own_job(job_id, user())
+        with db() as queue:
+            position = queue.position(job)
+            queued = queue.queued_count(job.gpu)
+            status = job_status(job, hacked(queue, job))
+        doc = job.document()
+        return jsonify({"id": job.id, "task": job.task, "mode": job.mode, "gpu": job.gpu,
+                        "file_name": job.file_name, "state": job.status, "status": status,
+                        "position": position, "queued_jobs": queued, "attempts": job.attempts,
+                        "created_at": job.created_at, "started_ts": job.started_ts,
+                        "ended_ts": job.ended_ts, "error": job.error, "verdict": job.verdict,
+                        "exit_code": job.exit_code, "submission_id": job.submission_id,
+                        "document": public_document(doc) if doc else None})
+
+    @api.get("/api/queue")
+    def queue_json() -> Any:
+        """The queue: running jobs, then queued ones with their positions (no code)."""
+        with db() as queue:
+            return jsonify(queue_rows(queue))
+
+    # -- admin ----------------------------------------------------------------------------
+    @api.get("/admin/submissions/<int:job_id>")
+    def admin_get(job_id: int) -> Any:
+        admin()
+        with db() as queue:
+            job = queue.get(job_id)
+        if job is None:
+            fail(404, f"no submission {job_id}")
+        return jsonify({k: v for k, v in vars(job).items() if k != "result"}
+                       | {"document": job.document()})
+
+    @api.delete("/admin/submissions/<int:job_id>")
+    def admin_delete(job_id: int) -> Any:
+        admin()
+        with db() as queue:
+            job = queue.delete(job_id)
+        if job is None:
+            fail(404, f"no submission {job_id}")
+        return jsonify({"status": "deleted", "id": job_id, "user": job.user_name})
+
+    @api.post("/admin/leaderboards/<leaderboard>/<action>")
+    def admin_rules(leaderboard: str, action: str) -> Any:
+        """close, open, or rules (JSON {"deadline": ISO|null, "modes": [..]|null})."""
+        admin()
+        task = task_or_404(leaderboard)
+        changes: dict[str, Any] = {}
+        if action in ("close", "open"):
+            changes["closed"] = action == "close"
+        elif action == "rules":
+            body = request.get_json(silent=True) or {}
+            try:
+                if "deadline" in body:
+                    changes["deadline"] = body["deadline"] and parse_deadline(
+                        body["deadline"]).isoformat()
+                if "modes" in body:
+                    changes["modes"] = parse_modes(",".join(body["modes"])) if body["modes"] \
+                        else None
+            except (ValueError, TypeError) as exc:
+                fail(400, str(exc))
+        else:
+            fail(404, f"no admin action {action!r}: close, open or rules")
+        with db() as queue:
+            rules = set_rules(queue.store, task.name, **changes)
+        return jsonify(rules.to_dict())
+
+    @app.errorhandler(RequestEntityTooLarge)
+    def too_large(exc: HTTPException) -> Any:
+        return jsonify(detail=f"the upload is over {server.max_upload_bytes} bytes"), 413
+
+    app.register_blueprint(api)
+    app.extensions["harness_queue"] = db
+    app.extensions["harness_accept"] = accept
+    app.extensions["harness_user"] = lambda token: _user_of(db, token)
+
+
+def _user_of(db: Database, token: str | None) -> User | None:
+    with db() as queue:
+        return user_for_token(queue.store, token)
+
+
+def queue_rows(queue: JobQueue) -> list[dict[str, Any]]:
+    """The queue page's rows: running first, then queued with positions per GPU kind."""
+    rows, seen = [], {}
+    for job in queue.active():
+        position = None
+        if job.status != "running":
+            seen[job.gpu.lower()] = position = seen.get(job.gpu.lower(), 0) + 1
+        rows.append({"id": job.id, "user": job.user_name, "task": job.task, "mode": job.mode,
+                     "gpu": job.gpu, "file_name": job.file_name, "status": job.status,
+                     "position": position, "attempts": job.attempts, "worker": job.worker,
+                     "created_at": job.created_at, "started_ts": job.started_ts})
+    return rows

@@ -1,0 +1,246 @@
+"""Worker slots: each takes jobs from the queue, one at a time, and judges each exactly as
+`runner.py batch` does (a judge process pinned to its GPU, `harness.frontends.judge_process`:
+the same sandbox and judge as `runner.py submit`), then records the result and closes the
+job in one transaction. One slot per GPU, so a GPU never runs two evaluations at once;
+`runner.py worker` runs slots on a GPU machine, `runner.py serve --workers` beside the API.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from harness.options import RunOptions
+from harness.results.store import Store
+from harness.server.config import ServerSettings
+from harness.server.queue import Job, JobQueue
+from harness.settings import Settings
+
+SAFE = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
+
+
+@dataclass
+class Slot:
+    """One place an evaluation runs: a GPU (its environment pins it) or a CPU slot."""
+
+    name: str  # unique across machines: host, process, slot
+    kind: str  # the GPU kind jobs ask for (a ranking kind: "H200", "CPU")
+    env: dict[str, str]
+
+
+def gpu_kind(name: str) -> str:
+    """A device's ranking kind from its name, as the judge reports it."""
+    from harness.judging import DeviceInfo
+
+    return DeviceInfo("cuda", name, "default").ranking_kind
+
+
+def make_slots(device: str | None, workers: str | int) -> list[Slot]:
+    """One slot per local GPU (`auto`, or the first N GPUs), else N CPU slots (`auto`: 1)."""
+    import torch
+
+    from harness.frontends.backends import local_slots
+
+    count = None if workers == "auto" else int(workers)
+    gpus = device != "cpu" and torch.cuda.is_available()
+    envs = local_slots(device, count if not gpus else None)
+    if gpus and count is not None:
+        envs = envs[:count]
+    host = f"{socket.gethostname()}:{os.getpid()}"
+    slots = []
+    for i, env in enumerate(envs):
+        kind = gpu_kind(torch.cuda.get_device_name(i)) if gpus else "CPU"
+        slots.append(Slot(f"{host}:{env['_where']}", kind, env))
+    return slots
+
+
+def safe_file_name(name: str) -> str:
+    """The last part of an uploaded file's name, in letters, digits and ._- only."""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    cleaned = "".join(c if c in SAFE else "_" for c in base).lstrip(".") or "submission.py"
+    return cleaned[:100]
+
+
+class Judging:
+    """What every slot of one process shares: the database, the organiser's options
+    (cases, device, timeout, settings file) and the settings."""
+
+    def __init__(self, db_url: str, options: RunOptions, settings: Settings,
+                 server: ServerSettings, log: Callable[[str], None]) -> None:
+        self.db_url, self.options, self.settings, self.server = db_url, options, settings, server
+        self.log = log
+        self.stopping = threading.Event()
+        self.wake = threading.Event()
+
+    def queue(self) -> JobQueue:
+        """A queue on a connection of its own (one per thread)."""
+        return JobQueue(Store(self.db_url), self.server.lease_seconds, self.server.max_attempts)
+
+    def wall_limit(self, task: Any, mode: str) -> float:
+        """How long a judge process may run (as `batch` allows)."""
+        phases = 4 if mode == "leaderboard" else 1
+        per = self.options.timeout or max(task.timeout(p, self.settings.default_timeout)
+                                          for p in ("test", "benchmark", "ranked"))
+        return phases * per + self.settings.worker.start_timeout + 60
+
+    def serve(self, slot: Slot, poll: float = 1.0) -> None:
+        """Take and judge jobs until told to stop."""
+        queue = self.queue()
+        queue.register_worker(slot.name, slot.kind)
+        try:
+            while not self.stopping.is_set():
+                job = queue.claim(slot.name, [slot.kind])
+                if job is None:
+                    self.wake.wait(poll)
+                    self.wake.clear()
+                    continue
+                try:
+                    self.judge(queue, slot, job)
+                except Exception as exc:  # noqa: BLE001 - our bug: the lease brings the job back
+                    self.log(f"[red]job {job.id}: internal error[/] {escape(repr(exc))}")
+        finally:
+            queue.store.close()
+
+    def judge(self, queue: JobQueue, slot: Slot, job: Job) -> None:
+        """Judge one claimed job, renewing its lease meanwhile, and close it."""
+        done = threading.Event()
+        beat = threading.Thread(target=self._heartbeat, args=(job, done), daemon=True)
+        beat.start()
+        began = time.time()
+        try:
+            outcome = self._evaluate(queue.store, job, slot)
+        finally:
+            done.set()
+            beat.join()
+        if self.stopping.is_set():  # stopped mid-job: the job waits for the next worker
+            queue.release(job)
+            self.log(f"job {job.id}: stopped, queued again")
+            return
+        closed = queue.finish(job, **outcome)
+        what = outcome["error"] or outcome["verdict"]
+        self.log(f"job {job.id} ({escape(job.user_name)}, {job.task} {job.mode}) on "
+                 f"{slot.env['_where']}: {escape(str(what))}, {time.time() - began:.1f} s"
+                 + ("" if closed else " [yellow](its lease was lost: result dropped)[/]"))
+
+    def _heartbeat(self, job: Job, done: threading.Event) -> None:
+        queue = self.queue()
+        try:
+            while not done.wait(self.server.lease_seconds / 3):
+                if not queue.heartbeat(job):
+                    return
+        finally:
+            queue.store.close()
+
+    def _evaluate(self, store: Store, job: Job, slot: Slot) -> dict[str, Any]:
+        """Run the judge process on the job's code; what `JobQueue.finish` takes."""
+        from harness.frontends.judge_process import run_judge
+        from harness.loading.task_folder import TaskError, load_task
+
+        try:
+            task = load_task(job.task)
+        except TaskError as exc:
+            return {"document": None, "verdict": None, "exit_code": None,
+                    "error": f"the task cannot be loaded: {exc}"}
+        board = store.leaderboard(task.name, task.content_hash)
+        with tempfile.TemporaryDirectory(prefix="harness-job-") as tmp:
+            path = Path(tmp) / safe_file_name(job.file_name)
+            path.write_text(job.code)
+            opts = replace(self.options, file=path, task=str(task.root), mode=job.mode,
+                           secret=board.secret if job.mode == "leaderboard" else None,
+                           db=None, user=None, json_path=None, summary_md=None, record=None)
+            doc = run_judge(opts.to_wire(), slot.env, self.wall_limit(task, job.mode))
+        error = self._problem(doc, job.mode)
+        if error:
+            return {"document": doc if "error" not in doc else None, "verdict": None,
+                    "exit_code": None, "error": error}
+        record = None
+        if opts.records:
+            def record(store: Store) -> int:
+                from harness.results.document import document_to_evaluation
+                from harness.results.recording import record_with_standing
+
+                ev = document_to_evaluation(doc)
+                sub_id = record_with_standing(store, board, job.user_name, ev,
+                                              self.settings.integrity.refuse_ranking_on)
+                doc["record"] = ev.record
+                return sub_id
+        return {"document": doc, "verdict": doc["status"], "exit_code": doc["exit_code"],
+                "error": None, "record": record}
+
+    def _problem(self, doc: dict[str, Any], mode: str) -> str | None:
+        """Why a judge's answer is no verdict on the submission (the machine's side)."""
+        from harness.judging import not_judged
+
+        if "error" in doc:
+            return f"harness error: {doc['error']}"
+        unjudged = not_judged(doc.get("load_error"))
+        if unjudged:
+            return f"{unjudged}: {doc['load_error']['message']}"
+        level = doc.get("harness", {}).get("containment", {}).get("level")
+        if mode == "leaderboard" and level != "full" and not self.options.allow_partial_containment:
+            return (f"not recorded: containment {level} on the judge's machine (the worker "
+                    "needs --allow-partial-containment to record it)")
+        from harness.judging import shared_gpu_refusal
+
+        shared = shared_gpu_refusal(doc.get("gpu_shared"), mode, self.options.allow_shared_gpu)
+        return shared or None
+
+
+def start_slots(judging: Judging, slots: list[Slot], poll: float = 1.0) -> list[threading.Thread]:
+    """A thread per slot, started."""
+    threads = [threading.Thread(target=judging.serve, args=(s, poll), daemon=True,
+                                name=f"slot {s.env['_where']}") for s in slots]
+    for t in threads:
+        t.start()
+    return threads
+
+
+def stop_slots(judging: Judging, threads: list[threading.Thread]) -> None:
+    """Stop the slots: running judges end, their jobs are queued again."""
+    from harness.frontends.judge_process import stop_judges
+
+    judging.stopping.set()
+    judging.wake.set()
+    stop_judges()
+    for t in threads:
+        t.join(timeout=30)
+
+
+def run_worker(console: Console, db: str | None, workers: str, options: RunOptions) -> int:
+    """`runner.py worker`: judge queued jobs on this machine until stopped; the exit code."""
+    from harness.consts import ExitCode
+    from harness.frontends.stopping import stop_on_sigterm
+    from harness.results.store import StoreError, resolve_db
+
+    try:
+        settings = Settings.load(options.config)
+        server = ServerSettings.from_settings(settings)
+        url = resolve_db(db, settings.store_path)
+        Store(url).close()  # the schema is made (or found newer) before the slots start
+        slots = make_slots(options.device, workers)
+    except (ValueError, OSError, StoreError) as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}")
+        return ExitCode.USAGE
+    judging = Judging(url, options, settings, server, console.print)
+    stop_on_sigterm()
+    threads = start_slots(judging, slots)
+    kinds = ", ".join(f"{s.env['_where']} ({s.kind})" for s in slots)
+    console.print(f"worker: {len(slots)} slot(s): {kinds}; Ctrl-C stops")
+    try:
+        while any(t.is_alive() for t in threads):
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stop_slots(judging, threads)
+    return ExitCode.OK

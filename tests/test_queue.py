@@ -1,0 +1,200 @@
+"""The contest server's durable queue (harness/server/queue.py): atomic claims across
+processes, leases that bring a dead worker's job back, at most `max_attempts` claims, and
+real `runner.py worker` processes, one killed with SIGKILL in the middle of a job. On
+SQLite, and on PostgreSQL where $HARNESS_TEST_POSTGRES is set."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+from test_store import PG_URL, fresh_postgres_url
+
+from harness.results.store import Store
+from harness.server.queue import DONE, FAILED, QUEUED, RUNNING, JobQueue
+
+TRIVIAL = (ROOT / "submissions" / "vectoradd" / "add_torch.py").read_text()
+CASE = ["--case", "size: 64; seed: 1"]
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def db_url(request, tmp_path):
+    if request.param == "sqlite":
+        return str(tmp_path / "q.db")
+    if not PG_URL:
+        pytest.skip("set HARNESS_TEST_POSTGRES to a postgresql:// URL to run these")
+    return fresh_postgres_url()
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def fill(queue: JobQueue, n: int, gpu: str = "CPU") -> list[int]:
+    return [queue.enqueue(f"user{i % 3}", "vectoradd", "test", gpu, f"f{i}.py", "code")
+            for i in range(n)]
+
+
+CLAIMER = """
+import sys, json
+from harness.results.store import Store
+from harness.server.queue import JobQueue
+q = JobQueue(Store(sys.argv[1]), 60, 3)
+got = []
+while True:
+    job = q.claim(sys.argv[2], ["cpu"])
+    if job is None:
+        break
+    assert q.finish(job, {"n": job.id}, "passed", 0)
+    got.append(job.id)
+print(json.dumps(got))
+"""
+
+
+def test_claims_are_atomic_across_processes(db_url):
+    """Four processes drain one queue at once: every job is taken by exactly one."""
+    queue = JobQueue(Store(db_url))
+    ids = fill(queue, 40)
+    fill(queue, 3, gpu="H200")  # another kind: never taken by CPU slots
+    procs = [subprocess.Popen([sys.executable, "-c", CLAIMER, db_url, f"w{i}"], cwd=ROOT,
+                              stdout=subprocess.PIPE, text=True) for i in range(4)]
+    taken = []
+    for p in procs:
+        out, _ = p.communicate(timeout=120)
+        assert p.returncode == 0
+        taken += json.loads(out)
+    assert sorted(taken) == ids
+    rows = queue.store.query("SELECT status, attempts, COUNT(*) AS n FROM jobs "
+                             "GROUP BY status, attempts ORDER BY status")
+    assert [(r["status"], r["attempts"], r["n"]) for r in rows] == [(DONE, 1, 40), (QUEUED, 0, 3)]
+
+
+def test_a_dead_workers_job_runs_again_then_fails(db_url):
+    clock = Clock()
+    queue = JobQueue(Store(db_url), lease_seconds=10, max_attempts=2, clock=clock)
+    [job_id] = fill(queue, 1)
+    first = queue.claim("a", ["CPU"])
+    assert first.id == job_id and first.attempts == 1
+    clock.t += 5
+    assert queue.heartbeat(first)  # renewed: lease until t + 10
+    clock.t += 9
+    assert queue.claim("b", ["CPU"]) is None  # still held
+    clock.t += 2  # the lease ran out: a's worker is taken for dead
+    second = queue.claim("b", ["CPU"])
+    assert (second.id, second.attempts, second.worker) == (job_id, 2, "b")
+    assert not queue.heartbeat(first)
+    assert not queue.finish(first, {"late": True}, "passed", 0)  # a's late result is dropped
+    assert queue.get(job_id).status == RUNNING
+    clock.t += 11  # b dies too: the second claim was the last
+    assert queue.expire() == (0, 1)
+    job = queue.get(job_id)
+    assert job.status == FAILED and "stopped answering 2 times" in job.error
+    assert queue.claim("c", ["CPU"]) is None
+
+
+def test_finish_records_in_the_same_transaction(db_url):
+    """A result is recorded only by the claim that closes the job: a failing record leaves
+    the job running (its lease brings it back), a lost claim records nothing."""
+    store = Store(db_url)
+    queue = JobQueue(store)
+    [job_id] = fill(queue, 1)
+    job = queue.claim("a", ["CPU"])
+
+    def broken(s):
+        s.execute("INSERT INTO users (name, token_hash, created_at) VALUES ('x', 'h', 't')")
+        raise RuntimeError("the recording broke")
+
+    with pytest.raises(RuntimeError):
+        queue.finish(job, {}, "passed", 0, record=broken)
+    assert queue.get(job_id).status == RUNNING
+    assert store.query("SELECT COUNT(*) AS n FROM users")[0]["n"] == 0  # rolled back
+    assert queue.finish(job, {"ok": 1}, "passed", 0, record=lambda s: 7)
+    done = queue.get(job_id)
+    assert (done.status, done.submission_id, done.document()) == (DONE, 7, {"ok": 1})
+
+
+def test_release_and_delete(db_url):
+    queue = JobQueue(Store(db_url))
+    a, b = fill(queue, 2)
+    job = queue.claim("w", ["CPU"])
+    assert queue.release(job)  # a stopping worker gives it back, the claim not counted
+    again = queue.get(a)
+    assert (again.status, again.attempts) == (QUEUED, 0)
+    assert queue.position(queue.get(b)) == 2
+    job = queue.claim("w", ["CPU"])
+    assert queue.delete(a).id == a  # deleted while it runs: its result is dropped
+    assert not queue.finish(job, {}, "passed", 0, record=lambda s: 1)
+    assert queue.get(a) is None and queue.position(queue.get(b)) == 1
+
+
+# -- real worker processes ---------------------------------------------------------------
+def start_worker(db: str, log: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, str(ROOT / "runner.py"), "worker", "--db", db, "--device", "cpu",
+         *CASE, *extra], cwd=ROOT, stdout=log.open("a"), stderr=subprocess.STDOUT,
+        start_new_session=True)
+
+
+def wait_for(predicate, timeout: float, what: str, proc=None, log=None):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        if proc is not None and proc.poll() is not None:
+            pytest.fail(f"the worker ended ({proc.returncode}): " + log.read_text()[-3000:])
+        time.sleep(0.2)
+    pytest.fail(f"timed out waiting for {what}" + (": " + log.read_text()[-3000:] if log else ""))
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def test_a_worker_killed_mid_job_is_replaced(tmp_path):
+    """SIGKILL a worker while it judges: after the lease another worker judges the job,
+    which is recorded once."""
+    db = str(tmp_path / "w.db")
+    config = tmp_path / "server.yaml"
+    config.write_text("server:\n  lease_seconds: 3\n")
+    queue = JobQueue(Store(db))
+    slow = "import time\ntime.sleep(4)\n" + TRIVIAL  # long enough to be killed mid-job
+    job_id = queue.enqueue("alice", "vectoradd", "leaderboard", "CPU", "slow.py", slow)
+    log = tmp_path / "worker.log"
+    first = start_worker(db, log, "--config", str(config))
+    try:
+        wait_for(lambda: queue.get(job_id).status == RUNNING, 60, "the first claim", first, log)
+        time.sleep(1.0)
+        os.killpg(first.pid, signal.SIGKILL)  # the worker and its judge, at once
+        first.wait()
+    finally:
+        stop(first)
+    second = start_worker(db, log, "--config", str(config))
+    try:
+        wait_for(lambda: queue.get(job_id).status == DONE, 120, "the second worker", second, log)
+    finally:
+        stop(second)
+    job = queue.get(job_id)
+    assert job.attempts == 2 and job.verdict == "passed" and job.worker.endswith("CPU slot 0")
+    subs = queue.store.query("SELECT id, user_name FROM submissions")
+    assert [(s["id"], s["user_name"]) for s in subs] == [(job.submission_id, "alice")]
+    assert job.document()["record"]["submission_id"] == job.submission_id

@@ -1,0 +1,219 @@
+"""The contest server's API on a real `runner.py serve` (one CPU worker slot): popcorn-cli's
+requests replayed as its source sends them, every bad input answered with the right 4xx
+and nothing recorded, the contest rules (deadline, modes, closing, rate limit) and the
+admin endpoints. popcorn-cli: github.com/gpu-mode/popcorn-cli, src/service/mod.rs."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from conftest import ROOT, run_cli
+from serverkit import CASE, Server, add_user, multipart, request, upload
+
+from harness.results.store import Store
+from harness.server.queue import JobQueue
+
+pytest.importorskip("flask", reason="the server needs Flask")
+
+TRIVIAL = (ROOT / "submissions" / "vectoradd" / "add_torch.py").read_bytes()
+PARKED = "H200"  # a GPU kind registered with no slot running: its jobs wait, never judged
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("api")
+    db = str(tmp / "api.db")
+    config = tmp / "server.yaml"
+    config.write_text("server:\n  rate_limit: 3\n  rate_window_seconds: 3600\n")
+    tokens = {name: add_user(db, name) for name in ("alice", "bob", "carol", "dave")}
+    tokens["root"] = add_user(db, "root", admin=True)
+    JobQueue(Store(db)).register_worker("parked", PARKED)
+    server = Server(db, tmp / "serve.log", "--workers", "1", "--device", "cpu", *CASE,
+                    "--config", str(config)).start()
+    yield {"db": db, "base": server.base, "tokens": tokens, "log": tmp / "serve.log"}
+    server.stop()
+
+
+def counts(db: str) -> tuple[int, int]:
+    store = Store(db)
+    try:
+        return tuple(store.query(f"SELECT COUNT(*) AS n FROM {t}")[0]["n"]
+                     for t in ("jobs", "submissions"))
+    finally:
+        store.close()
+
+
+def wait_done(base: str, token: str, job_id: int, timeout: float = 120) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        reply = request(f"{base}/user/submissions/{job_id}", token=token)
+        assert reply.code == 200, reply.body
+        if reply.body["done"]:
+            return reply.body
+        time.sleep(0.3)
+    pytest.fail(f"submission {job_id} was not judged in {timeout} s")
+
+
+def test_popcorn_cli_requests(served):
+    """Each step mirrors the popcorn-cli function named, and reads what it reads."""
+    base, alice = served["base"], served["tokens"]["alice"]
+    # fetch_leaderboards: a list; each has a `task` object, `name` and `description` strings
+    boards = request(f"{base}/leaderboards", token=alice)
+    assert boards.code == 200
+    assert all(isinstance(b["task"], dict) and isinstance(b["name"], str)
+               and isinstance(b["description"], str) for b in boards.body)
+    assert "vectoradd" in [b["name"] for b in boards.body]
+    # fetch_gpus: a list of strings
+    gpus = request(f"{base}/gpus/vectoradd", token=alice)
+    assert gpus.code == 200 and sorted(gpus.body) == ["CPU", PARKED]
+    # submit_solution_background: POST {base}/submission/{leaderboard lowercased}/{gpu}/{mode}
+    # with Form::new().part("file", Part::bytes(..).file_name(name)); reads details.id (i64)
+    # and runner_queue {runner, gpu, queued_jobs}
+    body, ctype = multipart("add_torch.py", TRIVIAL)
+    accepted = request(f"{base}/submission/{'VectorAdd'.lower()}/CPU/leaderboard", "POST", alice,
+                       body, ctype)
+    assert accepted.code == 200, accepted.body
+    job_id = accepted.body["details"]["id"]
+    assert isinstance(job_id, int)
+    queue = accepted.body["runner_queue"]
+    assert isinstance(queue["runner"], str) and queue["gpu"] == "CPU"
+    assert isinstance(queue["queued_jobs"], int)
+    # get_user_submission, polled until `done`: job.status, runs[] with start_time,
+    # end_time, mode, secret, runner, score (a number or a string), passed
+    details = wait_done(base, alice, job_id)
+    assert details["job"] == {"status": "succeeded", "error": None}
+    assert details["id"] == job_id and details["leaderboard_name"] == "vectoradd"
+    assert details["user_id"] == "alice" and details["code"] == TRIVIAL.decode()
+    runs = details["runs"]
+    assert [(r["mode"], r["secret"], r["runner"], r["passed"]) for r in runs] == [
+        ("leaderboard", False, "CPU", True), ("leaderboard", True, "CPU", True)]
+    assert all(isinstance(r["score"], float) and 0 < r["score"] < 1 for r in runs)
+    assert all(isinstance(r["start_time"], str) and isinstance(r["end_time"], str) for r in runs)
+    # get_user_submissions with ?leaderboard=&limit=: id, leaderboard_name, file_name,
+    # submission_time, done, runs[{gpu_type, score}]
+    listed = request(f"{base}/user/submissions?leaderboard=vectoradd&limit=5", token=alice)
+    assert listed.code == 200
+    mine = next(s for s in listed.body if s["id"] == job_id)
+    assert (mine["leaderboard_name"], mine["file_name"], mine["done"]) == (
+        "vectoradd", "add_torch.py", True)
+    assert isinstance(mine["submission_time"], str)
+    assert [r["gpu_type"] for r in mine["runs"]] == ["CPU", "CPU"]
+    # our own endpoint: the result document, without the secret seeds
+    doc = request(f"{base}/api/jobs/{job_id}", token=alice).body["document"]
+    secret = [c for p in doc["phases"] if p["seeds"] == "secret" for c in p["cases"]]
+    public = [c for p in doc["phases"] if p["seeds"] == "public" for c in p["cases"]]
+    assert secret and all("seed" not in c["case"] for c in secret)
+    assert all("seed" in c["case"] for c in public) and "database" not in doc["record"]
+    # the ranking served is the command line's
+    ranked = request(f"{base}/api/leaderboard/vectoradd").body
+    assert ranked["devices"]["CPU"][0]["submission_id"] == doc["record"]["submission_id"]
+    # another user sees neither the code nor the submission
+    bob = served["tokens"]["bob"]
+    assert request(f"{base}/user/submissions/{job_id}", token=bob).code == 404
+    assert request(f"{base}/api/jobs/{job_id}", token=bob).code == 404
+    assert job_id not in [s["id"] for s in request(f"{base}/user/submissions", token=bob).body]
+    assert request(f"{base}/user/submissions/{job_id}", "DELETE", bob).code == 404
+    # delete_user_submission: one's own; its recorded result leaves the ranking
+    gone = request(f"{base}/user/submissions/{job_id}", "DELETE", alice)
+    assert gone.code == 200 and isinstance(gone.body, dict)
+    assert request(f"{base}/user/submissions/{job_id}", token=alice).code == 404
+    assert request(f"{base}/api/leaderboard/vectoradd").body["devices"].get("CPU", []) == []
+
+
+BAD = [  # (why, token, path, file name, bytes, code, words in the detail)
+    ("no token", None, "vectoradd/H200/test", "a.py", TRIVIAL, 401, "token"),
+    ("unknown token", "nope", "vectoradd/H200/test", "a.py", TRIVIAL, 401, "token"),
+    ("unknown leaderboard", "carol", "nosuch/H200/test", "a.py", TRIVIAL, 404, "nosuch"),
+    ("GPU kind not run here", "carol", "vectoradd/B200/test", "a.py", TRIVIAL, 400, "B200"),
+    ("unknown mode", "carol", "vectoradd/H200/race", "a.py", TRIVIAL, 400, "race"),
+    ("too large", "carol", "vectoradd/H200/test", "a.py", b"#" * (1048576 + 1), 413, "1048576"),
+    ("not UTF-8", "carol", "vectoradd/H200/test", "a.py", b"x = '\xff'\n", 400, "UTF-8"),
+    ("not Python", "carol", "vectoradd/H200/test", "a.cu", b"__global__ void f() {}\n", 400,
+     "Python"),
+    ("binary", "carol", "vectoradd/H200/test", "a.py", b"x = 1\x00\n", 400, "NUL"),
+]
+
+
+@pytest.mark.parametrize("why,who,path,name,data,code,words", BAD, ids=[b[0] for b in BAD])
+def test_bad_input_is_refused_with_nothing_recorded(served, why, who, path, name, data, code,
+                                                     words):
+    before = counts(served["db"])
+    token = served["tokens"].get(who, who)
+    body, ctype = multipart(name, data)
+    reply = request(f"{served['base']}/submission/{path}", "POST", token, body, ctype)
+    assert reply.code == code, reply.body
+    assert words in reply.body["detail"]
+    assert counts(served["db"]) == before
+
+
+def test_a_huge_body_is_cut_off_with_413(served):
+    before = counts(served["db"])
+    try:
+        reply = upload(served["base"], served["tokens"]["carol"], "vectoradd", PARKED, "test",
+                       "a.py", b"#" * (4 << 20))
+        assert reply.code == 413 and "bytes" in reply.body["detail"]
+    except (ConnectionError, OSError):
+        pass  # the server may close the connection before the client has sent it all
+    assert counts(served["db"]) == before
+
+
+def test_file_names_lose_their_path(served):
+    reply = upload(served["base"], served["tokens"]["carol"], "vectoradd", PARKED, "test",
+                   "../../etc/evil name.py", TRIVIAL)
+    assert reply.code == 200 and reply.body["details"]["file_name"] == "evil_name.py"
+
+
+def test_rate_limit_answers_429_with_retry_after(served):
+    base, dave = served["base"], served["tokens"]["dave"]
+    for _ in range(3):
+        assert upload(base, dave, "vectoradd", PARKED, "test", "a.py", TRIVIAL).code == 200
+    before = counts(served["db"])
+    reply = upload(base, dave, "vectoradd", PARKED, "test", "a.py", TRIVIAL)
+    assert reply.code == 429 and "rate limit" in reply.body["detail"]
+    assert 3500 <= int(reply.headers["Retry-After"]) <= 3600
+    assert counts(served["db"]) == before
+
+
+def test_contest_rules_and_admin(served):
+    base, db, tokens = served["base"], served["db"], served["tokens"]
+    carol, root = tokens["carol"], tokens["root"]
+
+    def try_upload(mode="test"):
+        return upload(base, carol, "vectoradd", PARKED, mode, "a.py", TRIVIAL)
+
+    # a deadline passed: 403 with the deadline in the message
+    assert run_cli("contest", "set", "vectoradd", "--deadline", "2000-01-01T00:00:00Z",
+                   "--db", db).rc == 0
+    before = counts(db)
+    reply = try_upload()
+    assert reply.code == 403 and "2000-01-01" in reply.body["detail"]
+    assert counts(db) == before
+    assert run_cli("contest", "set", "vectoradd", "--deadline", "none", "--db", db).rc == 0
+    # allowed modes
+    assert run_cli("contest", "set", "vectoradd", "--modes", "test,benchmark", "--db", db).rc == 0
+    reply = try_upload("leaderboard")
+    assert reply.code == 403 and "not allowed" in reply.body["detail"]
+    assert run_cli("contest", "set", "vectoradd", "--modes", "all", "--db", db).rc == 0
+    # close and reopen: admins only (Authorization: Bearer)
+    assert request(f"{base}/admin/leaderboards/vectoradd/close", "POST", carol,
+                   bearer=True).code == 403
+    assert request(f"{base}/admin/leaderboards/vectoradd/close", "POST", None).code == 401
+    closed = request(f"{base}/admin/leaderboards/vectoradd/close", "POST", root, bearer=True)
+    assert closed.code == 200 and closed.body["closed"] is True
+    reply = try_upload()
+    assert reply.code == 403 and "closed" in reply.body["detail"]
+    assert request(f"{base}/admin/leaderboards/vectoradd/open", "POST", root,
+                   bearer=True).code == 200
+    accepted = try_upload()
+    assert accepted.code == 200
+    job_id = accepted.body["details"]["id"]
+    # an admin deletes it (popcorn-cli's admin_delete_submission); then it is gone
+    assert request(f"{base}/admin/submissions/{job_id}", "DELETE", carol, bearer=True).code == 403
+    assert request(f"{base}/admin/submissions/{job_id}", "DELETE", root, bearer=True).code == 200
+    assert request(f"{base}/user/submissions/{job_id}", token=carol).code == 404
+    assert request(f"{base}/admin/submissions/{job_id}", "DELETE", root, bearer=True).code == 404
+    # and from the command line
+    again = try_upload().body["details"]["id"]
+    assert run_cli("contest", "delete", str(again), "--db", db).rc == 0
+    assert run_cli("contest", "delete", str(again), "--db", db).rc == 2

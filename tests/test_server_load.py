@@ -1,0 +1,111 @@
+"""The contest server under load, with real processes: 50 submissions from 10 concurrent
+clients on 2 CPU worker slots, each judged exactly once and ranked as `runner.py
+leaderboard --json` ranks; the server killed with SIGKILL while jobs wait, started again:
+every accepted submission judged, none twice."""
+
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from conftest import ROOT, run_cli
+from serverkit import CASE, Server, add_user, request, upload
+
+from harness.results.store import Store
+
+pytest.importorskip("flask", reason="the server needs Flask")
+
+SUBS = ROOT / "tests" / "submissions" / "leaderboard"
+FILES = [SUBS / "fast.py", SUBS / "sleep_1ms.py", ROOT / "submissions" / "vectoradd" / "add_torch.py"]
+
+
+def jobs_of(db: str) -> list[dict]:
+    store = Store(db)
+    try:
+        return store.query("SELECT id, user_name, status, attempts, submission_id, verdict "
+                           "FROM jobs ORDER BY id")
+    finally:
+        store.close()
+
+
+def wait_all_done(db: str, n: int, timeout: float, log) -> list[dict]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        jobs = jobs_of(db)
+        if len(jobs) == n and all(j["status"] in ("done", "failed") for j in jobs):
+            return jobs
+        time.sleep(0.5)
+    pytest.fail(f"not judged in {timeout} s: {jobs_of(db)}\n" + log.read_text()[-3000:])
+
+
+def assert_judged_once(db: str, jobs: list[dict]) -> None:
+    assert all(j["status"] == "done" and j["verdict"] == "passed" for j in jobs), jobs
+    store = Store(db)
+    subs = store.query("SELECT id FROM submissions ORDER BY id")
+    store.close()
+    recorded = sorted(j["submission_id"] for j in jobs)
+    assert recorded == [s["id"] for s in subs]  # one submission per job, none without a job
+
+
+@pytest.mark.slow
+def test_fifty_submissions_from_ten_clients(tmp_path):
+    db = str(tmp_path / "load.db")
+    tokens = [add_user(db, f"user{i}") for i in range(10)]
+    log = tmp_path / "serve.log"
+    server = Server(db, log, "--workers", "2", "--device", "cpu", *CASE).start()
+    try:
+        def client(i: int) -> list[int]:
+            ids = []
+            for k in range(5):
+                f = FILES[(i + k) % len(FILES)]
+                reply = upload(server.base, tokens[i], "vectoradd", "CPU", "leaderboard",
+                               f.name, f.read_bytes())
+                assert reply.code == 200, reply.body
+                ids.append(reply.body["details"]["id"])
+            return ids
+
+        with ThreadPoolExecutor(10) as pool:
+            ids = sorted(i for got in pool.map(client, range(10)) for i in got)
+        assert ids == list(range(1, 51))
+        jobs = wait_all_done(db, 50, 600, log)
+        assert_judged_once(db, jobs)
+        assert all(j["attempts"] == 1 for j in jobs)
+        workers = {w["worker"] for w in Store(db).query("SELECT worker FROM jobs")}
+        assert len(workers) == 2  # both slots judged
+        served = request(f"{server.base}/api/leaderboard/vectoradd").body
+    finally:
+        server.stop()
+    command = run_cli("leaderboard", "vectoradd", "--json", env={"HARNESS_DB": db})
+    assert command.rc == 0
+    assert served == json.loads(command.out)
+    assert len(served["devices"]["CPU"]) == 10  # each user ranked once
+
+
+@pytest.mark.slow
+def test_server_killed_with_jobs_queued(tmp_path):
+    db = str(tmp_path / "kill.db")
+    token = add_user(db, "alice")
+    config = tmp_path / "server.yaml"
+    config.write_text("server:\n  lease_seconds: 3\n")
+    log = tmp_path / "serve.log"
+    args = ("--workers", "1", "--device", "cpu", *CASE, "--config", str(config))
+    server = Server(db, log, *args).start()
+    data = FILES[0].read_bytes()
+    for _ in range(6):
+        assert upload(server.base, token, "vectoradd", "CPU", "leaderboard", "fast.py",
+                      data).code == 200
+    deadline = time.monotonic() + 60
+    while not any(j["status"] == "running" for j in jobs_of(db)):
+        assert time.monotonic() < deadline, log.read_text()[-3000:]
+        time.sleep(0.1)
+    server.kill()  # mid-job, with the rest queued
+    assert any(j["status"] == "queued" for j in jobs_of(db))
+    server = Server(db, log, *args, port=server.port).start()
+    try:
+        jobs = wait_all_done(db, 6, 300, log)
+    finally:
+        server.stop()
+    assert_judged_once(db, jobs)
+    assert sorted(j["attempts"] for j in jobs)[-1] <= 2
