@@ -140,6 +140,16 @@ def test_the_sweep_unmounts_a_dead_judges_quota_and_kills_its_workers(tmp_path):
     assert not dead.exists() and not _mounted(str(dead))
 
 
+def test_where_the_worker_cannot_have_a_user_of_its_own_its_judges_user_is_bounded(monkeypatch):
+    """A judge that is not root, or whose user namespace lacks the worker's user (a
+    container's): RLIMIT_NPROC over the tasks its own user holds now, plus the setting."""
+    monkeypatch.setattr(bounds, "_mapped", lambda uid: False)
+    bound = bounds.process_bound(100)
+    assert bound.uid is None and bound.tasks == 100
+    assert bound.base >= 1 and bound.limit == bound.base + 100
+    assert "as the judge's user" in bound.describe()
+
+
 def test_kill_user_never_touches_root_or_an_ordinary_user():
     assert bounds.kill_user(0) == [] and bounds.kill_user(os.getuid()) == []
     assert bounds.kill_user(bounds.UID_BASE - 1) == [] and bounds.kill_user(None) == []

@@ -156,13 +156,25 @@ def process_bound(max_processes: int) -> ProcessBound | None:
     tasks now count against RLIMIT_NPROC too."""
     if max_processes <= 0:
         return None
-    if os.geteuid() == 0 and _LIBC is not None and _effective_caps() & _NEEDED == _NEEDED:
-        return ProcessBound(max_processes, UID_BASE + os.getpid())
+    uid = UID_BASE + os.getpid()
+    if (os.geteuid() == 0 and _LIBC is not None and _effective_caps() & _NEEDED == _NEEDED
+            and _mapped(uid)):
+        return ProcessBound(max_processes, uid)
     base = count_tasks(os.getuid())
     hard = resource.getrlimit(resource.RLIMIT_NPROC)[1]
     if hard != resource.RLIM_INFINITY:
         max_processes = max(1, min(max_processes, hard - base))
     return ProcessBound(max_processes, None, base)
+
+
+def _mapped(uid: int) -> bool:
+    """Whether this user namespace has `uid` (a container's may map only a few users)."""
+    try:
+        with open("/proc/self/uid_map") as f:
+            ranges = [tuple(int(n) for n in line.split()) for line in f if line.strip()]
+    except (OSError, ValueError):
+        return False
+    return any(inside <= uid < inside + count for inside, _, count in ranges)
 
 
 def _effective_caps() -> int:
