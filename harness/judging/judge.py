@@ -405,9 +405,9 @@ class Judge(Sampling):
         held = torch.cuda.mem_get_info()[0] - free_before
         if held < 64 << 20:
             return None
-        return (f"out of memory: the submission held {held / (1 << 30):.1f} GiB of the GPU's "
-                "memory past its calls, and the judge could not allocate what it needs for "
-                "this case; its worker was stopped to free it (the next case gets a fresh one)")
+        return (f"out of memory: the judge could not allocate this case's buffers while the "
+                f"submission held {held / (1 << 30):.1f} GiB of the GPU's memory past its "
+                "calls; its worker was stopped to free it (the next case gets a fresh one)")
 
     # -- one case -------------------------------------------------------------------
     def _run_case(self, spec: PhaseSpec, index: int, case: dict, deadline: float) -> CaseResult:
