@@ -103,8 +103,15 @@ class WorkerSettings:
     compile_cache: str
     compile_cache_dir: str | None
     compile_cache_total_mb: int
+    max_processes: int = 512
+    scratch_mb: int = 4096
 
     def __post_init__(self) -> None:
+        for key in ("max_processes", "scratch_mb"):
+            value = getattr(self, key)
+            if not _whole(value) or value < 0:
+                raise ValueError(f"worker.{key} must be a whole number, 0 (no bound) or more, "
+                                 f"not {value!r}")
         if self.hold_cpu is not None and not isinstance(self.hold_cpu, bool):
             raise ValueError("worker.hold_cpu must be true, false or null (as the task's "
                              f"timing.hold_cpu), not {self.hold_cpu!r}")

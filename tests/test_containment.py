@@ -46,6 +46,7 @@ def materialize(name: str, folder: Path, port: int = 0, db: Path | None = None) 
                     if not line.startswith("from _attack import"))
     path = folder / f"{name}.py"
     text = (shared + "\n" + own).replace("__PORT__", str(port)).replace("__DB__", str(db))
+    text = text.replace("__CACHES__", os.environ.get("HARNESS_COMPILE_CACHE", ""))
     path.write_text(text)
     return path
 

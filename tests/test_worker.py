@@ -200,9 +200,9 @@ def test_the_contests_fill_hides_the_launch_in_place_of_the_sleep(tmp_path, full
 
 def test_an_unmask_request_unmasks_its_sample_flushes_and_waits(tmp_path):
     """timing.rehearse_late: the request that brings the key XORs the judge's mask off the
-    shared tensors of its sample's slots, writes the flush buffer (made once, the judge's
-    flush size) and waits for the GPU, all in a round trip of its own; the call that
-    follows starts with the warm-up work, unmasking nothing."""
+    shared tensors of its sample's slots, writes the flush buffer (made as the worker
+    starts, the judge's flush size) and waits for the GPU, all in a round trip of its own;
+    the call that follows starts with the warm-up work, unmasking nothing."""
     import torch
 
     from harness.judging.measure.masking import xor_mask
@@ -215,8 +215,9 @@ def test_an_unmask_request_unmasks_its_sample_flushes_and_waits(tmp_path):
     worker.slots, worker.refresh = inputs, [[], []]
     worker.shared = [list(slot) for slot in inputs]
     worker.calls_per_sample = 2
+    assert worker.flush_buffer.numel() == 512
     assert worker._unmask_sample(0, 77) == {"event": Event.DONE, "ns": 0.0}
-    assert log == ["empty(512, int64, cuda)", "fill_(42)", "synchronize"]
+    assert log == ["fill_(42)", "synchronize"]
     assert all(torch.equal(a, b) for got, want in zip(inputs, plain) for a, b in zip(got, want))
     log.clear()
     seen = []
@@ -250,11 +251,16 @@ def test_cpu_inputs_the_judge_wrote_plainly_are_not_unmasked(tmp_path):
     judge_end.close()
 
 
-def test_an_unmask_without_memory_for_its_flush_answers_as_a_calls_error(tmp_path):
-    """The flush buffer cannot be had (a submission keeps the GPU's memory full): the
-    request answers with an out-of-memory error, as a call would, and the worker lives."""
+def test_an_unmask_has_its_flush_buffer_however_full_the_memory(tmp_path):
+    """The flush buffer is the worker's own, taken as it starts, before any submission is
+    imported: one that keeps the GPU's memory full leaves the unmasking's flush its buffer;
+    without one (none taken), the request answers with an out-of-memory error, as a call
+    would, and the worker lives."""
     log: list = []
     worker, judge_end = _gpu_worker(tmp_path, log, memory_full=True, flush_bytes=4096)
+    assert worker._unmask_sample(0, 77) == {"event": Event.DONE, "ns": 0.0}
+    assert log == ["fill_(42)", "synchronize"]
+    worker.flush_buffer = None
     reply = worker._unmask_sample(0, 77)
     assert reply["event"] == Event.ERROR and reply["kind"] == "out_of_memory", reply
     judge_end.close()

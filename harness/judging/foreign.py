@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from harness.consts import Status
 from harness.judging.phases import PhaseSpec, Progress
 from harness.judging.sandbox import landlock
+from harness.judging.sandbox.bounds import Quota, kill_user
 from harness.judging.sandbox.leftovers import make_folder
 from harness.judging.sandbox.memory_cap import gb_to_bytes, whole_process_cap
 from harness.judging.sandbox.sandbox import Folders, contain
@@ -48,6 +49,7 @@ def run_foreign(prepared: Prepared, specs: list[PhaseSpec], settings: Settings,
     task, device, secret = prepared.task, prepared.device.kind, prepared.request.secret
     progress = progress or Progress()
     scratch = make_folder("foreign")
+    quota = Quota(scratch, settings.worker.scratch_mb)
     outputs: list[str] = []
     phases: list[PhaseResult] = []
     limits, report = None, None
@@ -56,6 +58,8 @@ def run_foreign(prepared: Prepared, specs: list[PhaseSpec], settings: Settings,
         extra = gb_to_bytes(settings.worker.cpu_memory_limit_gb) if device == "cpu" else 0
         env, limits, report = contain(settings.worker, device, Folders(scratch, [staged]),
                                       address_space=whole_process_cap(extra))
+        if quota.held:
+            report.enforced.append(quota.describe())
         for spec in specs:
             progress.phase_start(spec)
             mode = "test" if not spec.timed else (
@@ -75,6 +79,8 @@ def run_foreign(prepared: Prepared, specs: list[PhaseSpec], settings: Settings,
     finally:
         if limits is not None:
             limits.close()
+            kill_user(limits.bound and limits.bound.uid)  # what the evaluator left running
+        quota.release()
         shutil.rmtree(scratch, ignore_errors=True)
     tail = "\n".join(outputs)[-settings.worker.output_limit_bytes:]
     return phases, tail, report, limits.address_space if limits is not None else None

@@ -59,6 +59,7 @@ from harness.judging.verdicts import (
     CaseFailure,
     compile_reason,
     load_error_verdict,
+    out_of_memory,
     worker_start_verdict,
 )
 from harness.judging.worker.buffers import CaseBuffers, OutputLayout
@@ -180,6 +181,7 @@ class Judge:
             return False
         self.worker = w
         self.containment = w.containment
+        self.warnings += [x for x in w.warnings if x not in self.warnings]  # a bound not held
         return self._make_ready(w, timeout, warm_case) and self._load(w, timeout)
 
     def _started_worker(self) -> WorkerProcess | None:
@@ -241,18 +243,24 @@ class Judge:
             status, message = self._fault(exc)
             self.load_error = {"status": status, "kind": "load", "title":
                                "the submission stopped the worker while loading",
-                               "hint": "", "message": message}
+                               "hint": "", "message": self._with_bounds(message)}
             self.stop()
             return False
         if loaded.get("event") == Event.ERROR:
             self.load_error = load_error_verdict(
-                loaded.get("kind", "load_error"), str(loaded.get("message", "")),
-                str(loaded.get("module", "")),
+                loaded.get("kind", "load_error"),
+                self._with_bounds(str(loaded.get("message", ""))), str(loaded.get("module", "")),
             )
             self._collect_output()
             self.stop()
             return False
         return True
+
+    def _with_bounds(self, message: str) -> str:
+        """A failure's message, led by the bounds the worker's processes meet now (its
+        processes, its scratch quota: bounds.py), so that the verdict names them."""
+        met = self.worker.bounds_reached() if self.worker is not None else []
+        return "\n".join([*met, message]) if met else message
 
     def _send_start(self, w: WorkerProcess) -> None:
         """The worker's settings: its first message, before it reports ready."""
@@ -392,19 +400,45 @@ class Judge:
         try:
             return self._run_case(spec, index, case, deadline)
         except CaseFailure as exc:
+            message = self._with_bounds(exc.message)
             if exc.fatal or exc.status in FATAL:
                 self.stop()
-            return CaseResult(index, case, exc.status, exc.message)
+            return CaseResult(index, case, exc.status, message)
         except (WorkerDied, WorkerTimeout, ProtocolError) as exc:
             status, message = self._fault(exc)
+            message = self._with_bounds(message)
             self.stop()
             return CaseResult(index, case, status, message)
-        except CudaVmmError as exc:  # the machine's fault, not the submission's
-            self.stop()
+        except (TaskError, torch.OutOfMemoryError, CudaVmmError) as exc:
+            starved = self._starved(exc)
+            if starved is not None:
+                return CaseResult(index, case, Status.ERROR, starved)
+            if isinstance(exc, TaskError) and not out_of_memory(exc):
+                raise
+            self.stop()  # the machine's fault, not the submission's
+            what = ("share the case's GPU buffers with the worker" if isinstance(exc, CudaVmmError)
+                    else "allocate the case's GPU memory")
             return CaseResult(index, case, Status.CRASHED, (
-                f"the harness could not share the case's GPU buffers with the worker: {exc}. "
-                "The GPU may be full (other processes on it), or its driver may lack CUDA's "
-                "virtual-memory API; run it again where the GPU is free."))
+                f"the harness could not {what}: {exc}. The GPU may be full (other processes "
+                "on it), or its driver may lack CUDA's virtual-memory API; run it again where "
+                "the GPU is free."))
+
+    def _starved(self, exc: BaseException) -> str | None:
+        """Where the judge's own GPU memory ran out (its inputs, references, shared
+        buffers, its check) while a worker lives: stop the worker, which frees what it held,
+        and where that freed memory, the out-of-memory verdict that says so. None where
+        the worker held none of it (another process fills the GPU): the caller's own
+        verdict then."""
+        if self.worker is None or self.device.kind != "cuda" or not out_of_memory(exc):
+            return None
+        free_before = torch.cuda.mem_get_info()[0]
+        self.stop()
+        held = torch.cuda.mem_get_info()[0] - free_before
+        if held < 64 << 20:
+            return None
+        return (f"out of memory: the judge could not allocate this case's buffers while the "
+                f"submission held {held / (1 << 30):.1f} GiB of the GPU's memory past its "
+                "calls; its worker was stopped to free it (the next case gets a fresh one)")
 
     # -- one case -------------------------------------------------------------------
     def _run_case(self, spec: PhaseSpec, index: int, case: dict, deadline: float) -> CaseResult:

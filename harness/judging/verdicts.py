@@ -24,6 +24,19 @@ class CaseFailure(Exception):
         self.status, self.message, self.fatal = status, message, fatal
 
 
+def out_of_memory(exc: BaseException) -> bool:
+    """Whether `exc`, or an exception it was raised from, is the GPU running out of memory
+    (torch's OutOfMemoryError, or the driver's CUDA_ERROR_OUT_OF_MEMORY)."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if type(seen).__name__ == "OutOfMemoryError" or "out of memory" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 WORKER_START = "worker_start"  # the load error of a worker that never got to the submission
 
 

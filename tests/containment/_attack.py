@@ -31,7 +31,18 @@ def places():
     while here != "/":
         out.append(here)
         here = os.path.dirname(here)
-    return out + [pwd.getpwuid(os.getuid()).pw_dir, "/tmp", project_dir()]
+    return out + real_homes() + ["/tmp", project_dir()]
+
+
+def real_homes():
+    """The home folders of root and of this user (where /etc/passwd names it: the worker
+    of a root judge runs as a user of its own, which it does not)."""
+    homes = [pwd.getpwuid(0).pw_dir]
+    try:
+        homes.append(pwd.getpwuid(os.getuid()).pw_dir)
+    except KeyError:
+        pass
+    return sorted(set(homes))
 
 
 def find_databases(max_depth=5):

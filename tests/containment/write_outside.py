@@ -1,9 +1,8 @@
 """Attack: leave files in the project folder, the real home folder and /tmp. Contained:
 only the scratch folder is writable."""
 import os
-import pwd
 
-from _attack import attempt, project_dir, report
+from _attack import attempt, project_dir, real_homes, report
 from task import input_t, output_t
 
 
@@ -14,8 +13,8 @@ def plant(folder):
     return path
 
 
-for folder in (project_dir(), os.path.join(project_dir(), "harness"),
-               pwd.getpwuid(os.getuid()).pw_dir, "/tmp", "/dev/shm"):
+for folder in (project_dir(), os.path.join(project_dir(), "harness"), *real_homes(), "/tmp",
+               "/dev/shm"):
     attempt(f"write into {folder}", lambda folder=folder: plant(folder))
 print("SCRATCH_WRITE", plant(os.getcwd()), flush=True)  # the one place that is allowed
 report()

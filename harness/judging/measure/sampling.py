@@ -53,7 +53,12 @@ from harness.judging.measure.timing import (
 from harness.judging.phases import Progress
 from harness.judging.sandbox.sandbox import WorkerDied, WorkerTimeout
 from harness.judging.seeds import SeedPlan
-from harness.judging.verdicts import FATAL, STATUS_BY_KIND, CaseFailure
+from harness.judging.verdicts import (
+    FATAL,
+    STATUS_BY_KIND,
+    CaseFailure,
+    out_of_memory,
+)
 from harness.judging.worker.buffers import CaseBuffers, OutputLayout
 from harness.judging.worker.channel import Channel
 from harness.judging.worker.protocol import Event, ProtocolError
@@ -438,6 +443,8 @@ class Sampling:
             try:
                 ok, problem = self.judge.ref.check(data, output)
             except Exception as exc:  # noqa: BLE001 - the check met an output it cannot read
+                if out_of_memory(exc):  # the judge's own memory: Judge._starved
+                    raise
                 ok, problem = False, f"the check could not read the output: {exc!r}"
             if ok:
                 return

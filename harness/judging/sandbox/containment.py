@@ -40,6 +40,8 @@ SYSTEM_READ = (
 )
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 NVIDIA_DEVICES = ("/dev/nvidia*", "/dev/nvidia-caps", "/dev/dxg")
+# The folders of a worker's scratch layout, by the variables that name them.
+SCRATCH_FOLDERS = ("TMPDIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "CUDA_CACHE_PATH")
 # The worker's view of the policy, for its audit hook (harness.judging.sandbox.refusals).
 POLICY_ENV = "KERNEL_HARNESS_SANDBOX"
 
@@ -132,7 +134,7 @@ def prepare_scratch(scratch: Path) -> dict[str, str]:
            "TRITON_CACHE_DIR": str(cache / "triton"),
            "TORCHINDUCTOR_CACHE_DIR": str(cache / "torchinductor"),
            "CUDA_CACHE_PATH": str(cache / "nv")}
-    for key in ("TMPDIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "CUDA_CACHE_PATH"):
+    for key in SCRATCH_FOLDERS:
         Path(env[key]).mkdir(parents=True, exist_ok=True)
     imports = scratch / ".harness-path"
     imports.mkdir(exist_ok=True)

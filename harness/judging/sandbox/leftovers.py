@@ -9,7 +9,9 @@ boot and the maker's PID namespace: a process of another machine (a temporary fo
 shared storage) or of another container is never taken for a dead one here, since its
 key differs. The first evaluation of each later process under the same user, on the same
 machine and namespace, with the same temporary folder, removes the folders whose maker no
-longer exists. Folders named otherwise (older runs') are never touched.
+longer exists, unmounting a scratch quota's tmpfs first, and kills what its workers left
+running (their user is named for the maker: bounds.py). Folders named otherwise (older
+runs') are never touched.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import tempfile
 from pathlib import Path
 
 from harness import bytecode
+from harness.judging.sandbox.bounds import UID_BASE, kill_user, unmount_quota
 from harness.judging.sandbox.procfs import stat_fields
 
 KINDS = ("worker", "run", "shm", "foreign", "ncu", "batch")
@@ -75,8 +78,9 @@ def alive(pid: int) -> bool:
 
 
 def _remove(path: Path) -> bool:
-    """Remove a folder, also where its maker's worker took its own rights away from a
-    folder inside (chmod); whether it is gone."""
+    """Remove a folder (a scratch quota's tmpfs unmounted first), also where its maker's
+    worker took its own rights away from a folder inside (chmod); whether it is gone."""
+    unmount_quota(path)
     shutil.rmtree(path, ignore_errors=True)
     if path.exists():
         for folder, dirs, _ in os.walk(path):
@@ -109,8 +113,10 @@ def sweep(places: list[Path] | None = None) -> list[Path]:
                 info = path.lstat()  # a link named like a run folder is no folder: kept
             except OSError:
                 continue
-            if info.st_uid != uid or not stat.S_ISDIR(info.st_mode) or alive(int(match.group(2))):
+            maker = int(match.group(2))
+            if info.st_uid != uid or not stat.S_ISDIR(info.st_mode) or alive(maker):
                 continue
+            kill_user(UID_BASE + maker)
             if _remove(path):
                 bytecode.forget(path)
                 removed.append(path)

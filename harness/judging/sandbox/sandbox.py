@@ -3,10 +3,10 @@
 The worker is a fresh interpreter (`python -m harness.judging.worker.worker`), never a fork of the
 judge. It runs in its own session and process group, in a scratch folder, with an
 environment stripped of the harness's secrets, its output captured to files, a file size
-limit, and (`worker.sandbox: landlock`) a Landlock policy and a seccomp filter applied
-between fork and exec: it reads only what a submission needs, writes only its scratch and
-shared-memory folders, and opens no network connection (containment.py and seccomp.py
-say what exactly). On the CPU its address space is capped too: the worker caps itself
+limit, bounds on its processes and scratch bytes (bounds.py), and (`worker.sandbox:
+landlock`) a Landlock policy and a seccomp filter applied between fork and exec: it reads
+only what a submission needs, writes only its scratch and shared-memory folders, and opens
+no network connection (containment.py and seccomp.py say what exactly). On the CPU its address space is capped too: the worker caps itself
 once started, a task's own evaluator from its start (memory_cap.py). The judge registers
 as a child subreaper so that processes the worker leaves behind come back to it and are
 killed too.
@@ -32,8 +32,16 @@ from typing import Any
 from harness import bytecode
 from harness.judging.measure.cpus import pin
 from harness.judging.sandbox import landlock
+from harness.judging.sandbox.bounds import (
+    ProcessBound,
+    Quota,
+    bind_privately,
+    kill_user,
+    process_bound,
+)
 from harness.judging.sandbox.containment import (
     POLICY_ENV,
+    SCRATCH_FOLDERS,
     build_policy,
     make_ruleset,
     prepare_scratch,
@@ -42,6 +50,7 @@ from harness.judging.sandbox.leftovers import make_folder
 from harness.judging.sandbox.procfs import process_table
 from harness.judging.sandbox.seccomp import NoIpSockets
 from harness.judging.startup.compile_cache import ENV as COMPILE_CACHE_ENV
+from harness.judging.startup.compile_cache import copy_back, copy_in
 from harness.settings import WorkerSettings
 
 # Under the sandbox, a seccomp filter beside Landlock: no IP sockets (Landlock refuses only
@@ -183,12 +192,19 @@ class Limits:
     ruleset: landlock.Ruleset | None = None
     no_ip: NoIpSockets | None = None
     drop_capabilities: bool = True
+    bound: ProcessBound | None = None  # worker.max_processes (bounds.py)
+    binds: list[tuple[bytes, bytes]] = field(default_factory=list)  # bounds.bind_privately
     parent: int = field(default_factory=os.getpid)  # the judge, where the limits are made
 
     def apply(self) -> None:
-        """Runs in the child between fork and exec: it dies with its parent (the judge,
-        `die_with_parent`); the sandbox last, once nothing else needs a right it takes
-        away."""
+        """Runs in the child between fork and exec: its user and process bound first (a
+        change of user clears the parent-death signal), then it dies with its parent (the
+        judge, `die_with_parent`); the sandbox last, once nothing else needs a right it
+        takes away."""
+        if self.binds:
+            bind_privately(self.binds)
+        if self.bound is not None:
+            self.bound.apply()
         die_with_parent(self.parent)
         if self.cpus:
             pin(self.cpus)
@@ -227,11 +243,20 @@ def contain(settings: WorkerSettings, device: str, folders: Folders,
 
     `address_space`: an RLIMIT_AS from the start, for a process that cannot cap itself
     once started as the worker does (memory_cap.py). Call `Limits.close` after the start.
+    The process bound (`worker.max_processes`) is in the limits; the scratch quota is the
+    caller's (`bounds.Quota`).
     """
     scratch = folders.scratch
     env = worker_env(scratch, device, settings.env_pass)
+    bound = process_bound(settings.max_processes)
+    if bound is not None:  # its temporary and cache folders (prepare_scratch)
+        bound.hand_over(scratch, [Path(env[key]) for key in SCRATCH_FOLDERS]
+                        + [scratch / ".cache"])
     if settings.sandbox == "off":
-        return env, Limits(settings.file_size_limit_bytes, address_space, cpus), landlock.off()
+        report = landlock.off()
+        _note_bound(report, bound)
+        return env, Limits(settings.file_size_limit_bytes, address_space, cpus,
+                           bound=bound), report
     policy = build_policy(scratch, folders.readable, folders.writable, device,
                           settings.sandbox_read)
     no_ip = NoIpSockets() if SECCOMP and NoIpSockets.available() else None
@@ -244,8 +269,14 @@ def contain(settings: WorkerSettings, device: str, folders: Folders,
     if no_ip is not None:
         report.enforced.append("no IP sockets (seccomp)")
     limits = Limits(settings.file_size_limit_bytes, address_space, cpus, ruleset, no_ip,
-                    DROP_CAPABILITIES)
+                    DROP_CAPABILITIES, bound)
+    _note_bound(report, bound)
     return env, limits, report
+
+
+def _note_bound(report: landlock.Report, bound: ProcessBound | None) -> None:
+    if bound is not None:
+        report.enforced.append(bound.describe())
 
 
 class WorkerProcess:
@@ -257,25 +288,46 @@ class WorkerProcess:
         """`readable`: the staged task folder; `writable`: the run's shared-memory folder
         (the sandbox allows these beside the scratch folder and the system's paths);
         `compile_cache`: the submission file's compiler-cache folder (compile_cache.py),
-        writable too, named to the worker in its environment."""
+        writable too, named to the worker in its environment; under a scratch quota the
+        worker sees there a copy of it in its scratch folder (bounds.bind_privately),
+        stored back when it is gone."""
         self.settings = settings
         self.device = device
         self.cpus = cpus
-        self.compile_cache = compile_cache
         self.readable = list(readable or [])
-        self.writable = list(writable or []) + ([compile_cache] if compile_cache else [])
+        self.writable = list(writable or [])
         self.scratch = make_folder("worker")
         self.proc: subprocess.Popen | None = None
         self.conn: Connection | None = None
         self.containment: landlock.Report | None = None
+        self.bound: ProcessBound | None = None
         self._out = open(self.scratch / ".stdout", "w+b")
         self._err = open(self.scratch / ".stderr", "w+b")
+        # Mounted over the captured output (bounded apart, by RLIMIT_FSIZE), which the
+        # worker then cannot reach.
+        self.quota = Quota(self.scratch, settings.scratch_mb)
+        self.warnings = [self.quota.warning] if self.quota.warning else []
+        self.compile_cache = compile_cache
+        self.cache_copy: Path | None = None  # the worker's copy of it, under the quota
+        if compile_cache is not None:
+            self.writable.append(compile_cache)
+            if self.quota.held:  # its rule too: Landlock meets the copy, not the folder
+                self.cache_copy = self.scratch / ".compile-cache"
+                warning = copy_in(compile_cache, self.cache_copy)
+                self.warnings += [warning] if warning else []
+                self.writable.append(self.cache_copy)
 
     def start(self) -> None:
         parent, child = Pipe(duplex=True)
         env, limits, self.containment = contain(
             self.settings, self.device, Folders(self.scratch, self.readable, self.writable),
             self.cpus)
+        self.bound = limits.bound
+        if self.cache_copy is not None:  # seen by the worker at the folder's own path
+            limits.binds.append((bytes(self.cache_copy), bytes(self.compile_cache)))
+        kill_user(self.bound and self.bound.uid)  # what a dead judge of this pid left
+        if self.quota.held:
+            self.containment.enforced.append(self.quota.describe())
         if self.compile_cache is not None:
             env[COMPILE_CACHE_ENV] = str(self.compile_cache)
         try:
@@ -366,6 +418,18 @@ class WorkerProcess:
             return f"the worker was killed by {name}" + (f" ({hint})" if hint else "")
         return f"the worker exited with status {code} {when}"
 
+    def bounds_reached(self) -> list[str]:
+        """The bounds the worker's processes meet now, in words for a verdict (call before
+        `kill`): the process bound, the scratch quota."""
+        met = []
+        if self.bound is not None and self.proc is not None and self.bound.reached():
+            met.append(f"the submission reached its bound of {self.bound.tasks} processes and "
+                       "threads (worker.max_processes): past it, fork fails")
+        if self.quota.full():
+            met.append(f"the submission filled its scratch quota of {self.quota.megabytes} MiB "
+                       "(worker.scratch_mb): past it, writes fail")
+        return met
+
     def output(self) -> tuple[str, str]:
         """Captured stdout and stderr, each cut to the configured limit (the tail kept)."""
         return tuple(_tail(f, self.settings.output_limit_bytes) for f in (self._out, self._err))
@@ -380,13 +444,17 @@ class WorkerProcess:
                 pass
         if self.conn is not None:
             self.conn.close()
-        return kill_strays(keep=set())
+        strays = kill_strays(keep=set())
+        return strays + [p for p in kill_user(self.bound and self.bound.uid) if p not in strays]
 
     def close(self) -> list[int]:
         """Kill everything, drop the scratch folder; return the pids of strays killed."""
         strays = self.kill()
         for f in (self._out, self._err):
             f.close()
+        if self.cache_copy is not None:
+            copy_back(self.cache_copy, self.compile_cache)
+        self.quota.release()
         _remove_tree(self.scratch)
         return strays
 

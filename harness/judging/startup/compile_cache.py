@@ -189,6 +189,52 @@ def tidy(settings, cache: CompileCache) -> str | None:
     return warning
 
 
+def copy_in(folder: Path, copy: Path) -> str | None:
+    """Under a scratch quota (bounds.py), before a worker starts: the file's folder copied
+    into `copy`, in the worker's scratch, which the worker then uses instead, so that what
+    it compiles counts against the quota. A warning where it does not fit (or cannot be
+    copied): the worker then starts with empty caches."""
+    copy.mkdir(mode=0o700)
+    if _copy_tree(folder, copy):
+        return None
+    _remove(copy)
+    copy.mkdir(mode=0o700)
+    return (f"compiler caches: this file's ({size_text(footprint(folder)[0])}) did not fit "
+            "the scratch quota (worker.scratch_mb); its worker compiles anew")
+
+
+def copy_back(copy: Path, folder: Path) -> bool:
+    """Once the worker that used `copy` (copy_in) is gone: what it left there replaces the
+    file's folder, through a fresh folder beside it and two renames (never written through
+    a link the worker left). Whether it did."""
+    fresh, old = (folder.with_name(f".{folder.name}.{os.getpid()}.{end}") for end in ("new", "old"))
+    _remove(fresh)
+    fresh.mkdir(mode=0o700)
+    try:
+        if not _copy_tree(copy, fresh):
+            return False
+        os.chmod(fresh, 0o700)
+        os.rename(folder, old)
+        os.rename(fresh, folder)
+    except OSError:
+        return False
+    finally:
+        _remove(fresh)
+        _remove(old)
+    return True
+
+
+def _copy_tree(source: Path, target: Path) -> bool:
+    """The contents of `source` into the folder `target` (GNU cp: links copied as links,
+    never followed; the judge's ownership)."""
+    try:
+        done = subprocess.run(["cp", "-a", "--no-preserve=ownership", "--", f"{source}/.",
+                               str(target)], capture_output=True, timeout=_TOOL_SECONDS)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
 def size_text(size: int) -> str:
     return f"{size / (1 << 20):.0f} MB"
 

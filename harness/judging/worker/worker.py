@@ -193,6 +193,10 @@ class Worker:
             self.warm_event = torch.cuda.Event()
         self.calls = (TorchCalls.of(torch, self.warm_event, self.start_event, self.end_event)
                       if self.cuda else TorchCalls.of(torch))
+        if self.flush_bytes > 0:  # the worker's own cache flush, taken before the submission's
+            self.flush_buffer = self.calls.empty(  # memory can leave none for it
+                max(self.flush_bytes // 8, 1), dtype=self.calls.int64,
+                device="cuda" if self.cuda else "cpu")
 
     def _before_import(self, init: dict[str, Any]) -> None:
         """The submission's compiler caches pointed at its folder, and (on the CPU) the
