@@ -6,6 +6,8 @@ every accepted submission judged, none twice."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -109,3 +111,13 @@ def test_server_killed_with_jobs_queued(tmp_path):
         server.stop()
     assert_judged_once(db, jobs)
     assert sorted(j["attempts"] for j in jobs)[-1] <= 2
+
+
+@pytest.mark.slow
+def test_latency_benchmark_runs_a_real_server():
+    """benchmarks/server_latency.py, at its smallest: a real server, two uploads, one round."""
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "server_latency.py"),
+                           "--clients", "2", "--rounds", "1"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "2 uploads from 2 clients: upload to job start median" in proc.stdout
