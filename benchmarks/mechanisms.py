@@ -2,7 +2,7 @@
 public contests' evaluators: what it does to parity and to the run-to-run spread.
 
     python benchmarks/mechanisms.py --reference-kernels PATH --pairs vectoradd_triton,nvfp4_triton
-        [--runs 3] [--variants baseline,no_late_rehearsal,...] [--out DIR]
+        [--runs 3] [--variants baseline,...] [--out DIR]
         [--budget-seconds 540] [--dry-run]
 
 Pairs are contest_parity.py's examples by short name (vectoradd_torch, vectoradd_triton,
@@ -50,9 +50,6 @@ clock = time.monotonic  # the budget's clock (a test's fake)
 # name: the override of configs/defaults.yaml that turns one mechanism off or to its other mode
 VARIANTS: dict[str, dict] = {
     BASELINE: {},
-    "no_late_rehearsal": {"timing": {"rehearse_late": False}},  # the early order, no masking
-    "no_mask": {"timing": {"mask_cpu_inputs": False}},  # acts on CPU-side inputs (nvfp4)
-    "no_rehearse": {"timing": {"rehearse": False}},  # rehearse_late then masks with no rehearsal
     "no_noise_retries": {"integrity": {"noise_retries": 0}},
     "no_sleep_measured": {"integrity": {"sleep_measured": False}},
     "no_mailbox": {"timing": {"mailbox": False}},  # requests through the pipe
@@ -69,7 +66,6 @@ VARIANTS: dict[str, dict] = {
 
 # Variants that can change something on some pairs only: the others would measure noise.
 ACTS_ON = {
-    "no_mask": ("nvfp4",),  # the only task with CPU-side inputs (its scale factors)
     # a fill stands for a window up to MIN_AHEAD_US (measure/timing.py): vectoradd's
     # 100 µs, not the 20 ms of nvfp4 and mxfp4
     "window_fill": ("vectoradd",),

@@ -31,27 +31,17 @@ class TimingSettings:
     window_fill_bytes: int | None
     sync: str
     warm: str
-    rehearse: bool
-    rehearse_late: bool
     throttle_ratio: float
-    mask_cpu_inputs: bool = True
 
     def __post_init__(self) -> None:
         if self.sync not in ("device", "event"):
             raise ValueError(f"timing.sync must be device or event, not {self.sync!r}")
         if self.warm not in ("kernel", "torch", "event"):
             raise ValueError(f"timing.warm must be kernel, torch or event, not {self.warm!r}")
-        if not isinstance(self.rehearse, bool):
-            raise ValueError(f"timing.rehearse must be true or false, not {self.rehearse!r}")
         if self.window_fill_bytes is not None and not (
                 _whole(self.window_fill_bytes) and self.window_fill_bytes > 0):
             raise ValueError("timing.window_fill_bytes must be a positive whole number of bytes "
                              f"or null, not {self.window_fill_bytes!r}")
-        if not isinstance(self.rehearse_late, bool):
-            raise ValueError(f"timing.rehearse_late must be true or false, not {self.rehearse_late!r}")
-        if not isinstance(self.mask_cpu_inputs, bool):
-            raise ValueError("timing.mask_cpu_inputs must be true or false, "
-                             f"not {self.mask_cpu_inputs!r}")
         if self.host_launch not in ("hidden", "counted"):
             raise ValueError(f"timing.host_launch must be hidden or counted, not {self.host_launch!r}")
         if self.judge_spin_seconds is not None and (
@@ -66,8 +56,6 @@ class IntegritySettings:
 
     floor_margin: float
     refuse_ranking_on: list[str]
-    unmask_allowance_us: float
-    unmask_rel: float
     sleep_slack: float
     noise_retries: int = 1
     sleep_measured: bool = True

@@ -412,27 +412,6 @@ def test_parity_files_that_cannot_be_read_are_named_not_traced(tmp_path):
             assert "Traceback" not in done.stderr
 
 
-@pytest.mark.slow
-def test_mask_cost_times_the_masking_of_nvfp4s_cpu_inputs_and_restores_them(tmp_path):
-    """mask_cost.py on the CPU, on the smallest case: every measure has a time for each
-    round, the sample's CPU-side inputs are every call's scale factors (15 calls, a and b
-    of each group), and the unmasking gives back the bytes (the script checks it each round)."""
-    out = tmp_path / "mask_cost.json"
-    done = python("benchmarks/mask_cost.py", "--device", "cpu", "--case", "3", "--rounds", "2",
-                  "--out", str(out))
-    assert done.returncode == 0, done.stderr
-    result = json.loads(out.read_text())
-    assert set(result["median_ms"]) == {"draw", "draw_fresh", "xor_mask", "xor_mask_fresh",
-                                        "copy_after_unmask", "copy_after_write", "copy_again"}
-    assert all(len(v) == 2 and min(v) > 0 for v in result["runs_ms"].values())
-    case = yaml.safe_load((ROOT / "tasks" / "nvfp4_group_gemm" / "task.yml").read_text())[
-        "benchmarks"][3]
-    assert result["tensors"] == 15 * 2 * case["g"]
-    assert result["bytes"] == 15 * sum((m + n) * -(-k // 16) for m, n, k in
-                                       zip(case["m"], case["n"], case["k"]))
-    assert "copy_after_unmask" in done.stdout
-
-
 def test_contest_parity_splits_the_harness_wall_where_runs_say_so(tmp_path):
     """The summary gives the harness's process wall in three parts (medians over the runs
     with `before_s`): before the evaluation, the document's wall, and the rest after."""

@@ -266,8 +266,6 @@ class Judge:
             "warm": self.settings.timing.warm,
             "window_fill_bytes": window_fill_bytes(self.settings.timing, self.task.timing,
                                                    self.device.kind),
-            "flush_bytes": self.flusher.nbytes if self.sampling.late() else 0,
-            "mask_cpu_inputs": self.settings.timing.mask_cpu_inputs,
             "gc_freeze": self.settings.worker.gc_freeze,
             "hold_cpu": self.held,
             "hold_others": sorted(self._hold_others),
@@ -419,10 +417,9 @@ class Judge:
             raise TaskError(f"{self.task.name}: ref_kernel failed on case {case}: {exc!r}") from exc
         laps.lap("inputs")
         per = max(1, int(self.task.timing.get("calls_per_sample", 1))) if spec.timed else 1
-        # Rehearsals (timing.rehearse) run the previous sample's slots while the next
-        # sample's hold fresh inputs: two samples' worth of slots.
-        rehearsing = spec.timed and self.settings.timing.rehearse
-        ring = max(RING_SLOTS, 2 * per if rehearsing else per)
+        # Rehearsals run the previous sample's slots while the next sample's hold fresh
+        # inputs: two samples' worth of slots.
+        ring = max(RING_SLOTS, 2 * per if spec.timed else per)
         alloc = SharedAllocator(Path(tempfile.mkdtemp(dir=self.shm_root)))
         slots = [make_slot(data, alloc) for _ in range(ring)]
         box = CaseBuffers(alloc, slots, template, all_finite(template), per)
@@ -436,7 +433,7 @@ class Judge:
         result = CaseResult(index, case, Status.PASSED, wall_parts=laps.parts)
         run = CaseRun(case, plan, box, deadline, laps)
         try:
-            calibration = self.sampling.calibrate(deadline, box) if spec.timed else None
+            calibration = self.sampling.calibrate(deadline) if spec.timed else None
             laps.lap("calibration")
             first = self._first_call(run, data)
             laps.lap("first_call")

@@ -126,7 +126,6 @@ def case_flags(doc: dict[str, Any]) -> list[str]:
 
 _CHECK_NAMES = {"clocks": "the two clocks on the probes",
                 "scored_clocks": "the two clocks on the scored samples",
-                "unmasking": "the unmasking's round trips",
                 "calibration_disturbed": "a calibration above the one before the import"}
 
 

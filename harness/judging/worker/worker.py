@@ -139,11 +139,8 @@ class Worker:
         # The clock and the nap of the polling loop, taken before the import too: a
         # submission that replaces time.perf_counter (under another name than the screen
         # reads) would otherwise run in the loop, off the judge's clock, while the fresh
-        # inputs of the next call are readable. The judge's side bounds what remains
-        # (no wake handshake after an unmasking; check_unmasking).
+        # inputs of the next call are readable.
         self._clock, self._nap = time.perf_counter, time.sleep
-        # per slot: its shared tensors that the judge masks (`_masked_tensors`)
-        self.shared: list[list[Any]] = []
         self.gc_freeze = bool(init.get("gc_freeze", False))
         self.hold = None  # worker.hold_cpu: this thread's own CPU through the calls
         if init.get("hold_cpu") is not None and self.cuda:
@@ -162,21 +159,12 @@ class Worker:
         self._before_import(init)
 
     def _take_timing(self, init: dict[str, Any]) -> None:
-        """The judge's timing settings for this worker, and the masking's functions."""
+        """The judge's timing settings for this worker."""
         self.spin_seconds = float(init.get("spin_seconds", 0.0))
         self.sync_device = init.get("sync", "device") != "event"
         self.warm = init.get("warm", "torch")
         # timing.window_fill_bytes: the contest's own fill hides the launch, not a sleep
         self.window_fill_elements = -(-int(init.get("window_fill_bytes") or 0) // 8)
-        # timing.rehearse_late: the bytes of the worker's own cache flush after unmasking
-        self.flush_bytes = int(init.get("flush_bytes") or 0)
-        self.flush_buffer: Any = None
-        from harness.judging.measure.masking import draw_device, masks, xor_mask
-
-        self.xor_mask, self.masks = xor_mask, masks  # taken before any submission is imported
-        # timing.mask_cpu_inputs false: the judge writes the CPU-side inputs plainly
-        self.mask_cpu = bool(init.get("mask_cpu_inputs", True))
-        self.draw_on = draw_device() if self.cuda else None  # as the judge draws (masking)
 
     def _open_device(self, init: dict[str, Any]) -> None:
         """The GPU's context, its memory share and the events of the timed region; the
@@ -222,7 +210,7 @@ class Worker:
         handlers = {
             "load": self.load, "case": self.set_case, "call": self.call,
             "noop": self.noop, "release": self.release, "outputs": self.outputs_at,
-            "rehearse": self.rehearse, "unmask": self.unmask,
+            "rehearse": self.rehearse,
             "profile": self.profile,
         }
         while True:
@@ -311,16 +299,8 @@ class Worker:
         self.arenas.add(notices, fds)
 
     # -- cases and calls -------------------------------------------------------------
-    def _masked_tensors(self, shared: Any) -> list[Any]:
-        """Of a slot's shared tensors, in order, those the judge masks (all of them, or with
-        `timing.mask_cpu_inputs: false` the GPU ones: it writes the CPU-side ones plainly)."""
-        return [t for t in shared if self.masks(t, self.mask_cpu)]
-
     def set_case(self, message: dict[str, Any]) -> None:
-        from harness.judging.worker.structure import tensors
-
         self.slots = [self.arenas.from_wire(s) for s in message["slots"]]
-        self.shared = [self._masked_tensors(tensors(s)) for s in self.slots]
         self.refresh = [[] for _ in self.slots]
         if self.cuda:
             self.slots = [self._private_host(s, k) for k, s in enumerate(self.slots)]
@@ -348,7 +328,6 @@ class Worker:
 
     def release(self, message: dict[str, Any]) -> None:
         self.slots, self.outputs, self.noop_output, self.refresh = [], [], None, []
-        self.shared = []
         self.arenas.clear()
         if self.gc_freeze:
             gc.collect()  # cheap: the frozen heap is not scanned
@@ -365,10 +344,6 @@ class Worker:
 
     def rehearse(self, message: dict[str, Any]) -> None:
         self.send(self._rehearse(message["slot"]) | {"seq": message.get("seq")})
-
-    def unmask(self, message: dict[str, Any]) -> None:
-        reply = self._unmask_sample(message["slot"], int(message.get("key", 0)))
-        self.send(reply | {"seq": message.get("seq")})
 
     def outputs_at(self, message: dict[str, Any]) -> None:
         """New output buffers, laid out like the submission's own output (see the judge)."""
@@ -391,7 +366,7 @@ class Worker:
         output = self.noop_output
         return self._run(lambda data: output, slot, 0, check=output is not None)
 
-    def _mail(self, seq: int, op: str, slot: int, ahead: int, key: int = 0) -> None:
+    def _mail(self, seq: int, op: str, slot: int, ahead: int) -> None:
         """A call requested through the mailbox: answer there, errors on the pipe."""
         from harness.judging.worker.protocol import Mailbox
 
@@ -399,8 +374,6 @@ class Worker:
             reply = self._noop(slot)
         elif op == "rehearse":
             reply = self._rehearse(slot)
-        elif op == "unmask":
-            reply = self._unmask_sample(slot, key)
         elif op == "call":
             reply = self._run(self.kernel, slot, ahead, check=True)
         else:  # never run a call the judge did not ask for
@@ -428,8 +401,7 @@ class Worker:
         meanwhile. Run before a sample, it stood in the judge's round trip of the
         submission's samples but not of its no-op calls, and read as work outside the
         timed region. A rehearsal places it before its own reply (`_rehearse`):
-        its round trip is on no clock, and with `timing.rehearse_late` only the unmasking
-        request comes between its reply and the timed call. Never after a no-op (the first
+        its round trip is on no clock. Never after a no-op (the first
         come before the import, which keeps every CPU), so the first sample (a
         `load_inline` on first use starts its compilers there) is not held either."""
         if self.hold is not None and op in _HOLD_AFTER_REPLY:
@@ -437,11 +409,10 @@ class Worker:
 
     def _rehearse(self, slot: int) -> dict[str, Any]:
         """The calls of an earlier sample (from `slot`) again: untimed, outputs unchecked
-        and dropped (`timing.rehearse`). The next sample's calls then start on the host
+        and dropped. The next sample's calls then start on the host
         state of a process that has just run the submission, as in the public evaluators,
         whose repeats run back to back. Its inputs were timed and checked already, and the
-        judge writes the next sample's inputs only after this reply (with
-        `timing.rehearse_late`, before it but masked, the key sent after it), so nothing
+        judge writes the next sample's inputs only after this reply, so nothing
         these calls compute can answer a timed call (a thread left running is another
         matter: the screen flags threads, and the judge's clock sees work outside the timed
         region)."""
@@ -567,40 +538,6 @@ class Worker:
             return True
         self.calls.sleep(ahead)
         return not self.window_fill_elements
-
-    def _unmask_sample(self, slot: int, key: int) -> dict[str, Any]:
-        """timing.rehearse_late: the inputs of the sample from `slot` unmasked and the
-        caches flushed (`_unmask`), and the GPU idle again, in a request of its own between
-        the rehearsal and the call: off the call's clock, so that the host time this takes
-        (100-250 µs on the H200 machine, longer after a rehearsal than after a no-op) is
-        not read as the submission's work outside the timed region. Its XOR takes
-        no function the submission could replace (they were taken before the import), but
-        the worker's own methods and a thread the submission left could run meanwhile: the
-        judge holds this round trip to what it expects of it (`check_unmasking`), and the
-        call follows with no wake handshake.
-        Errors (out of memory, a sticky CUDA error) answer as a call's would."""
-        picks, _ = self._inputs(slot, self.calls_per_sample)
-        try:
-            self._unmask(picks, key)
-            if self.cuda:
-                self.calls.synchronize()
-        except BaseException as exc:  # noqa: BLE001 - out of memory, a sticky CUDA error
-            return self._exception(exc)
-        return {"event": Event.DONE, "ns": 0.0}
-
-    def _unmask(self, picks: list[int], key: int) -> None:
-        """XOR the judge's mask off the inputs of `picks` (the judge wrote them masked and
-        sends the key only after the rehearsal), then write the flush buffer, so that the
-        inputs, just rewritten, are not left in the caches."""
-        self.xor_mask((t for i in picks if self.shared for t in self.shared[i]), key,
-                      draw_on=self.draw_on)
-        if self.flush_bytes <= 0:
-            return
-        calls = self.calls
-        if self.flush_buffer is None:
-            self.flush_buffer = calls.empty(max(self.flush_bytes // 8, 1), dtype=calls.int64,
-                                            device="cuda" if self.cuda else "cpu")
-        calls.fill(self.flush_buffer, 42)
 
     def _threads_left(self) -> int:
         """Python threads other than this one that are running code of the staged folder
