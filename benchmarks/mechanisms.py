@@ -59,9 +59,6 @@ VARIANTS: dict[str, dict] = {
     "judge_nap": {"timing": {"judge_spin_seconds": 0}},  # the judge naps at once, no polling
     # pmpp_v2's own fill in place of the sleep: short windows only (vectoradd), else no effect
     "window_fill": {"timing": {"window_fill_bytes": 268435456}},
-    "no_hold_cpu": {"worker": {"hold_cpu": False}},  # the tasks leave it on (null: the task's)
-    "pin_cpus": {"worker": {"pin_cpus": True}},  # also no head start, no held CPU
-    "gc_freeze": {"worker": {"gc_freeze": True}},
 }
 
 # Variants that can change something on some pairs only: the others would measure noise.

@@ -81,9 +81,6 @@ class WorkerSettings:
     cpu_memory_limit_gb: float
     gpu_memory_fraction: float
     max_restarts: int
-    pin_cpus: bool
-    hold_cpu: bool | None
-    gc_freeze: bool
     head_start: bool
     sandbox: str
     sandbox_read: list[str]
@@ -93,9 +90,6 @@ class WorkerSettings:
     compile_cache_total_mb: int
 
     def __post_init__(self) -> None:
-        if self.hold_cpu is not None and not isinstance(self.hold_cpu, bool):
-            raise ValueError("worker.hold_cpu must be true, false or null (as the task's "
-                             f"timing.hold_cpu), not {self.hold_cpu!r}")
         if self.compile_cache not in ("per_file", "private"):
             raise ValueError("worker.compile_cache must be per_file or private, not "
                              f"{self.compile_cache!r}")

@@ -327,61 +327,6 @@ def test_a_no_op_does_a_samples_work_outside_the_timed_region(tmp_path):
     judge_end.close()
 
 
-def test_the_calling_thread_is_held_after_each_reply_that_ran_the_submission(tmp_path):
-    """worker.hold_cpu: the thread is placed after the reply to a sample and before the
-    reply to a rehearsal (whose round trip is on no clock), never inside a round trip the judge times, and never
-    after a no-op (the first come before the import), so the submission's first sample is
-    not held."""
-    import torch
-
-    from harness.judging.worker.protocol import Mailbox
-    from harness.judging.worker.structure import describe
-
-    box, worker, judge_end = _mail_worker(tmp_path)
-    worker.outputs, worker.expected = [torch.empty(2)], describe(torch.empty(2))
-    events = []
-    worker.hold = type("FakeHold", (), {"apply": lambda self: events.append("hold")})()
-    worker.slots, worker.refresh = [(torch.ones(2),)], [[]]
-    worker.kernel = lambda data: events.append("call") or data[0] * 2
-    real_answer = worker.mailbox.answer
-    worker.mailbox.answer = lambda *a: events.append("answer") or real_answer(*a)
-    for seq, op in enumerate(["noop", "call", "rehearse", "noop", "call"], start=1):
-        box.request(seq, op, 0)
-        worker._mail(*worker.mailbox.pending(seq - 1))
-        assert box.reply_seq() == seq and box.reply()["status"] == Mailbox.DONE
-    assert events == ["answer", "call", "answer", "hold", "call", "hold", "answer",
-                      "answer", "call", "answer", "hold"]
-    worker.mailbox.close()
-    box.close()
-    judge_end.close()
-
-
-def test_the_pipe_holds_the_thread_after_the_same_replies_as_the_mailbox(tmp_path):
-    """Without a mailbox the requests come through the pipe: the placement follows the
-    reply to a sample and precedes the reply to a rehearsal there too, and nothing else."""
-    import torch
-
-    from harness.judging.worker.structure import describe
-
-    judge_end, worker_end = multiprocessing.Pipe()
-    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
-                                 "submission": "submission.py"})
-    worker.outputs, worker.expected = [torch.empty(2)], describe(torch.empty(2))
-    events = []
-    worker.hold = type("FakeHold", (), {"apply": lambda self: events.append("hold")})()
-    worker.slots, worker.refresh = [(torch.ones(2),)], [[]]
-    worker.kernel = lambda data: events.append("call") or data[0] * 2
-    real_send = worker.send
-    worker.send = lambda message: events.append("answer") or real_send(message)
-    for seq, op in enumerate(["noop", "call", "rehearse", "noop", "call"], start=1):
-        judge_end.send({"op": op, "slot": 0, "seq": seq})
-    judge_end.send({"op": "exit"})
-    worker.serve()
-    assert events == ["answer", "answer", "call", "answer", "hold", "call", "hold", "answer",
-                      "answer", "call", "answer", "hold"]
-    judge_end.close()
-
-
 def test_the_polling_loop_runs_no_time_function_replaced_after_the_start(tmp_path, monkeypatch):
     """A submission that replaces time.perf_counter or time.sleep (past the screen: under a
     name built at run time, say) would have its code run in the worker's polling loop, off the judge's

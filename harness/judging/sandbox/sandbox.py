@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 from harness import bytecode
-from harness.judging.measure.cpus import pin
 from harness.judging.sandbox import landlock
 from harness.judging.sandbox.containment import (
     POLICY_ENV,
@@ -179,7 +178,6 @@ def die_with_parent(parent: int) -> None:
 class Limits:
     file_size: int
     address_space: int | None = None  # RLIMIT_AS from the start (memory_cap.whole_process_cap)
-    cpus: frozenset[int] | None = None
     ruleset: landlock.Ruleset | None = None
     no_ip: NoIpSockets | None = None
     drop_capabilities: bool = True
@@ -190,8 +188,6 @@ class Limits:
         `die_with_parent`); the sandbox last, once nothing else needs a right it takes
         away."""
         die_with_parent(self.parent)
-        if self.cpus:
-            pin(self.cpus)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_FSIZE, (self.file_size, self.file_size))
         if self.address_space:
@@ -220,7 +216,7 @@ class Folders:
 
 
 def contain(settings: WorkerSettings, device: str, folders: Folders,
-            cpus: frozenset[int] | None = None, address_space: int | None = None,
+            address_space: int | None = None,
             ) -> tuple[dict[str, str], Limits, landlock.Report]:
     """What a process running submitted code gets: its environment, the limits and sandbox
     applied between fork and exec, and the report of what the sandbox enforces.
@@ -231,7 +227,7 @@ def contain(settings: WorkerSettings, device: str, folders: Folders,
     scratch = folders.scratch
     env = worker_env(scratch, device, settings.env_pass)
     if settings.sandbox == "off":
-        return env, Limits(settings.file_size_limit_bytes, address_space, cpus), landlock.off()
+        return env, Limits(settings.file_size_limit_bytes, address_space), landlock.off()
     policy = build_policy(scratch, folders.readable, folders.writable, device,
                           settings.sandbox_read)
     no_ip = NoIpSockets() if SECCOMP and NoIpSockets.available() else None
@@ -243,7 +239,7 @@ def contain(settings: WorkerSettings, device: str, folders: Folders,
     ruleset, report = make_ruleset(policy)
     if no_ip is not None:
         report.enforced.append("no IP sockets (seccomp)")
-    limits = Limits(settings.file_size_limit_bytes, address_space, cpus, ruleset, no_ip,
+    limits = Limits(settings.file_size_limit_bytes, address_space, ruleset, no_ip,
                     DROP_CAPABILITIES)
     return env, limits, report
 
@@ -252,15 +248,14 @@ class WorkerProcess:
     """One worker: start it, talk to it, watch its clock, kill it and its descendants."""
 
     def __init__(self, settings: WorkerSettings, device: str,
-                 cpus: frozenset[int] | None = None, readable: list[Path] | None = None,
-                 writable: list[Path] | None = None, compile_cache: Path | None = None) -> None:
+                 readable: list[Path] | None = None, writable: list[Path] | None = None,
+                 compile_cache: Path | None = None) -> None:
         """`readable`: the staged task folder; `writable`: the run's shared-memory folder
         (the sandbox allows these beside the scratch folder and the system's paths);
         `compile_cache`: the submission file's compiler-cache folder (compile_cache.py),
         writable too, named to the worker in its environment."""
         self.settings = settings
         self.device = device
-        self.cpus = cpus
         self.compile_cache = compile_cache
         self.readable = list(readable or [])
         self.writable = list(writable or []) + ([compile_cache] if compile_cache else [])
@@ -274,8 +269,7 @@ class WorkerProcess:
     def start(self) -> None:
         parent, child = Pipe(duplex=True)
         env, limits, self.containment = contain(
-            self.settings, self.device, Folders(self.scratch, self.readable, self.writable),
-            self.cpus)
+            self.settings, self.device, Folders(self.scratch, self.readable, self.writable))
         if self.compile_cache is not None:
             env[COMPILE_CACHE_ENV] = str(self.compile_cache)
         try:

@@ -9,7 +9,6 @@ Usage (by the judge only): python -m harness.judging.worker.worker FD DEVICE
 
 from __future__ import annotations
 
-import gc
 import importlib.util
 import os
 import sys
@@ -26,7 +25,6 @@ from harness.judging.worker.protocol import Event, encode
 
 _TRACE_LIMIT = 12000
 _WARM_ELEMENTS = 1 << 17  # timing.warm torch: a 1 MiB tensor of int64
-_HOLD_AFTER_REPLY = frozenset({"call"})  # requests after whose reply a held thread is placed
 _NEEDS_GPU_SIGNS = (
     "Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "active drivers",
     "cannot be accessed from Triton", "No CUDA GPUs are available", "CUDA driver",
@@ -141,12 +139,6 @@ class Worker:
         # reads) would otherwise run in the loop, off the judge's clock, while the fresh
         # inputs of the next call are readable.
         self._clock, self._nap = time.perf_counter, time.sleep
-        self.gc_freeze = bool(init.get("gc_freeze", False))
-        self.hold = None  # worker.hold_cpu: this thread's own CPU through the calls
-        if init.get("hold_cpu") is not None and self.cuda:
-            from harness.judging.measure.cpus import Hold
-
-            self.hold = Hold(int(init["hold_cpu"]), set(init.get("hold_others") or ()))
         self.mailbox = None
         self.mail_seq = 0
         # Taken before the submission is imported (see _threads_left).
@@ -226,7 +218,6 @@ class Worker:
             if op == "exit":
                 return
             handlers[op](message)
-            self._hold_next(op)
 
     def _wait_mail(self) -> bool:
         """Poll the mailbox and the pipe; True once a mailbox call was served.
@@ -282,11 +273,6 @@ class Worker:
                        "message": f"no callable custom_kernel; the module defines {names}"})
             return
         self.kernel = kernel
-        if self.gc_freeze:
-            # torch's, Triton's and the submission's objects never change generation again:
-            # a collection during a timed call then scans only what was made since.
-            gc.collect()
-            gc.freeze()
         self.send({"event": Event.LOADED})
 
     def _map_arenas(self, notices: list) -> None:
@@ -306,8 +292,6 @@ class Worker:
             self.slots = [self._private_host(s, k) for k, s in enumerate(self.slots)]
         self._take_outputs(message)
         self.calls_per_sample = max(1, int(message.get("calls_per_sample", 1)))
-        if self.gc_freeze:
-            gc.freeze()  # what warm-up compiled for the last case joins the frozen heap
         self.send({"event": Event.ACK})
 
     def _private_host(self, slot: Any, k: int) -> Any:
@@ -329,8 +313,6 @@ class Worker:
     def release(self, message: dict[str, Any]) -> None:
         self.slots, self.outputs, self.noop_output, self.refresh = [], [], None, []
         self.arenas.clear()
-        if self.gc_freeze:
-            gc.collect()  # cheap: the frozen heap is not scanned
         if self.cuda:
             self.torch.cuda.synchronize()
         self.send({"event": Event.ACK})
@@ -384,28 +366,12 @@ class Worker:
         else:
             self.send(reply)
             self.mailbox.answer(seq, Mailbox.SEE_PIPE)
-        self._hold_next(op)
 
     def _inputs(self, slot: int, count: int) -> tuple[list[int], list[Any]]:
         """The slots of `count` calls from `slot` (around the ring) and their inputs."""
         ring = len(self.slots) or 1
         picks = [(slot + j) % ring for j in range(count)]
         return picks, [self.slots[i] if self.slots else None for i in picks]
-
-    def _hold_next(self, op: str) -> None:
-        """With `worker.hold_cpu`: after the reply to a sample (`_HOLD_AFTER_REPLY`),
-        through the pipe or the mailbox, hold this thread on its CPU for the next one, and
-        place on the other cores any thread that the calls started. After the reply, so
-        that the placement (a listing of this process's threads; a move of each new one)
-        falls in neither clock: the judge checks outputs and writes the next inputs
-        meanwhile. Run before a sample, it stood in the judge's round trip of the
-        submission's samples but not of its no-op calls, and read as work outside the
-        timed region. A rehearsal places it before its own reply (`_rehearse`):
-        its round trip is on no clock. Never after a no-op (the first
-        come before the import, which keeps every CPU), so the first sample (a
-        `load_inline` on first use starts its compilers there) is not held either."""
-        if self.hold is not None and op in _HOLD_AFTER_REPLY:
-            self.hold.apply()
 
     def _rehearse(self, slot: int) -> dict[str, Any]:
         """The calls of an earlier sample (from `slot`) again: untimed, outputs unchecked
@@ -424,8 +390,6 @@ class Worker:
                 self.calls.synchronize()
         except BaseException as exc:  # noqa: BLE001
             return self._exception(exc)
-        if self.hold is not None:  # before the reply: see _hold_next
-            self.hold.apply()
         return {"event": Event.DONE, "ns": 0.0}
 
     def _run(self, fn: Callable[[Any], Any], slot: int, ahead: int, check: bool,
