@@ -53,20 +53,10 @@ VARIANTS: dict[str, dict] = {
     "no_noise_retries": {"integrity": {"noise_retries": 0}},
     "no_sleep_measured": {"integrity": {"sleep_measured": False}},
     "no_mailbox": {"timing": {"mailbox": False}},  # requests through the pipe
-    "sync_event": {"timing": {"sync": "event"}},
-    "warm_kernel": {"timing": {"warm": "kernel"}},
-    "warm_event": {"timing": {"warm": "event"}},
-    "judge_nap": {"timing": {"judge_spin_seconds": 0}},  # the judge naps at once, no polling
-    # pmpp_v2's own fill in place of the sleep: short windows only (vectoradd), else no effect
-    "window_fill": {"timing": {"window_fill_bytes": 268435456}},
 }
 
 # Variants that can change something on some pairs only: the others would measure noise.
-ACTS_ON = {
-    # a fill stands for a window up to MIN_AHEAD_US (measure/timing.py): vectoradd's
-    # 100 µs, not the 20 ms of nvfp4 and mxfp4
-    "window_fill": ("vectoradd",),
-}
+ACTS_ON: dict[str, tuple[str, ...]] = {}
 
 
 def pair_catalogue(refk: Path) -> dict[str, dict]:

@@ -24,30 +24,14 @@ class TimingSettings:
     max_seconds: float
     max_calls: int
     target_rse: float
-    judge_spin_seconds: float | None
     mailbox: bool
     host_launch: str
     hidden_window_us: float
-    window_fill_bytes: int | None
-    sync: str
-    warm: str
     throttle_ratio: float
 
     def __post_init__(self) -> None:
-        if self.sync not in ("device", "event"):
-            raise ValueError(f"timing.sync must be device or event, not {self.sync!r}")
-        if self.warm not in ("kernel", "torch", "event"):
-            raise ValueError(f"timing.warm must be kernel, torch or event, not {self.warm!r}")
-        if self.window_fill_bytes is not None and not (
-                _whole(self.window_fill_bytes) and self.window_fill_bytes > 0):
-            raise ValueError("timing.window_fill_bytes must be a positive whole number of bytes "
-                             f"or null, not {self.window_fill_bytes!r}")
         if self.host_launch not in ("hidden", "counted"):
             raise ValueError(f"timing.host_launch must be hidden or counted, not {self.host_launch!r}")
-        if self.judge_spin_seconds is not None and (
-                not _is_number(self.judge_spin_seconds) or self.judge_spin_seconds < 0):
-            raise ValueError("timing.judge_spin_seconds must be 0 or more, or null (as the "
-                             f"worker polls), not {self.judge_spin_seconds!r}")
 
 
 @dataclass

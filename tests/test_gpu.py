@@ -112,10 +112,3 @@ def test_the_rehearsal_cannot_answer_a_timed_call(cli):
     assert {c["status"] for p in r.doc["phases"] for c in p["cases"]} == {"failed"}
 
 
-def test_the_contests_fill_in_place_of_the_sleep_times_honest_code_unflagged(cli, tmp_path):
-    """timing.window_fill_bytes: pmpp_v2's 256 MiB fill hides the launch (the late order,
-    the GPU default)."""
-    config = tmp_path / "fill.yaml"
-    config.write_text("timing:\n  window_fill_bytes: 268435456\n")
-    assert_honest(cli("submit", "submissions/vectoradd/add_triton.py", "--mode", "benchmark",
-                      "--config", str(config)), unmasking=False)

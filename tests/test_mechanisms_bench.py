@@ -69,7 +69,7 @@ def test_a_real_run_refuses_missing_files_before_running_anything(tmp_path):
 
 
 def test_variants_refused_or_changing_nothing_stop_it_at_start(monkeypatch, tmp_path):
-    monkeypatch.setitem(mechanisms.VARIANTS, "bad_value", {"timing": {"sync": "bogus"}})
+    monkeypatch.setitem(mechanisms.VARIANTS, "bad_value", {"timing": {"host_launch": "bogus"}})
     monkeypatch.setitem(mechanisms.VARIANTS, "bad_key", {"timing": {"no_such_key": 1}})
     monkeypatch.setitem(mechanisms.VARIANTS, "default_again", {"timing": {"host_launch": "hidden"}})
     with pytest.raises(SystemExit) as stop:

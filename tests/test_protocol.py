@@ -302,15 +302,13 @@ def test_the_hidden_window_travels_with_the_request(boxes):
 
 
 def test_what_a_sample_lacked_crosses_the_mailbox_only_where_set(boxes):
-    """The worker's `unwarmed` and `unfilled` (no memory for the warm-up fill or for the
-    contest's fill) reach the judge through the mailbox as through the pipe: present and
-    true where set, absent otherwise."""
+    """The worker's `unwarmed` (no memory for the warm-up fill) reaches the judge through
+    the mailbox as through the pipe: present and true where set, absent otherwise."""
     judge, worker = boxes
-    worker.answer(1, Mailbox.DONE, {"ns": 5.0, "unfilled": True})
-    reply = judge.reply()
-    assert reply["unfilled"] is True and "unwarmed" not in reply
+    worker.answer(1, Mailbox.DONE, {"ns": 5.0, "unwarmed": True})
+    assert judge.reply()["unwarmed"] is True
     worker.answer(2, Mailbox.DONE, {"ns": 5.0})
-    assert "unfilled" not in judge.reply() and "unwarmed" not in judge.reply()
+    assert "unwarmed" not in judge.reply()
 
 
 def test_the_mailbox_fields_fit_and_do_not_overlap():

@@ -371,32 +371,6 @@ def test_scored_samples_behind_a_window_are_on_both_clocks(stretch, hidden, flag
         assert result.score_ns == pytest.approx(6_000.0 + hidden, rel=0.005)
 
 
-def test_no_scored_clocks_where_the_contests_fill_replaces_the_sleep():
-    """timing.window_fill_bytes: the fill hides the launch, not a sleep of `ahead` cycles,
-    and its length is not the judge's figure (0.85-0.9 ms on an L4 against a 100 µs
-    window): the scored samples' clocks are not compared rather than misjudged."""
-    result = _behind_a_window(1.0, 0.0, window_fill_bytes=1 << 28)
-    assert "scored_clocks" not in result.integrity
-    assert result.integrity["window_fill_bytes"] == 1 << 28
-
-
-def test_samples_that_could_not_allocate_the_fill_flag_the_case():
-    """The worker could not allocate the contest's fill on some samples (the submission
-    holds the GPU's memory): they hid their launch behind the sleep, a longer window, and
-    the case says so."""
-    class Unfilled(FakeWorker):
-        def answer(self, k, ahead):
-            reply, rt = super().answer(k, ahead)
-            return reply | ({"unfilled": True} if k in (3, 5) else {}), rt
-
-    host = _windowed(_cpu_settings(max_calls=30), window_fill_bytes=1 << 28)
-    host.channel = Unfilled(host.clock, [6_000.0] * 41)
-    result = _time(host)
-    assert result.integrity["unfilled_samples"] == 2
-    assert any("fill before the start event could not be allocated on 2 of" in f
-               for f in result.flags)
-
-
 class SpellWorker(FakeWorker):
     """A FakeWorker (6 µs calls) on a host that runs slowly for a spell: the judge's round
     trip is `extra` ns longer until the judge has calibrated `spell` times (for ever where
@@ -555,7 +529,7 @@ def test_only_the_checks_that_host_noise_can_trip_are_retried():
                           "scored_clocks": {"flagged": False}}) == ["clocks"]
     assert noise_flagged({"calibration_disturbed": True}) == ["calibration_disturbed"]
     # a thread left running, a fill kept out, the physics floor: what the submission does
-    assert noise_flagged({"threads_after_calls": 3, "unfilled_samples": 2,
+    assert noise_flagged({"threads_after_calls": 3,
                           "clocks": {"flagged": False}}) == []
 
 
@@ -601,14 +575,6 @@ def test_a_sleep_the_judge_times_itself_leaves_little_room(measured, stretch, hi
     assert device.timed_sleeps == ([39_600_000] * 2 if measured else [])
     if measured:
         assert scored["sleep"]["ns_per_cycle"] == pytest.approx(stretch * 1e3 / 1980.0)
-
-
-def test_no_sleep_is_timed_where_the_contests_fill_replaces_it():
-    """timing.window_fill_bytes (a short window: pmpp_v2's): the fill's length is not the
-    judge's figure, so the scored samples' clocks are not compared, and the judge times no
-    sleep of its own for them."""
-    device, scored = _long_sleep(True, 1.0, 0.0, window_us=100.0, window_fill_bytes=1 << 28)
-    assert device.timed_sleeps == [] and scored is None
 
 
 @pytest.mark.parametrize("timed,rate,slack", [

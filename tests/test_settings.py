@@ -7,7 +7,7 @@ from harness.settings import Settings
 
 def test_defaults_follow_the_evaluation_protocol():
     timing = Settings.load().timing
-    assert timing.sync == "device" and timing.warm == "torch" and timing.host_launch == "hidden"
+    assert timing.host_launch == "hidden"
     assert Settings.load().integrity.sleep_measured is True  # GPU runs
 
 
@@ -17,11 +17,7 @@ def test_cpu_section_replaces_gpu_values():
     assert settings.for_device("cuda").timing.min_calls == settings.timing.min_calls
 
 
-@pytest.mark.parametrize("key,value", [("sync", "stream"), ("warm", "nothing"),
-                                       ("host_launch", "some"), ("judge_spin_seconds", -1),
-                                       ("judge_spin_seconds", "yes"),
-                                       ("window_fill_bytes", 0), ("window_fill_bytes", 1.5),
-                                       ("window_fill_bytes", "true")])
+@pytest.mark.parametrize("key,value", [("host_launch", "some")])
 def test_unknown_choices_are_refused(tmp_path, key, value):
     extra = tmp_path / "bad.yaml"
     extra.write_text(f"timing:\n  {key}: {value}\n")
@@ -61,6 +57,10 @@ def test_unknown_keys_are_refused(tmp_path):
     ("worker:\n  pin_cpus: false\n", "worker.pin_cpus"),
     ("worker:\n  gc_freeze: false\n", "worker.gc_freeze"),
     ("cpu:\n  worker:\n    hold_cpu: false\n", "worker.hold_cpu"),
+    ("timing:\n  window_fill_bytes: 268435456\n", "timing.window_fill_bytes"),
+    ("timing:\n  sync: device\n", "timing.sync"),
+    ("timing:\n  warm: torch\n", "timing.warm"),
+    ("timing:\n  judge_spin_seconds: 0\n", "timing.judge_spin_seconds"),
 ])
 def test_a_key_that_is_an_engine_constant_is_refused_by_its_full_name(tmp_path, text, key):
     """The timing engine's constants live in its code: a file that still sets one is told

@@ -30,8 +30,6 @@ from harness.judging.measure.sampling import CaseRun, Sampling
 from harness.judging.measure.timing import (
     SPIN_SECONDS,
     Laps,
-    judge_spin_seconds,
-    window_fill_bytes,
 )
 from harness.judging.phases import PhaseSpec, Progress
 from harness.judging.sandbox.memory_cap import gb_to_bytes
@@ -218,10 +216,6 @@ class Judge:
             "gpu_memory_fraction": self.settings.worker.gpu_memory_fraction,
             "spin_seconds": SPIN_SECONDS[self.device.kind],
             "mailbox": self._open_channel(w),
-            "sync": self.settings.timing.sync,
-            "warm": self.settings.timing.warm,
-            "window_fill_bytes": window_fill_bytes(self.settings.timing, self.task.timing,
-                                                   self.device.kind),
             "memory_limit_bytes": (gb_to_bytes(self.settings.worker.cpu_memory_limit_gb)
                                    if self.device.kind == "cpu" else 0),
         })
@@ -239,8 +233,7 @@ class Judge:
     def _open_channel(self, worker: WorkerProcess) -> str | None:
         path = str(self.shm_root / f"mailbox{self.restarts}")
         self.channel = Channel(worker, path if self.settings.timing.mailbox else None,
-                               judge_spin_seconds(self.settings.timing, self.device.kind),
-                               SPIN_SECONDS[self.device.kind])
+                               SPIN_SECONDS[self.device.kind], SPIN_SECONDS[self.device.kind])
         return self.channel.mailbox_path
 
     def stop(self) -> None:

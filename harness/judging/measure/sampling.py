@@ -45,7 +45,6 @@ from harness.judging.measure.timing import (
     host_launch_ns,
     long_samples,
     summarize,
-    window_fill_bytes,
 )
 from harness.judging.phases import Progress
 from harness.judging.sandbox.sandbox import WorkerDied, WorkerTimeout
@@ -186,10 +185,6 @@ class Sampling:
     def _window_us(self) -> float:
         j = self.judge
         return hidden_window_us(j.settings.timing, j.task.timing, j.device.kind)
-
-    def _fill_bytes(self) -> int:
-        j = self.judge
-        return window_fill_bytes(j.settings.timing, j.task.timing, j.device.kind)
 
     def _sm_mhz(self) -> float:
         """The SM clock the hidden window is converted at (its maximum)."""
@@ -408,7 +403,7 @@ class Sampling:
             warm.add(per)
             at.call += per
         # integrity.sleep_measured: the sleep's length as the timed samples start (and end)
-        if self._measures_sleep() and at.window > 0 and not self._fill_bytes():
+        if self._measures_sleep() and at.window > 0:
             at.sleep_before = self.judge.device.sleep_ns_per_cycle(self._ahead(at, per))
 
     def _take_samples(self, run: CaseRun, at: _Attempt) -> None:
@@ -475,7 +470,7 @@ class Sampling:
     def _note_the_workers_account(self, result: CaseResult, at: _Attempt,
                                   clocks: ClockCheck | None) -> None:
         """What the worker said of its samples: threads left running, long samples, the
-        warm-up or the contest's fill it could not allocate, the launch the probes count."""
+        warm-up it could not allocate, the launch the probes count."""
         replies, window = at.replies, at.window
         lingering = sum(1 for r in replies if _number_or_zero(r.get("threads")) > 0)
         if lingering:  # the worker's account; the static screen's threads rule is the other
@@ -490,19 +485,8 @@ class Sampling:
                 long.pop("note", None)  # the score is the judge's clock there, not the mean
             result.integrity["long_samples"] = long
         unwarmed = sum(1 for r in replies if r.get("unwarmed"))
-        if unwarmed:  # timing.warm torch found no 1 MiB free (the submission holds the memory)
+        if unwarmed:  # the warm-up's 1 MiB was not free (the submission holds the memory)
             result.integrity["unwarmed_samples"] = unwarmed
-        fill = self._fill_bytes()
-        if fill:
-            result.integrity["window_fill_bytes"] = fill
-            unfilled = sum(1 for r in replies if r.get("unfilled"))
-            if unfilled:  # the submission held the fill's memory: those hid behind the sleep
-                result.integrity["unfilled_samples"] = unfilled
-                result.flags.append(
-                    f"the contest's {fill / 2**20:g} MiB fill before the start event could not "
-                    f"be allocated on {unfilled} of {len(replies)} samples (the submission "
-                    "holds the GPU's memory between calls): those hid their host launch "
-                    f"behind the {window:g} µs GPU sleep instead, a longer window")
         if window > 0 and at.probes:
             result.integrity["launch_counted"] = summarize(
                 [float(r["ns"]) for r in at.probes]).to_dict()
@@ -538,8 +522,7 @@ class Sampling:
         judge set (`ahead` cycles at the SM's maximum clock, a lower bound) and
         `integrity.sleep_slack` of it more (a sleep lasts 7-14% longer where the SM is
         slower), so that neither the sleep nor the allowance's share of it
-        reads as work. The median rule only. None without a window or with too few, and
-        where the contest's fill replaces the sleep (its length is not the judge's). With
+        reads as work. The median rule only. None without a window or with too few. With
         the mean slack (ns) taken off (a flagged case is scored with the nominal sleep)
         and the sleep's figures.
 
@@ -552,7 +535,7 @@ class Sampling:
         GPU that lengthens one timing buys no more; and never laxer than the rule above."""
         integrity = self.judge.settings.integrity
         scored = [r for r in at.timed if r.get("ahead")]
-        if len(scored) < CONFIRM_PROBES or self._fill_bytes():
+        if len(scored) < CONFIRM_PROBES:
             return None
         rate = at_max = 1e3 / self._sm_mhz()  # ns per cycle
         slack = integrity.sleep_slack

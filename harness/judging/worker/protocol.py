@@ -86,8 +86,8 @@ class Mailbox:
     # The worker's own breakdown of a call (diagnostics, never trusted).
     BREAKDOWN = {"busy_ns": 40, "host_ns": 48, "sync_ns": 56, "copy_ns": 64, "threads": 96,
                  "pre_ns": 128, "lead_ns": 136}
-    # What a sample lacked (the warm-up fill, the contest's fill): in a reply only where set.
-    FLAGS = {"unwarmed": 112, "unfilled": 120}
+    # What a sample lacked (the warm-up's memory): in a reply only where set.
+    FLAGS = {"unwarmed": 112}
     # Before starting its clock the judge makes sure the worker is polling, not asleep.
     _WAKE_REQ, _WAKE_ACK = 72, 80
     OPS = {"call": 1, "noop": 2, "rehearse": 3}

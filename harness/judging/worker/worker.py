@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 from harness.judging.worker.protocol import Event, encode
 
 _TRACE_LIMIT = 12000
-_WARM_ELEMENTS = 1 << 17  # timing.warm torch: a 1 MiB tensor of int64
+_WARM_ELEMENTS = 1 << 17  # the warm-up before the start event: a 1 MiB tensor of int64
 _NEEDS_GPU_SIGNS = (
     "Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "active drivers",
     "cannot be accessed from Triton", "No CUDA GPUs are available", "CUDA driver",
@@ -59,7 +59,6 @@ class TorchCalls:
     warm_synchronize: Callable[[], None] | None = None
     start_record: Callable[[], None] | None = None
     end_record: Callable[[], None] | None = None
-    end_synchronize: Callable[[], None] | None = None
     elapsed_ms: Callable[[Any], float] | None = None
     out_of_memory: type[BaseException] = MemoryError
 
@@ -75,13 +74,12 @@ class TorchCalls:
                                                                   MemoryError)
         return cls(tensor_copy, torch.cuda._sleep, torch.empty, torch.Tensor.fill_,
                    torch.int64, torch.cuda.synchronize, warm.record, warm.synchronize,
-                   start.record, end.record, end.synchronize, start.elapsed_time, oom)
+                   start.record, end.record, start.elapsed_time, oom)
 
     def warm_torch(self, elements: int = _WARM_ELEMENTS) -> bool:
         """A new tensor of `elements` int64 from torch's allocator on the GPU, written by one
         of torch's kernels (`fill_(42)`), then dropped: pmpp_v2's flush before every call is
-        this with 256 MiB (`timing.window_fill_bytes`, Worker._hide). With the default 1 MiB
-        it is a miniature of the public evaluators' flush (theirs: 256 MiB, or a
+        this with 256 MiB. With the default 1 MiB it is a miniature of the public evaluators' flush (theirs: 256 MiB, or a
         `torch.randn` of GBs), so the call's own operators start on warm code paths. The
         harness's protocol between samples leaves them cold (`A + B` took 14-21 µs as a
         sample's first operator, 7-10 µs right after another).
@@ -100,14 +98,13 @@ class TorchCalls:
 
 class _Timed(NamedTuple):
     """One sample's calls as timed: their outputs, the host clock around them (ns), the
-    events' time (ms, GPU runs), and whether the warming or the fill found no memory."""
+    events' time (ms, GPU runs), and whether the warming found no memory."""
 
     outs: list[Any]
     t0: int
     t_ret: int
     event_ms: float = 0.0
     unwarmed: bool = False
-    unfilled: bool = False
 
 
 class Worker:
@@ -133,7 +130,7 @@ class Worker:
         self.arenas = WorkerArenas()
         self.calls_per_sample = 1
         self.cuda = self.device == "cuda"
-        self._take_timing(init)
+        self.spin_seconds = float(init.get("spin_seconds", 0.0))  # the polling loop's
         # The clock and the nap of the polling loop, taken before the import too: a
         # submission that replaces time.perf_counter (under another name than the screen
         # reads) would otherwise run in the loop, off the judge's clock, while the fresh
@@ -149,14 +146,6 @@ class Worker:
             self.mailbox = Mailbox(init["mailbox"])
         self._open_device(init)
         self._before_import(init)
-
-    def _take_timing(self, init: dict[str, Any]) -> None:
-        """The judge's timing settings for this worker."""
-        self.spin_seconds = float(init.get("spin_seconds", 0.0))
-        self.sync_device = init.get("sync", "device") != "event"
-        self.warm = init.get("warm", "torch")
-        # timing.window_fill_bytes: the contest's own fill hides the launch, not a sleep
-        self.window_fill_elements = -(-int(init.get("window_fill_bytes") or 0) // 8)
 
     def _open_device(self, init: dict[str, Any]) -> None:
         """The GPU's context, its memory share and the events of the timed region; the
@@ -435,40 +424,34 @@ class Worker:
         # check's calibration must do all the work outside the timed region that a sample
         # does, or the difference reads as the submission's.
         reply["threads"] = self._threads_left()
-        if timed.unwarmed:  # no memory for warm "torch"'s 1 MiB: this sample ran as warm "kernel"
+        if timed.unwarmed:  # no memory for the warm-up's 1 MiB: this sample ran without it
             reply["unwarmed"] = True
-        if timed.unfilled:  # no memory for the contest's fill: the sleep hid this sample's launch
-            reply["unfilled"] = True
         return reply
 
     def _timed_on_gpu(self, fn: Callable[[Any], Any], data: list[Any], ahead: int) -> _Timed:
         """The calls of one sample on the GPU, between the start and end events, after the
-        warming and the GPU work that hides their launch (`ahead`); the device waited for."""
-        calls, unwarmed, unfilled = self.calls, False, False
-        # Bring this process's context onto the GPU (after the judge's flush)
-        # before the clock starts. An event alone does not: the switch then
-        # happens after the start event, overlapping (hiding) host launch time.
-        # With warm "torch", also a miniature of the public evaluators' pre-call
-        # flush (TorchCalls.warm_torch). All of it before the event waited for,
-        # so a probe (no sleep) starts its clock on an idle GPU.
-        if self.warm != "event":
-            calls.sleep(1)
-        if self.warm == "torch":
-            unwarmed = not calls.warm_torch()
+        warming and the GPU sleep that hides their launch (`ahead` cycles); the device
+        waited for."""
+        calls = self.calls
+        # Bring this process's context onto the GPU (after the judge's flush) before the
+        # clock starts: an event alone does not (the switch then happens after the start
+        # event, overlapping, hiding, host launch time). Then a miniature of the public
+        # evaluators' pre-call flush (TorchCalls.warm_torch). All of it before the event
+        # waited for, so a probe (no sleep) starts its clock on an idle GPU.
+        calls.sleep(1)
+        unwarmed = not calls.warm_torch()
         calls.warm_record()
         calls.warm_synchronize()
         if ahead:
-            unfilled = not self._hide(ahead)
+            # the host enqueues the calls while the GPU still sleeps: their launch hidden
+            calls.sleep(ahead)
         calls.start_record()
         t0 = time.perf_counter_ns()
         outs = [fn(d) for d in data]
         t_ret = time.perf_counter_ns()
         calls.end_record()
-        if self.sync_device:
-            calls.synchronize()
-        else:  # work on other streams is still caught: by the judge's clock
-            calls.end_synchronize()
-        return _Timed(outs, t0, t_ret, calls.elapsed_ms(self.end_event), unwarmed, unfilled)
+        calls.synchronize()  # the whole device: work left on other streams is waited for
+        return _Timed(outs, t0, t_ret, calls.elapsed_ms(self.end_event), unwarmed)
 
     def _copy_outputs(self, picks: list[int], outs: list[Any]) -> dict[str, Any] | None:
         """Copy each call's output into the judge's buffers of its slot (the device waited
@@ -489,19 +472,6 @@ class Worker:
         except BaseException as exc:  # noqa: BLE001
             return self._exception(exc)
         return None
-
-    def _hide(self, ahead: int) -> bool:
-        """The GPU work before the start event that hides the calls' host launch: the
-        contest's own fill where the task or the settings name one
-        (`timing.window_fill_bytes`, short windows only: pmpp_v2's
-        `torch.empty` of 256 MiB and `fill_(42)`, whose length and host cost the public
-        evaluator's window has by construction: 16.9 µs hidden against its 16.7),
-        else `ahead` cycles of GPU sleep; the sleep also where the fill's memory cannot be
-        had (False: the judge flags such samples, whose window was the sleep's)."""
-        if self.window_fill_elements and self.calls.warm_torch(self.window_fill_elements):
-            return True
-        self.calls.sleep(ahead)
-        return not self.window_fill_elements
 
     def _threads_left(self) -> int:
         """Python threads other than this one that are running code of the staged folder
