@@ -52,7 +52,6 @@ VARIANTS: dict[str, dict] = {
     BASELINE: {},
     "no_noise_retries": {"integrity": {"noise_retries": 0}},
     "no_sleep_measured": {"integrity": {"sleep_measured": False}},
-    "no_mailbox": {"timing": {"mailbox": False}},  # requests through the pipe
 }
 
 # Variants that can change something on some pairs only: the others would measure noise.

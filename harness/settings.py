@@ -24,7 +24,6 @@ class TimingSettings:
     max_seconds: float
     max_calls: int
     target_rse: float
-    mailbox: bool
     host_launch: str
     hidden_window_us: float
     throttle_ratio: float

@@ -10,7 +10,7 @@ import os
 import signal
 
 import pytest
-from conftest import BAD, HAS_GPU, ROOT, gpu, run_cli
+from conftest import BAD, HAS_GPU, MAILBOX_ON_CPU, ROOT, gpu, patched_runner, run_cli
 
 from harness.results.document import case_flags
 
@@ -20,9 +20,9 @@ CORPUS = ROOT / "tests" / "adversarial"
 CASE = ["--case", "size: 256; seed: 1"]
 
 
-def attack(cli, name, *extra, device="cpu", env=None):
+def attack(cli, name, *extra, device="cpu", env=None, python=()):
     r = cli("submit", str(CORPUS / f"{name}.py"), "--task", "vectoradd", "--device", device,
-            "--user", name, *CASE, *extra, env=env)
+            "--user", name, *CASE, *extra, env=env, python=python)
     assert "Traceback (most recent call last)" not in r.out, r.out
     return r
 
@@ -386,16 +386,15 @@ def test_gpu_marker_consistent():
     assert isinstance(HAS_GPU, bool)
 
 
-def test_a_replaced_time_function_never_runs_while_fresh_inputs_wait(cli, tmp_path):
+def test_a_replaced_time_function_never_runs_while_fresh_inputs_wait(cli):
     """With the mailbox (the GPU runs' default; here on the CPU), the worker polls between
     calls, and the judge may have written the next call's fresh inputs meanwhile. A hook
     in time.perf_counter / time.sleep would compute their outputs there, off the clock;
     its outputs are wrong on purpose (a tracer), so the case would fail if it ran. The
     polling loop uses the functions taken before the import: the hook never runs, and the
     submission is timed as the honest code it then is."""
-    config = tmp_path / "mailbox.yaml"
-    config.write_text("cpu:\n  timing:\n    mailbox: true\n")
-    r = attack(cli, "poll_hook", "--mode", "benchmark", "--no-record", "--config", str(config))
+    r = attack(cli, "poll_hook", "--mode", "benchmark", "--no-record",
+               python=patched_runner(*MAILBOX_ON_CPU))
     assert statuses(r.doc) == {"passed"}, r.out
     assert screen_rules(r.doc)["patches-timing"] == "hard"  # read through the alias
 

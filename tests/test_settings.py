@@ -61,6 +61,8 @@ def test_unknown_keys_are_refused(tmp_path):
     ("timing:\n  sync: device\n", "timing.sync"),
     ("timing:\n  warm: torch\n", "timing.warm"),
     ("timing:\n  judge_spin_seconds: 0\n", "timing.judge_spin_seconds"),
+    ("timing:\n  mailbox: true\n", "timing.mailbox"),
+    ("cpu:\n  timing:\n    mailbox: true\n", "timing.mailbox"),
 ])
 def test_a_key_that_is_an_engine_constant_is_refused_by_its_full_name(tmp_path, text, key):
     """The timing engine's constants live in its code: a file that still sets one is told
