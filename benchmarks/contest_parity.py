@@ -137,7 +137,7 @@ def _where_time_went(doc: dict) -> dict:
                    "stats": c.get("stats"), "clocks": _clocks(c),
                    "samples": c.get("samples"),  # in order: event ns, worker's host ns
                    "long_samples": (c.get("integrity") or {}).get("long_samples"),
-                   "retried": (c.get("integrity") or {}).get("retried")}  # noise_retries
+                   "retried": (c.get("integrity") or {}).get("retried")}  # NOISE_RETRIES
                   for c in phase["cases"]],
     }
 

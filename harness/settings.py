@@ -39,19 +39,6 @@ class IntegritySettings:
 
     floor_margin: float
     refuse_ranking_on: list[str]
-    sleep_slack: float
-    noise_retries: int = 1
-    sleep_measured: bool = True
-    sleep_slack_measured: float = 0.02
-    sleep_drift_max: float = 0.05
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.sleep_measured, bool):
-            raise ValueError("integrity.sleep_measured must be true or false, "
-                             f"not {self.sleep_measured!r}")
-        if not _whole(self.noise_retries) or self.noise_retries < 0:
-            raise ValueError("integrity.noise_retries must be a whole number, 0 or more, "
-                             f"not {self.noise_retries!r}")
 
 
 @dataclass

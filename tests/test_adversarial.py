@@ -186,7 +186,7 @@ def test_host_timer_patch_is_seen_by_the_judges_clock(cli):
         for c in phase["cases"]:
             assert c["stats"]["mean"] < 100_000  # the forged clock says microseconds...
             assert c["score_ns"] > 8_000_000  # ...the judge's clock says 10 ms
-            # timed again (integrity.noise_retries), flagged on both attempts
+            # timed again (sampling.NOISE_RETRIES), flagged on both attempts
             assert c["integrity"]["retried"][0]["flagged_by"][0] == "clocks"
     assert "attempt 1 was flagged by the two clocks" in r.out
     assert r.doc["record"]["refused"]  # hard screen match: no rank
@@ -345,9 +345,8 @@ def test_side_stream_work_is_seen(cli):
 def test_work_in_the_slack_of_a_long_sleep_is_seen_when_the_judge_times_it(cli, tmp_path):
     """Behind a 20 ms window a call that waits for the GPU stretches its sleep to the
     window, and a quarter of that (5 ms) was slack on the scored samples' two clocks: 3 ms
-    of work on a side stream, on scored samples only, hid there. With
-    integrity.sleep_measured (the default since run 99) the judge times the sleep itself
-    and allows 2% of it: the attack is flagged (on its retry too), and honest submissions
+    of work on a side stream, on scored samples only, hid there. The judge times the sleep
+    itself (sampling.SLEEP_MEASURED) and allows 2% of it: the attack is flagged (on its retry too), and honest submissions
     behind the same window are not, one of them waiting for the GPU as each call starts
     (its sleep grows to the window too: where 2% is likeliest to flag honest code)."""
     import shutil

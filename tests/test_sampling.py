@@ -261,17 +261,10 @@ def test_no_rehearsal_for_a_cases_first_sample(monkeypatch):
     assert log[-3:-2] == ["call 0"]
 
 
-@pytest.mark.parametrize("device,override,measured", [
-    ("cuda", "", True),      # the GPU's defaults: the sleep timed
-    ("cpu", "", False),      # the same settings on the CPU: it does not apply
-    ("cuda", "integrity:\n  sleep_measured: false\n", False)])  # a config turns it off
-def test_the_gpu_defaults_apply_on_the_gpu_only(tmp_path, device, override, measured):
-    """integrity.sleep_measured is on by default and applies to GPU runs only."""
-    extra = None
-    if override:
-        extra = tmp_path / "early.yaml"
-        extra.write_text(override)
-    judge = Sampling(OrderHost(Settings.load(extra).for_device(device), device))
+@pytest.mark.parametrize("device,measured", [("cuda", True), ("cpu", False)])
+def test_the_judge_times_the_sleep_on_the_gpu_only(device, measured):
+    """SLEEP_MEASURED applies to GPU runs only."""
+    judge = Sampling(OrderHost(Settings.load().for_device(device), device))
     assert judge._measures_sleep() is measured
 
 
@@ -289,20 +282,28 @@ def test_a_rehearsal_that_times_out_says_so():
         Sampling(host).sample(_run(host, _box(2, slots=list(range(4))), 3.0), 2, 0, "call")
 
 
+@pytest.fixture(autouse=True)
+def engine_constants(monkeypatch):
+    """The engine constants that the helpers below set (NOISE_RETRIES, SLEEP_MEASURED),
+    put back after each test."""
+    monkeypatch.setattr(sampling, "NOISE_RETRIES", sampling.NOISE_RETRIES)
+    monkeypatch.setattr(sampling, "SLEEP_MEASURED", sampling.SLEEP_MEASURED)
+
+
 def _cpu_settings(max_calls: int = 20, retries: int = 0) -> Settings:
     """The CPU's settings with the least warm-up (WARMUP_MIN_CALLS), no early stop on the
-    spread, and `retries` noise retries."""
+    spread, and `retries` noise retries (for this test: `engine_constants`)."""
     settings = Settings.load().for_device("cpu")
     settings.timing.warmup_seconds = 0.0
     settings.timing.max_calls, settings.timing.target_rse = max_calls, 0.0
-    settings.integrity.noise_retries = retries
+    sampling.NOISE_RETRIES = retries
     return settings
 
 
 def _windowed(settings: Settings, window_us: float = 100.0, **task_timing) -> FakeHost:
     """A host on a "GPU" (the fake device) whose task hides `window_us` of launch: the
-    judge's own timing of the sleep off."""
-    settings.integrity.sleep_measured = False
+    judge's own timing of the sleep off (for this test: `engine_constants`)."""
+    sampling.SLEEP_MEASURED = False
     return FakeHost(settings, "cuda", {"hidden_window_us": window_us, **task_timing})
 
 
@@ -359,7 +360,7 @@ def _behind_a_window(stretch: float, hidden: float, **task_timing) -> CaseResult
 def test_scored_samples_behind_a_window_are_on_both_clocks(stretch, hidden, flagged):
     """Behind a window the probes carry the two-clock check, but a worker knows a probe
     by its zero sleep before any clock starts: work done on the scored samples only must
-    show too. Their sleep (the judge's own figure, and integrity.sleep_slack more) is left
+    show too. Their sleep (the judge's own figure, and SLEEP_SLACK more) is left
     out of the round trip; a sleep 14% longer than its cycles say (the SM below its
     maximum clock) is honest."""
     result = _behind_a_window(stretch, hidden)
@@ -416,7 +417,7 @@ def test_a_case_flagged_in_a_slow_spell_of_the_host_is_timed_again():
 
 def test_a_case_flagged_on_every_attempt_stays_flagged():
     """Work outside the timed region shows on every attempt: the last one stands, flagged
-    and scored on the judge's clock; integrity.noise_retries bounds the attempts."""
+    and scored on the judge's clock; NOISE_RETRIES bounds the attempts."""
     host, result = _retried(SpellWorker, retries=2)
     assert any("outside the timed region" in f for f in result.flags)
     assert result.score_ns == pytest.approx(2_006_000.0, rel=0.01)  # round trip less no-op
@@ -426,7 +427,7 @@ def test_a_case_flagged_on_every_attempt_stays_flagged():
 @pytest.mark.parametrize("retries,deadline,retried", [
     (0, 1000.0, False), (1, 1.4, False), (1, 1.6, True)])
 def test_no_retry_when_off_or_without_the_time_for_it(retries, deadline, retried):
-    """noise_retries: 0 keeps the flag at once; so does a phase deadline with less than
+    """NOISE_RETRIES 0 keeps the flag at once; so does a phase deadline with less than
     three attempts' time and a second left (each sample here takes 0.01 s of the fake
     clock: the first attempt 0.12 s, so a retry needs 1.36 s left after it)."""
     host, result = _retried(SpellWorker, retries=retries, deadline=deadline)
@@ -533,13 +534,6 @@ def test_only_the_checks_that_host_noise_can_trip_are_retried():
                           "clocks": {"flagged": False}}) == []
 
 
-def test_settings_refuse_negative_noise_retries(tmp_path):
-    config = tmp_path / "c.yaml"
-    config.write_text("integrity:\n  noise_retries: -1\n")
-    with pytest.raises(ValueError, match="noise_retries"):
-        Settings.load(config)
-
-
 def _long_sleep(measured: bool, stretch: float, hidden: float, timed=None,
                 window_us: float = 20_000.0, **task_timing):
     """A case behind a 20 ms window slept whole (nvfp4's and mxfp4's, where a call that
@@ -548,7 +542,7 @@ def _long_sleep(measured: bool, stretch: float, hidden: float, timed=None,
     stretches of its two timings, as the samples start and end; the worker's sleeps run
     `stretch` longer): the device and the scored clocks' record."""
     host = _windowed(_cpu_settings(max_calls=30), window_us, **task_timing)
-    host.settings.integrity.sleep_measured = measured
+    sampling.SLEEP_MEASURED = measured
     host.device.sleeps, host.device.stretch = timed, stretch
     host.channel.ns, host.channel.stretch, host.channel.hidden = [6_000.0] * 41, stretch, hidden
     host.channel.host_ns = 14_000_000.0
@@ -563,9 +557,9 @@ def _long_sleep(measured: bool, stretch: float, hidden: float, timed=None,
     (True, 1.14, 0.0, False),          # an SM below its maximum clock stays honest
     (True, 1.14, 1_500_000.0, True)])
 def test_a_sleep_the_judge_times_itself_leaves_little_room(measured, stretch, hidden, flagged):
-    """integrity.sleep_measured: the judge times the scored samples' sleep in its own
+    """SLEEP_MEASURED: the judge times the scored samples' sleep in its own
     context (the SM clock is the GPU's) as they start and as they end, and takes
-    sleep_slack_measured (2%) of it, not a quarter of its cycles at the maximum clock: work
+    SLEEP_SLACK_MEASURED (2%) of it, not a quarter of its cycles at the maximum clock: work
     off the clock on scored samples only no longer fits in the slack of a 20 ms sleep
     (a GPU allows 100 µs)."""
     device, scored = _long_sleep(measured, stretch, hidden)
@@ -582,11 +576,11 @@ def test_a_sleep_the_judge_times_itself_leaves_little_room(measured, stretch, hi
     ((1.5, 1.5), 1.25 / 1.02, 0.02),  # never laxer than a quarter at the maximum clock
     ((1.00, 1.01), 1.0, 0.02),        # the shorter of the two
     ((1.0, 1.03), 1.0, 0.03),         # the SM clock moved: the drift is the slack...
-    ((1.0, 1.5), 1.0, 0.05)])         # ...up to sleep_drift_max, whatever lengthened one
+    ((1.0, 1.5), 1.0, 0.05)])         # ...up to SLEEP_DRIFT_MAX, whatever lengthened one
 def test_the_judges_timing_of_the_sleep_is_bounded(timed, rate, slack):
     """The measured rate is bounded on both sides, and so is its slack: a submission that
     keeps the GPU busy while the judge times the sleep lengthens that timing only, which
-    buys it at most integrity.sleep_drift_max (5%), not the quarter rule."""
+    buys it at most SLEEP_DRIFT_MAX (5%), not the quarter rule."""
     _, scored = _long_sleep(True, 1.0, 0.0, timed=timed)
     sleep = scored["sleep"]
     assert sleep["measured"] is True and not scored["flagged"]

@@ -132,7 +132,7 @@ _CHECK_NAMES = {"clocks": "the two clocks on the probes",
 def case_notes(integrity: dict[str, Any] | None) -> list[str]:
     """The notes a report prints under a case (from its `integrity` record): long samples
     in its mean, and the attempts timed again after a flag that a slow spell of the host
-    can raise (`integrity.noise_retries`), and the flags excused because another process
+    can raise (`sampling.NOISE_RETRIES`), and the flags excused because another process
     used the GPU (`integrity.gpu_shared`). Each says what happened first and why after
     (a terminal prints the first part: harness.frontends.brief)."""
     integrity = integrity or {}

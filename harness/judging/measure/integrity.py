@@ -202,7 +202,7 @@ def noise_flagged(integrity: dict[str, Any]) -> list[str]:
 
 def retry_reason(result: Any) -> list[str]:
     """The noise checks that flagged a passed case, where each of its flags is one of them
-    (each adds one): such a case is timed again (`integrity.noise_retries`). None where
+    (each adds one): such a case is timed again (`sampling.NOISE_RETRIES`). None where
     another flag says what the submission does: that one stands as it is."""
     checks = noise_flagged(result.integrity)
     if not checks or result.status != Status.PASSED or len(result.flags) != len(checks):

@@ -85,6 +85,20 @@ DEADLINE_MARGIN_SECONDS = 0.5
 # included), and RETRY_EXTRA_SECONDS more, are left: a slower retry still ends in time.
 RETRY_ROOM = 3
 RETRY_EXTRA_SECONDS = 1.0
+# Times a case flagged only by checks that a slow spell of the host can trip is timed
+# again (`retry_reason`): on the H200, honest cases were flagged once and cleared by it.
+NOISE_RETRIES = 1
+# GPU runs: the judge times the scored samples' GPU sleep itself (`_scored_clocks`), which
+# holds the sleep's allowance to SLEEP_SLACK_MEASURED instead of SLEEP_SLACK (the cheat
+# corpus's sleep_slack.py is caught by it).
+SLEEP_MEASURED = True
+# The share a GPU sleep may outlast its cycles at the SM's maximum clock (a sleep lasts
+# 7-14% longer where the SM runs slower)...
+SLEEP_SLACK = 0.25
+# ...the share allowed over the sleep the judge timed itself, or over the drift of its two
+# timings where that is more (the SM clock moved), up to SLEEP_DRIFT_MAX.
+SLEEP_SLACK_MEASURED = 0.02
+SLEEP_DRIFT_MAX = 0.05
 
 
 class SamplingHost(Protocol):
@@ -131,7 +145,7 @@ class _Attempt:
     longest: float = 0.0  # the longest sample so far (s, the judge's clock, rehearsal included)
     rule: StoppingRule | None = None
     started: float = 0.0  # the judge's clock as the timed samples began
-    sleep_before: float | None = None  # integrity.sleep_measured: as they began
+    sleep_before: float | None = None  # the judge's timing of the sleep (SLEEP_MEASURED)
     timed: list[dict] = field(default_factory=list)  # the scored samples
     probes: list[dict] = field(default_factory=list)
     replies: list[dict] = field(default_factory=list)  # every timed sample, probes too
@@ -322,7 +336,7 @@ class Sampling:
                   result: CaseResult) -> CaseResult:
         """Time the case (`_time_case`); where its only flags come from checks that a slow
         spell of the host can trip (`retry_reason`), time it again, up to
-        `integrity.noise_retries` times, each with a fresh calibration and the inputs of
+        `NOISE_RETRIES` times, each with a fresh calibration and the inputs of
         calls not made yet (a result kept from an earlier attempt answers none of them).
         The last attempt stands, every check on it as on the first; the earlier ones are
         kept in its record (`integrity.retried`). Work outside the timed region shows on
@@ -336,7 +350,7 @@ class Sampling:
         began = clock() - run.laps.parts.get("calibration", 0.0)
         call = self._time_case(run, calibration, first, result)
         earlier: list[dict] = []
-        for _ in range(self.judge.settings.integrity.noise_retries):
+        for _ in range(NOISE_RETRIES):
             checks = retry_reason(result)
             took = clock() - began
             if not checks or run.deadline - clock() < RETRY_ROOM * took + RETRY_EXTRA_SECONDS:
@@ -394,7 +408,7 @@ class Sampling:
         return at.call
 
     def _warm_up(self, run: CaseRun, at: _Attempt) -> None:
-        """The warm-up samples (`WarmUp`), then, with `integrity.sleep_measured`, the GPU
+        """The warm-up samples (`WarmUp`), then, with `SLEEP_MEASURED`, the GPU
         sleep's length as the timed samples start."""
         clock, per = self.judge.clock, run.box.per
         warm = WarmUp(self.judge.settings.timing, clock, self.judge.device.kind)
@@ -402,7 +416,7 @@ class Sampling:
             at.took(self.sample(run, at.call, self._ahead(at, per), f"warm-up call {at.call}"))
             warm.add(per)
             at.call += per
-        # integrity.sleep_measured: the sleep's length as the timed samples start (and end)
+        # SLEEP_MEASURED: the sleep's length as the timed samples start (and end)
         if self._measures_sleep() and at.window > 0:
             at.sleep_before = self.judge.device.sleep_ns_per_cycle(self._ahead(at, per))
 
@@ -520,33 +534,32 @@ class Sampling:
         any clock starts, so work done on the others only, outside the timed region, would
         never show there. Their round trip is taken less their GPU sleep: the length the
         judge set (`ahead` cycles at the SM's maximum clock, a lower bound) and
-        `integrity.sleep_slack` of it more (a sleep lasts 7-14% longer where the SM is
+        `SLEEP_SLACK` of it more (a sleep lasts 7-14% longer where the SM is
         slower), so that neither the sleep nor the allowance's share of it
         reads as work. The median rule only. None without a window or with too few. With
         the mean slack (ns) taken off (a flagged case is scored with the nominal sleep)
         and the sleep's figures.
 
-        With `integrity.sleep_measured` the judge times the sleep itself, in its own
+        With `SLEEP_MEASURED` the judge times the sleep itself, in its own
         context (the SM clock is the GPU's, one for every context), as the timed samples
         start (`sleep_before`) and as they end, and takes the shorter (other work on the
         GPU only lengthens a sleep of cycles), never below the maximum clock's figure. Its
-        slack is `integrity.sleep_slack_measured`, or the two timings' drift where that is
-        more (the SM clock moved), never more than `integrity.sleep_drift_max`: work on the
+        slack is `SLEEP_SLACK_MEASURED`, or the two timings' drift where that is
+        more (the SM clock moved), never more than `SLEEP_DRIFT_MAX`: work on the
         GPU that lengthens one timing buys no more; and never laxer than the rule above."""
-        integrity = self.judge.settings.integrity
         scored = [r for r in at.timed if r.get("ahead")]
         if len(scored) < CONFIRM_PROBES:
             return None
         rate = at_max = 1e3 / self._sm_mhz()  # ns per cycle
-        slack = integrity.sleep_slack
+        slack = SLEEP_SLACK
         sleep: dict[str, Any] = {"at_max_clock_ns_per_cycle": at_max, "measured": False}
         if at.sleep_before is not None:
             cycles = int(statistics.median(r["ahead"] for r in scored))
             after = self.judge.device.sleep_ns_per_cycle(cycles)
             low, high = sorted((at.sleep_before, after))
             drift = high / low - 1
-            slack = min(max(integrity.sleep_slack_measured, drift), integrity.sleep_drift_max)
-            laxest = at_max * (1 + integrity.sleep_slack) / (1 + slack)
+            slack = min(max(SLEEP_SLACK_MEASURED, drift), SLEEP_DRIFT_MAX)
+            laxest = at_max * (1 + SLEEP_SLACK) / (1 + slack)
             rate = min(max(at_max, low), laxest)
             sleep |= {"timed_before_ns_per_cycle": at.sleep_before,
                       "timed_after_ns_per_cycle": after, "drift": drift, "measured": True}
@@ -560,9 +573,9 @@ class Sampling:
         return check, slack * statistics.fmean(nominal), sleep
 
     def _measures_sleep(self) -> bool:
-        """Whether the judge times the scored samples' sleep (`integrity.sleep_measured`,
+        """Whether the judge times the scored samples' sleep (`SLEEP_MEASURED`,
         GPU runs)."""
-        return self.judge.settings.integrity.sleep_measured and self.judge.device.kind == "cuda"
+        return SLEEP_MEASURED and self.judge.device.kind == "cuda"
 
     def _outside_ns(self, box: CaseBuffers) -> float:
         """The judge's own time for what a worker does outside the timed region of one
