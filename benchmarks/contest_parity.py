@@ -129,7 +129,6 @@ def _where_time_went(doc: dict) -> dict:
         "before_s": (doc.get("harness") or {}).get("process_age_s"),
         "startup_s": doc.get("startup_seconds"),
         "compile_cache": (doc.get("harness") or {}).get("compile_cache"),  # reused: warm
-        "held_cpu": (doc.get("harness") or {}).get("held_cpu"),  # worker.hold_cpu / the task's
         "phase_s": phase.get("wall_seconds"),
         "cases": [{"wall_s": c.get("wall_seconds"), "calls": (c.get("stats") or {}).get("calls"),
                    "timing_s": (c.get("integrity") or {}).get("timing_seconds"),
@@ -138,7 +137,7 @@ def _where_time_went(doc: dict) -> dict:
                    "stats": c.get("stats"), "clocks": _clocks(c),
                    "samples": c.get("samples"),  # in order: event ns, worker's host ns
                    "long_samples": (c.get("integrity") or {}).get("long_samples"),
-                   "retried": (c.get("integrity") or {}).get("retried")}  # noise_retries
+                   "retried": (c.get("integrity") or {}).get("retried")}  # NOISE_RETRIES
                   for c in phase["cases"]],
     }
 

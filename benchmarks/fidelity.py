@@ -179,7 +179,6 @@ def main() -> int:
         host = [c["integrity"].get("worker_says", {}).get("host_ns", 0) / 1e3 for c in cases]
         report["nvfp4_repeats"].append({"means_us": means, "geomean_us": geomean(means),
                                         "wall_s": wall, "worker_host_us": host,
-                                        "cpus": doc["harness"].get("cpus"),
                                         "flags": case_flags(doc)})
         print(f"run {i}: " + " ".join(f"{m:9.2f}" for m in means) + f" | geo {geomean(means):9.2f}"
               f" | {wall:.1f} s | worker host µs " + " ".join(f"{h:.0f}" for h in host), flush=True)

@@ -11,9 +11,7 @@ compares the same host-bound `custom_kernel` timed
            CPU), the call timed with the host clock (CPU) or events (GPU); the mean;
   harness  `runner.py submit --mode benchmark` (the score: the mean), under settings
            variants: the defaults; without the sandbox (Landlock, the audit hook,
-           the seccomp filter); without the held CPU, and with the
-           judge napping rather than polling while it waits (GPU only: a polling judge on
-           the held CPU's hidden SMT sibling would slow the calling thread),
+           the seccomp filter),
 
 alternating, `--rounds` times, on the submission kinds below (benchmarks/tasks/empty_call,
 whose check wants the input back):
@@ -106,10 +104,8 @@ GPU_ONLY_KINDS = {"triton", "triton_input"}  # Triton compiles for the GPU
 VARIANTS = {
     "default": "",
     "no_sandbox": "worker:\n  sandbox: off\n",
-    "not_held": "worker:\n  hold_cpu: false\n",
-    "judge_naps": "timing:\n  judge_spin_seconds: 0.0\n",
 }
-GPU_ONLY_VARIANTS = {"not_held", "judge_naps"}  # the CPU section neither holds nor spins
+GPU_ONLY_VARIANTS: set[str] = set()  # variants that only a GPU run can take
 
 BARE = r'''
 import json, sys, time

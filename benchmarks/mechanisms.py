@@ -2,7 +2,7 @@
 public contests' evaluators: what it does to parity and to the run-to-run spread.
 
     python benchmarks/mechanisms.py --reference-kernels PATH --pairs vectoradd_triton,nvfp4_triton
-        [--runs 3] [--variants baseline,no_late_rehearsal,...] [--out DIR]
+        [--runs 3] [--variants baseline,...] [--out DIR]
         [--budget-seconds 540] [--dry-run]
 
 Pairs are contest_parity.py's examples by short name (vectoradd_torch, vectoradd_triton,
@@ -47,33 +47,14 @@ GROUPS = ("vectoradd", "nvfp4", "mxfp4")
 GRACE_S = 45  # past the budget by this much, the run in progress is cut and the summary written
 clock = time.monotonic  # the budget's clock (a test's fake)
 
-# name: the override of configs/defaults.yaml that turns one mechanism off or to its other mode
+# name: the override of configs/defaults.yaml that turns one mechanism off or to its other
+# mode; baseline alone where no mechanism is under measurement (add one to measure it)
 VARIANTS: dict[str, dict] = {
     BASELINE: {},
-    "no_late_rehearsal": {"timing": {"rehearse_late": False}},  # the early order, no masking
-    "no_mask": {"timing": {"mask_cpu_inputs": False}},  # acts on CPU-side inputs (nvfp4)
-    "no_rehearse": {"timing": {"rehearse": False}},  # rehearse_late then masks with no rehearsal
-    "no_noise_retries": {"integrity": {"noise_retries": 0}},
-    "no_sleep_measured": {"integrity": {"sleep_measured": False}},
-    "no_mailbox": {"timing": {"mailbox": False}},  # requests through the pipe
-    "sync_event": {"timing": {"sync": "event"}},
-    "warm_kernel": {"timing": {"warm": "kernel"}},
-    "warm_event": {"timing": {"warm": "event"}},
-    "judge_nap": {"timing": {"judge_spin_seconds": 0}},  # the judge naps at once, no polling
-    # pmpp_v2's own fill in place of the sleep: short windows only (vectoradd), else no effect
-    "window_fill": {"timing": {"window_fill_bytes": 268435456}},
-    "no_hold_cpu": {"worker": {"hold_cpu": False}},  # the tasks leave it on (null: the task's)
-    "pin_cpus": {"worker": {"pin_cpus": True}},  # also no head start, no held CPU
-    "gc_freeze": {"worker": {"gc_freeze": True}},
 }
 
 # Variants that can change something on some pairs only: the others would measure noise.
-ACTS_ON = {
-    "no_mask": ("nvfp4",),  # the only task with CPU-side inputs (its scale factors)
-    # a fill stands for a window up to MIN_AHEAD_US (measure/timing.py): vectoradd's
-    # 100 µs, not the 20 ms of nvfp4 and mxfp4
-    "window_fill": ("vectoradd",),
-}
+ACTS_ON: dict[str, tuple[str, ...]] = {}
 
 
 def pair_catalogue(refk: Path) -> dict[str, dict]:

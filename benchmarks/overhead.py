@@ -1,13 +1,11 @@
-"""Where the per-call harness overhead goes, on the GPU: floors and harness variants.
+"""Where the per-call harness overhead goes, on the GPU: floors and the harness.
 
     python benchmarks/overhead.py [--out FILE]
 
 1. Floors in this one process (no judge, no second process): an event record plus its
    synchronize, and an empty kernel plus a device-wide synchronize (median of 2000).
 2. The empty `custom_kernel` (benchmarks/tasks/empty_call) through the full harness in
-   benchmark mode under setting variants: the default, the worker warming its context
-   with an event only (`timing.warm: event`), the worker waiting for its end event only
-   (`timing.sync: event`).
+   benchmark mode with the default settings (`VARIANTS`: overrides to compare beside it).
    For each: the judge's gap (round trip minus event time) median and p90, and the
    worker's own breakdown (host, synchronize, copy, transport).
 """
@@ -27,9 +25,6 @@ from _load import ROOT, run_submit
 TASK = ROOT / "benchmarks" / "tasks" / "empty_call"
 VARIANTS = {
     "default": {},
-    "warm_kernel": {"timing": {"warm": "kernel"}},
-    "warm_event": {"timing": {"warm": "event"}},
-    "sync_event": {"timing": {"sync": "event"}},
 }
 
 

@@ -24,40 +24,13 @@ class TimingSettings:
     max_seconds: float
     max_calls: int
     target_rse: float
-    judge_spin_seconds: float | None
-    mailbox: bool
     host_launch: str
     hidden_window_us: float
-    window_fill_bytes: int | None
-    sync: str
-    warm: str
-    rehearse: bool
-    rehearse_late: bool
     throttle_ratio: float
-    mask_cpu_inputs: bool = True
 
     def __post_init__(self) -> None:
-        if self.sync not in ("device", "event"):
-            raise ValueError(f"timing.sync must be device or event, not {self.sync!r}")
-        if self.warm not in ("kernel", "torch", "event"):
-            raise ValueError(f"timing.warm must be kernel, torch or event, not {self.warm!r}")
-        if not isinstance(self.rehearse, bool):
-            raise ValueError(f"timing.rehearse must be true or false, not {self.rehearse!r}")
-        if self.window_fill_bytes is not None and not (
-                _whole(self.window_fill_bytes) and self.window_fill_bytes > 0):
-            raise ValueError("timing.window_fill_bytes must be a positive whole number of bytes "
-                             f"or null, not {self.window_fill_bytes!r}")
-        if not isinstance(self.rehearse_late, bool):
-            raise ValueError(f"timing.rehearse_late must be true or false, not {self.rehearse_late!r}")
-        if not isinstance(self.mask_cpu_inputs, bool):
-            raise ValueError("timing.mask_cpu_inputs must be true or false, "
-                             f"not {self.mask_cpu_inputs!r}")
         if self.host_launch not in ("hidden", "counted"):
             raise ValueError(f"timing.host_launch must be hidden or counted, not {self.host_launch!r}")
-        if self.judge_spin_seconds is not None and (
-                not _is_number(self.judge_spin_seconds) or self.judge_spin_seconds < 0):
-            raise ValueError("timing.judge_spin_seconds must be 0 or more, or null (as the "
-                             f"worker polls), not {self.judge_spin_seconds!r}")
 
 
 @dataclass
@@ -66,21 +39,6 @@ class IntegritySettings:
 
     floor_margin: float
     refuse_ranking_on: list[str]
-    unmask_allowance_us: float
-    unmask_rel: float
-    sleep_slack: float
-    noise_retries: int = 1
-    sleep_measured: bool = True
-    sleep_slack_measured: float = 0.02
-    sleep_drift_max: float = 0.05
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.sleep_measured, bool):
-            raise ValueError("integrity.sleep_measured must be true or false, "
-                             f"not {self.sleep_measured!r}")
-        if not _whole(self.noise_retries) or self.noise_retries < 0:
-            raise ValueError("integrity.noise_retries must be a whole number, 0 or more, "
-                             f"not {self.noise_retries!r}")
 
 
 @dataclass
@@ -93,9 +51,6 @@ class WorkerSettings:
     cpu_memory_limit_gb: float
     gpu_memory_fraction: float
     max_restarts: int
-    pin_cpus: bool
-    hold_cpu: bool | None
-    gc_freeze: bool
     head_start: bool
     sandbox: str
     sandbox_read: list[str]
@@ -112,9 +67,6 @@ class WorkerSettings:
             if not _whole(value) or value < 0:
                 raise ValueError(f"worker.{key} must be a whole number, 0 (no bound) or more, "
                                  f"not {value!r}")
-        if self.hold_cpu is not None and not isinstance(self.hold_cpu, bool):
-            raise ValueError("worker.hold_cpu must be true, false or null (as the task's "
-                             f"timing.hold_cpu), not {self.hold_cpu!r}")
         if self.compile_cache not in ("per_file", "private"):
             raise ValueError("worker.compile_cache must be per_file or private, not "
                              f"{self.compile_cache!r}")

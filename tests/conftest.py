@@ -88,6 +88,17 @@ class Run:
     wall: float = 0.0  # the process's wall time, seconds
 
 
+def patched_runner(*lines: str) -> tuple[str, ...]:
+    """`python` arguments for run_cli that run `lines` in the runner's process first (the
+    harness's constants set otherwise than on this machine), then runner.py."""
+    return ("-c", "import runpy, sys\n" + "".join(f"{line}\n" for line in lines)
+            + "sys.argv = sys.argv[1:]\nrunpy.run_path(sys.argv[0], run_name='__main__')\n")
+
+
+# The shared-memory mailbox on a CPU run, as on a GPU (judge.MAILBOX).
+MAILBOX_ON_CPU = ("from harness.judging import judge", "judge.MAILBOX['cpu'] = True")
+
+
 def run_cli(*args: str, json_path: Path | None = None, env: dict | None = None,
             timeout: float = 600, cwd: Path = ROOT, python: tuple[str, ...] = ()) -> Run:
     """Run `python [PYTHON] runner.py ARGS` as a user would; read the JSON document if

@@ -10,7 +10,7 @@ import os
 import signal
 
 import pytest
-from conftest import BAD, HAS_GPU, ROOT, gpu, run_cli
+from conftest import BAD, HAS_GPU, MAILBOX_ON_CPU, ROOT, gpu, patched_runner, run_cli
 
 from harness.results.document import case_flags
 
@@ -20,9 +20,9 @@ CORPUS = ROOT / "tests" / "adversarial"
 CASE = ["--case", "size: 256; seed: 1"]
 
 
-def attack(cli, name, *extra, device="cpu", env=None):
+def attack(cli, name, *extra, device="cpu", env=None, python=()):
     r = cli("submit", str(CORPUS / f"{name}.py"), "--task", "vectoradd", "--device", device,
-            "--user", name, *CASE, *extra, env=env)
+            "--user", name, *CASE, *extra, env=env, python=python)
     assert "Traceback (most recent call last)" not in r.out, r.out
     return r
 
@@ -75,7 +75,7 @@ def test_result_caches_fail_in_benchmark_mode_too(cli, name):
 
 
 def test_work_done_in_the_rehearsal_cannot_answer_a_timed_call(cli):
-    """timing.rehearse gives the submission untimed calls between samples; the inputs of
+    """The rehearsal gives the submission untimed calls between samples; the inputs of
     the sample to come are written only after them, so what it precomputes there is
     stale (with the inputs written first, this attack passed with a free output)."""
     r = attack(cli, "rehearsal_precompute", "--mode", "benchmark")
@@ -186,7 +186,7 @@ def test_host_timer_patch_is_seen_by_the_judges_clock(cli):
         for c in phase["cases"]:
             assert c["stats"]["mean"] < 100_000  # the forged clock says microseconds...
             assert c["score_ns"] > 8_000_000  # ...the judge's clock says 10 ms
-            # timed again (integrity.noise_retries), flagged on both attempts
+            # timed again (sampling.NOISE_RETRIES), flagged on both attempts
             assert c["integrity"]["retried"][0]["flagged_by"][0] == "clocks"
     assert "attempt 1 was flagged by the two clocks" in r.out
     assert r.doc["record"]["refused"]  # hard screen match: no rank
@@ -345,9 +345,8 @@ def test_side_stream_work_is_seen(cli):
 def test_work_in_the_slack_of_a_long_sleep_is_seen_when_the_judge_times_it(cli, tmp_path):
     """Behind a 20 ms window a call that waits for the GPU stretches its sleep to the
     window, and a quarter of that (5 ms) was slack on the scored samples' two clocks: 3 ms
-    of work on a side stream, on scored samples only, hid there. With
-    integrity.sleep_measured (the default since run 99) the judge times the sleep itself
-    and allows 2% of it: the attack is flagged (on its retry too), and honest submissions
+    of work on a side stream, on scored samples only, hid there. The judge times the sleep
+    itself (sampling.SLEEP_MEASURED) and allows 2% of it: the attack is flagged (on its retry too), and honest submissions
     behind the same window are not, one of them waiting for the GPU as each call starts
     (its sleep grows to the window too: where 2% is likeliest to flag honest code)."""
     import shutil
@@ -386,38 +385,29 @@ def test_gpu_marker_consistent():
     assert isinstance(HAS_GPU, bool)
 
 
-def test_a_replaced_time_function_never_runs_while_fresh_inputs_wait(cli, tmp_path):
+def test_a_replaced_time_function_never_runs_while_fresh_inputs_wait(cli):
     """With the mailbox (the GPU runs' default; here on the CPU), the worker polls between
     calls, and the judge may have written the next call's fresh inputs meanwhile. A hook
     in time.perf_counter / time.sleep would compute their outputs there, off the clock;
     its outputs are wrong on purpose (a tracer), so the case would fail if it ran. The
     polling loop uses the functions taken before the import: the hook never runs, and the
     submission is timed as the honest code it then is."""
-    config = tmp_path / "mailbox.yaml"
-    config.write_text("cpu:\n  timing:\n    mailbox: true\n")
-    r = attack(cli, "poll_hook", "--mode", "benchmark", "--no-record", "--config", str(config))
+    r = attack(cli, "poll_hook", "--mode", "benchmark", "--no-record",
+               python=patched_runner(*MAILBOX_ON_CPU))
     assert statuses(r.doc) == {"passed"}, r.out
     assert screen_rules(r.doc)["patches-timing"] == "hard"  # read through the alias
 
 
 @gpu
-@pytest.mark.parametrize("mode,late", [("scored", False), ("scored", True), ("unmask", True)])
-def test_hooks_in_the_workers_mailbox_are_caught(cli, tmp_path, mode, late):
+def test_hooks_in_the_workers_mailbox_are_caught(cli, tmp_path):
     """Hooks in the worker's own mailbox (reached through importlib) compute outputs where
-    no clock looked before: on scored calls only (the probes honest), or inside the
-    unmasking's round trip (burning as long in the calibration's). Flagged by the scored
-    samples' clocks or by the unmasking check, and refused a rank by the screen."""
-    source = (CORPUS / "mailbox_hook.py").read_text().replace(
-        'MODE = "scored"', f'MODE = "{mode}"')
-    sub = tmp_path / f"mailbox_hook_{mode}_{'late' if late else 'early'}.py"
-    sub.write_text(source)
-    order = tmp_path / "order.yaml"  # the unmasking is the late rehearsal's (the GPU default)
-    order.write_text(f"timing:\n  rehearse_late: {'true' if late else 'false'}\n")
-    config = ["--config", str(order)]
+    no clock looked before: on scored calls only (the probes honest). Flagged by the scored
+    samples' clocks, and refused a rank by the screen."""
+    sub = tmp_path / "mailbox_hook_scored.py"
+    sub.write_text((CORPUS / "mailbox_hook.py").read_text())
     r = cli("submit", str(sub), "--task", "vectoradd", "--device", "cuda", "--user", sub.stem,
-            "--case", "size: 256; seed: 1", *config)
+            "--case", "size: 256; seed: 1")
     assert "Traceback (most recent call last)" not in r.out, r.out
     assert screen_rules(r.doc)["touches-harness"] == "hard"
-    rule = "on the scored samples" if mode == "scored" else "to unmask its fresh inputs"
-    assert any(rule in f for f in case_flags(r.doc)), r.out
+    assert any("on the scored samples" in f for f in case_flags(r.doc)), r.out
     assert_not_clean(cli, sub.stem)

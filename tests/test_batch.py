@@ -110,10 +110,10 @@ def test_tasks_from_directives(tmp_path):
 
 def test_a_bad_config_is_a_message_not_a_traceback(tmp_path):
     bad = tmp_path / "bad.yaml"
-    bad.write_text("timing:\n  warm: nothing\n")
+    bad.write_text("timing:\n  host_launch: nothing\n")
     r = run_cli("batch", "submissions/vectoradd", "--task", "vectoradd", "--device", "cpu",
                 "--config", str(bad), "--db", str(tmp_path / "b.db"))
-    assert r.rc == 2 and "timing.warm must be kernel, torch or event" in r.out
+    assert r.rc == 2 and "timing.host_launch must be hidden or counted" in r.out
     assert "Traceback" not in r.out
 
 

@@ -4,12 +4,9 @@ the texts the judge really writes."""
 import pytest
 
 from harness.frontends.brief import LIMIT, Teller, brief
-from harness.judging.measure.integrity import Calibration, check_clocks, check_unmasking
+from harness.judging.measure.integrity import Calibration, check_clocks
 from harness.judging.measure.timing import long_samples
 from harness.results.document import case_notes
-from harness.settings import Settings
-
-INTEGRITY = Settings.load().integrity
 
 
 def _clock_flag() -> str:
@@ -32,14 +29,6 @@ def test_the_two_clock_flag_keeps_its_claim_and_what_it_means():
     assert short.endswith("(allowed 190.0 µs): work may run outside the timed region")
 
 
-def test_the_unmasking_flag_keeps_its_claim():
-    check = check_unmasking([900_000.0] * 5, Calibration(1, 1, 1, {}, 10_000, 12_000), 1_000,
-                            INTEGRITY)
-    assert check is not None and check.flagged, check
-    short = brief(check.message)
-    assert len(short) <= LIMIT and short.startswith("the worker took")
-
-
 def test_the_long_sample_note_keeps_its_figures():
     note = long_samples([6_600.0] * 97 + [48_600.0, 178_300.0, 367_900.0], 4, 0.05, 100)["note"]
     short = brief(note)
@@ -49,7 +38,7 @@ def test_the_long_sample_note_keeps_its_figures():
 
 
 @pytest.mark.parametrize("checks", [["clocks"], ["clocks", "calibration_disturbed"],
-                                    ["scored_clocks", "unmasking"]])
+                                    ["scored_clocks"]])
 def test_the_retry_note_says_the_case_was_timed_again(checks):
     (note,) = case_notes({"retried": [{"flagged_by": checks, "score_ns": 10_866_250.0}]})
     short = brief(note)

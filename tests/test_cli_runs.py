@@ -2,7 +2,7 @@
 document, the directive, case strings, and the small commands."""
 
 import pytest
-from conftest import ROOT, SHARED, cpu_only, needs_shared, run_cli
+from conftest import MAILBOX_ON_CPU, ROOT, SHARED, cpu_only, needs_shared, patched_runner, run_cli
 
 
 # Not marked slow: the quick loop (`-m "not slow"`) keeps this one submit end to end.
@@ -107,46 +107,27 @@ def test_help_runs():
     assert run_cli("--help").rc == 0
 
 
-MAILBOX = "cpu:\n  timing:\n    mailbox: true\n"
-# runner.py with judge and worker polling 10 ms for a message, as on a GPU (SPIN_SECONDS:
-# never on the CPU, where they share two cores), so that the worker is still polling when
-# the next request comes and the judge skips the wake handshake.
-POLLING = ("-c", "import runpy, sys\n"
-                 "from harness.judging.measure import timing\n"
-                 "timing.SPIN_SECONDS['cpu'] = 0.01\n"
-                 "sys.argv = sys.argv[1:]\n"
-                 "runpy.run_path(sys.argv[0], run_name='__main__')\n")
+# runner.py with the mailbox, and judge and worker polling 10 ms for a message, as on a
+# GPU (SPIN_SECONDS: never on the CPU, where they share two cores), so that the worker is
+# still polling when the next request comes and the judge skips the wake handshake.
+POLLING = patched_runner(*MAILBOX_ON_CPU, "from harness.judging.measure import timing",
+                         "timing.SPIN_SECONDS['cpu'] = 0.01")
 
 
 @pytest.mark.slow
-def test_mailbox_round_trips(cli, tmp_path):
+def test_mailbox_round_trips(cli):
     """The shared-memory mailbox (the GPU default) on the CPU: timed calls, and errors
     that travel on the pipe beside it without desynchronizing the two channels."""
-    config = tmp_path / "mailbox.yaml"
-    config.write_text(MAILBOX)
-    r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "benchmark", "--config",
-            str(config), "--case", "size: 64; seed: 2", python=POLLING)
+    r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "benchmark",
+            "--case", "size: 64; seed: 2", python=POLLING)
     assert r.rc == 0, r.out
     case = r.doc["phases"][0]["cases"][0]
     assert case["stats"]["calls"] >= 3 and case["integrity"]["worker_says"]["busy_ns"] > 0
     from conftest import BAD
 
     r = cli("submit", str(BAD / "raises.py"), "--task", "vectoradd", "--mode", "test",
-            "--config", str(config), python=POLLING)
+            python=POLLING)
     assert [c["status"] for c in r.doc["phases"][0]["cases"]] == ["error"] * 4
-
-
-@pytest.mark.slow
-def test_a_napping_judge_still_times_every_call(cli, tmp_path):
-    """The judge naps between polls (timing.judge_spin_seconds 0) while the worker polls
-    for its requests: the mailbox's calls are timed and answered all the same."""
-    config = tmp_path / "naps.yaml"
-    config.write_text(MAILBOX + "    judge_spin_seconds: 0.0\n")
-    r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "benchmark", "--config",
-            str(config), "--case", "size: 64; seed: 2", python=POLLING)
-    assert r.rc == 0, r.out
-    case = r.doc["phases"][0]["cases"][0]
-    assert case["status"] == "passed" and case["stats"]["calls"] >= 3
 
 
 @pytest.mark.slow

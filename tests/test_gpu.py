@@ -69,22 +69,12 @@ def test_examples_pass_every_test_on_the_gpu(cli, path):
     assert "CUDA events" in r.out
 
 
-def order_config(tmp_path, order: str) -> list[str]:
-    """--config for the rehearsal's order: "late" (timing.rehearse_late, the GPU default:
-    masked fresh inputs written before the rehearsal, the key sent after it in an unmask
-    request) or "early" (the fresh inputs written after the rehearsal), set explicitly."""
-    path = tmp_path / f"{order}.yaml"
-    path.write_text(f"timing:\n  rehearse_late: {'true' if order == 'late' else 'false'}\n")
-    return ["--config", str(path)]
-
-
 @pytest.mark.parametrize("path", ["submissions/vectoradd/add_triton.py",
                                   "submissions/vectoradd/add_torch.py"])
-def test_benchmark_mode_uses_events_and_is_not_flagged(cli, tmp_path, path):
-    """The early order (`timing.rehearse_late: false`, an organiser's choice on the GPU;
-    the late one, the default, is tested below): honest code unflagged on every case, the
-    scored samples' clocks (`integrity.scored_clocks`) among the checks."""
-    r = cli("submit", path, "--mode", "benchmark", *order_config(tmp_path, "early"))
+def test_benchmark_mode_uses_events_and_is_not_flagged(cli, path):
+    """Honest code unflagged on every case, the scored samples' clocks
+    (`integrity.scored_clocks`) among the checks."""
+    r = cli("submit", path, "--mode", "benchmark")
     assert r.rc == 0, r.out
     for c in r.doc["phases"][0]["cases"]:
         assert c["flags"] == [] and c["stats"]["calls"] >= 10
@@ -95,52 +85,30 @@ def test_benchmark_mode_uses_events_and_is_not_flagged(cli, tmp_path, path):
         assert sum(ns) / len(ns) == pytest.approx(c["score_ns"], rel=1e-4) and min(host) > 0
 
 
-def assert_honest(r, unmasking: bool = True) -> None:
-    """Every case of a benchmark passed, unflagged; with `unmasking`, each has its
-    unmasking record (the late order), not flagged either."""
+def assert_honest(r) -> None:
+    """Every case of a benchmark passed, unflagged."""
     assert r.rc == 0, r.out
     for c in r.doc["phases"][0]["cases"]:
         assert c["status"] == "passed" and c["flags"] == [], c
-        if unmasking:
-            assert not c["integrity"]["unmasking"]["flagged"]
 
 
-@pytest.mark.parametrize("path,config", [
-    ("submissions/vectoradd/add_torch.py", ""),
-    ("submissions/vectoradd/add_triton.py", ""),
-    # timing.mask_cpu_inputs false: nvfp4's CPU-side scale factors written plainly after
-    # the rehearsal, its GPU tensors masked
-    pytest.param("submissions/nvfp4_group_gemm/triton_hopper.py",
-                 "timing:\n  mask_cpu_inputs: false\n", id="triton_hopper-cpu-inputs-plain")])
-def test_the_late_rehearsal_times_honest_code_unflagged(cli, tmp_path, path, config):
-    """Run 89 flagged the torch example's case 0 while the unmasking was in the call's round
-    trip; the unmasking check and the scored samples' clocks must not flag it either. The
-    defaults: the late rehearsal is the GPU's default order, so every case has its
-    unmasking record."""
-    extra = []
-    if config:
-        (tmp_path / "extra.yaml").write_text(config)
-        extra = ["--config", str(tmp_path / "extra.yaml")]
-    assert_honest(cli("submit", path, "--mode", "benchmark", *extra))
+@pytest.mark.parametrize("path", ["submissions/vectoradd/add_torch.py",
+                                  "submissions/vectoradd/add_triton.py",
+                                  "submissions/nvfp4_group_gemm/triton_hopper.py"])
+def test_honest_code_is_timed_unflagged(cli, path):
+    """The scored samples' clocks and the rehearsal flag no honest case, nvfp4's CPU-side
+    scale factors among the inputs."""
+    assert_honest(cli("submit", path, "--mode", "benchmark"))
 
 
-@pytest.mark.parametrize("order", ["late", "early"])
-def test_the_rehearsal_cannot_answer_a_timed_call(cli, tmp_path, order):
-    """Under the late rehearsal (the GPU default) the rehearsal runs while the next
-    sample's inputs are in their slots, masked; under the early one, before they are written:
-    either way what it precomputes is garbage, and the case fails."""
+def test_the_rehearsal_cannot_answer_a_timed_call(cli):
+    """The rehearsal runs before the next sample's inputs are written: what it precomputes
+    is garbage, and the case fails."""
     from test_adversarial import CASE, CORPUS
 
     r = cli("submit", str(CORPUS / "rehearsal_precompute.py"), "--task", "vectoradd",
-            "--mode", "benchmark", *order_config(tmp_path, order), *CASE)
+            "--mode", "benchmark", *CASE)
     assert r.rc == 1, r.out
     assert {c["status"] for p in r.doc["phases"] for c in p["cases"]} == {"failed"}
 
 
-def test_the_contests_fill_in_place_of_the_sleep_times_honest_code_unflagged(cli, tmp_path):
-    """timing.window_fill_bytes: pmpp_v2's 256 MiB fill hides the launch (the late order,
-    the GPU default)."""
-    config = tmp_path / "fill.yaml"
-    config.write_text("timing:\n  window_fill_bytes: 268435456\n")
-    assert_honest(cli("submit", "submissions/vectoradd/add_triton.py", "--mode", "benchmark",
-                      "--config", str(config)), unmasking=False)

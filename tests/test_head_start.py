@@ -40,11 +40,8 @@ def test_the_guess_follows_the_flag_then_the_driver_nodes(tmp_path, monkeypatch)
     assert guess_device(None) == "cuda"
 
 
-def test_no_head_start_when_off_or_with_pinned_cpus(tmp_path):
+def test_no_head_start_when_off(tmp_path):
     assert HeadStart.begin(_settings(tmp_path, head_start=False), "cpu") is None
-    # pinning applies to GPU runs (the CPU section turns it off): the judge picks the
-    # worker's core after the device is known, so a GPU run then starts its worker itself
-    assert HeadStart.begin(_settings(tmp_path, pin_cpus=True), "cuda") is None
 
 
 def test_a_head_start_imports_torch_before_its_first_message_and_closes_clean(tmp_path):

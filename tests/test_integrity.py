@@ -11,7 +11,6 @@ from harness.judging.measure.integrity import (
     find_gpu,
     physics_floor,
 )
-from harness.settings import Settings
 
 CAL = Calibration(median_ns=50_000, p90_ns=55_000, calls=40)
 
@@ -202,30 +201,3 @@ def test_the_least_gap_needs_enough_samples_to_speak():
     assert not check_clocks(reported, roundtrip, NOISY, "cpu").flagged  # confirmed on more
 
 
-def test_the_unmasking_is_held_to_what_the_judge_expects():
-    """timing.rehearse_late: a case whose median unmasking round trip exceeds the
-    pre-import no-ops' (nothing to XOR) plus the judge's own XOR time by more than
-    integrity.unmask_allowance_us, or unmask_rel of that, is flagged (work off the clock
-    while the fresh inputs are readable); the case's own no-ops, made after the import,
-    widen nothing (a hook would run in theirs too)."""
-    from harness.judging.measure.integrity import check_unmasking
-
-    settings = Settings.load().integrity
-    assert settings.unmask_allowance_us == 500 and settings.unmask_rel == 1.0
-    base = Calibration.from_gaps([50_000.0] * 10, unmask_rts=[150_000.0] * 9 + [210_000.0])
-    assert (base.unmask_median_ns, base.unmask_p90_ns) == (150_000.0, 150_000.0)
-    honest = check_unmasking([330_000.0, 350_000.0, 300_000.0], base, 50_000.0, settings)
-    assert not honest.flagged and honest.expected_ns == 200_000.0 and honest.samples == 3
-    slow = check_unmasking([900_000.0] * 5, base, 50_000.0, settings, case_ns=900_000.0)
-    assert slow.flagged and "700.0 µs more per sample to unmask" in slow.message
-    assert slow.allowed_excess_ns == 500_000.0 and slow.case_calibration_ns == 900_000.0
-    heavy = check_unmasking([3_500_000.0] * 5, base, 1_850_000.0, settings)  # ~90 tensors
-    assert not heavy.flagged and heavy.allowed_excess_ns == 2_000_000.0
-    assert check_unmasking([4_500_000.0] * 5, base, 1_850_000.0, settings).flagged
-    noisy = Calibration.from_gaps([50_000.0] * 10,
-                                  unmask_rts=[150_000.0] * 8 + [550_000.0, 550_000.0])
-    assert not check_unmasking([900_000.0] * 5, noisy, 50_000.0, settings).flagged  # 3 x 400
-    assert check_unmasking([900_000.0] * 2, base, 50_000.0, settings) is None  # too few
-    assert check_unmasking([900_000.0] * 5, None, 50_000.0, settings) is None
-    assert check_unmasking([900_000.0] * 5, Calibration.from_gaps([50_000.0]), 0.0,
-                           settings) is None

@@ -172,7 +172,7 @@ def test_a_new_mailbox_is_zeroed(tmp_path, boxes):
 def test_request_pending_answer_reply_round_trip(boxes):
     judge, worker = boxes
     judge.request(1, "call", 3)
-    assert worker.pending(0) == (1, "call", 3, 0, 0)
+    assert worker.pending(0) == (1, "call", 3, 0)
     assert judge.reply_seq() == 0  # nothing answered yet
     worker.answer(1, Mailbox.DONE, {"ns": 1500.0, "busy_ns": 1.0, "host_ns": 2.0,
                                     "sync_ns": 3.0, "copy_ns": 4.0, "threads": 2,
@@ -186,10 +186,10 @@ def test_request_pending_answer_reply_round_trip(boxes):
 def test_pending_sees_each_request_once(boxes):
     judge, worker = boxes
     judge.request(1, "noop", 0)
-    assert worker.pending(0) == (1, "noop", 0, 0, 0)
+    assert worker.pending(0) == (1, "noop", 0, 0)
     assert worker.pending(1) is None
     judge.request(2, "call", 5)
-    assert worker.pending(1) == (2, "call", 5, 0, 0)
+    assert worker.pending(1) == (2, "call", 5, 0)
 
 
 def test_reply_is_what_the_judge_validates(boxes):
@@ -223,7 +223,7 @@ def test_sequence_numbers_use_all_64_bits(boxes):
     judge, worker = boxes
     seq = (1 << 64) - 1
     judge.request(seq, "call", 1)
-    assert worker.pending(0) == (seq, "call", 1, 0, 0)
+    assert worker.pending(0) == (seq, "call", 1, 0)
     worker.answer(seq, Mailbox.DONE)
     assert judge.reply_seq() == seq
 
@@ -261,12 +261,12 @@ class Recording(Mailbox):
 
 
 def test_sequence_numbers_are_published_last(tmp_path):
-    """The judge bumps the request seq after op, slot, window and key; the worker bumps the
+    """The judge bumps the request seq after op, slot and window; the worker bumps the
     reply after every reply field: a poller never sees a new number with old fields."""
     box = Recording(str(tmp_path / "mailbox"), create=True)
     box.request(1, "call", 2)
     assert box.writes == [Mailbox._REQ_OP, Mailbox._REQ_SLOT, Mailbox._REQ_AHEAD,
-                          Mailbox._REQ_KEY, Mailbox._REQ_SEQ]
+                          Mailbox._REQ_SEQ]
     box.writes.clear()
     box.answer(1, Mailbox.DONE, {"ns": 1.0})
     fields = {Mailbox._REP_STATUS, Mailbox._REP_NS, *Mailbox.BREAKDOWN.values(),
@@ -298,38 +298,23 @@ def test_close_with_a_view_still_alive(tmp_path):
 def test_the_hidden_window_travels_with_the_request(boxes):
     judge, worker = boxes
     judge.request(1, "call", 2, ahead=39_600_000)  # 20 ms of GPU sleep at 1980 MHz
-    assert worker.pending(0) == (1, "call", 2, 39_600_000, 0)
-
-
-def test_the_mask_key_travels_with_the_request_only(boxes):
-    """timing.rehearse_late: the key of a sample's masked inputs is in the mailbox from its
-    unmask request on, not before (a worker reading the mailbox during the rehearsal finds
-    the previous key, or none), and the call after it carries none."""
-    judge, worker = boxes
-    judge.request(1, "rehearse", 0)
-    assert worker.pending(0) == (1, "rehearse", 0, 0, 0)
-    judge.request(2, "unmask", 2, key=(1 << 63) - 1)
-    assert worker.pending(1) == (2, "unmask", 2, 0, (1 << 63) - 1)
-    judge.request(3, "call", 2, ahead=5)
-    assert worker.pending(2) == (3, "call", 2, 5, 0)
+    assert worker.pending(0) == (1, "call", 2, 39_600_000)
 
 
 def test_what_a_sample_lacked_crosses_the_mailbox_only_where_set(boxes):
-    """The worker's `unwarmed` and `unfilled` (no memory for the warm-up fill or for the
-    contest's fill) reach the judge through the mailbox as through the pipe: present and
-    true where set, absent otherwise."""
+    """The worker's `unwarmed` (no memory for the warm-up fill) reaches the judge through
+    the mailbox as through the pipe: present and true where set, absent otherwise."""
     judge, worker = boxes
-    worker.answer(1, Mailbox.DONE, {"ns": 5.0, "unfilled": True})
-    reply = judge.reply()
-    assert reply["unfilled"] is True and "unwarmed" not in reply
+    worker.answer(1, Mailbox.DONE, {"ns": 5.0, "unwarmed": True})
+    assert judge.reply()["unwarmed"] is True
     worker.answer(2, Mailbox.DONE, {"ns": 5.0})
-    assert "unfilled" not in judge.reply() and "unwarmed" not in judge.reply()
+    assert "unwarmed" not in judge.reply()
 
 
 def test_the_mailbox_fields_fit_and_do_not_overlap():
     """Every field of the mailbox (8 bytes, 4 for op and slot) lies inside SIZE, apart."""
     wide = [Mailbox._REQ_SEQ, Mailbox._REP_SEQ, Mailbox._REP_STATUS, Mailbox._REP_NS,
-            Mailbox._REQ_AHEAD, Mailbox._REQ_KEY, Mailbox._WAKE_REQ, Mailbox._WAKE_ACK,
+            Mailbox._REQ_AHEAD, Mailbox._WAKE_REQ, Mailbox._WAKE_ACK,
             *Mailbox.BREAKDOWN.values(), *Mailbox.FLAGS.values()]
     spans = sorted([(o, o + 8) for o in wide] + [(Mailbox._REQ_OP, Mailbox._REQ_OP + 4),
                                                   (Mailbox._REQ_SLOT, Mailbox._REQ_SLOT + 4)])

@@ -7,7 +7,6 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-import torch
 
 from harness.consts import Status
 from harness.judging.measure import sampling, timing
@@ -73,10 +72,10 @@ class FakeWorker:
     it was sent (`ahead` cycles at 1980 MHz, `stretch` longer) and, on samples with a
     sleep, `hidden` ns of work (the last of `ns` stands for the samples past its end). A
     sample past the time left fails as the channel does.
-    Other requests take no time: a no-op's round trip is `gap_ns`, an unmasking's
-    `unmask_ns`. Runs of no-ops (calibrations) are counted in `calibrations`."""
+    Other requests take no time: a no-op's round trip is `gap_ns`. Runs of no-ops
+    (calibrations) are counted in `calibrations`."""
 
-    stretch, hidden, gap_ns, unmask_ns = 1.0, 0.0, 50_000.0, 0.0
+    stretch, hidden, gap_ns = 1.0, 0.0, 50_000.0
     host_ns: float | None = None  # the host time it reports (None: k)
 
     def __init__(self, clock: FakeClock, ns: float | list[float] = 1_000_000.0,
@@ -85,14 +84,13 @@ class FakeWorker:
         self.samples = self.calibrations = 0
         self.ops: list[str] = []
 
-    def roundtrip(self, message: dict, timeout: float, wake: bool = True) -> tuple[dict, float]:
+    def roundtrip(self, message: dict, timeout: float) -> tuple[dict, float]:
         op = message["op"]
         if op == "noop" and self.ops[-1:] != ["noop"]:
             self.calibrations += 1
         self.ops.append(op)
         if op != "call":
-            return {"event": Event.DONE, "ns": 0.0}, {"noop": self.gap_ns,
-                                                      "unmask": self.unmask_ns}.get(op, 0.0)
+            return {"event": Event.DONE, "ns": 0.0}, self.gap_ns if op == "noop" else 0.0
         if self.seconds > timeout:
             raise WorkerTimeout("no answer within the phase's time limit")
         self.clock.now += self.seconds
@@ -157,13 +155,12 @@ def _calibrated(noop_seconds: float, device: str = "cuda"):
     """A case's calibration on no-ops that each take `noop_seconds` of the fake clock (the
     early order: one no-op each)."""
     settings = Settings.load().for_device(device)
-    settings.timing.rehearse_late = False
     host = FakeHost(settings, device)
     noop = host.channel.roundtrip
 
-    def slow_noop(message, timeout, wake=True):
+    def slow_noop(message, timeout):
         host.clock.now += noop_seconds
-        reply, rt = noop(message, timeout, wake)
+        reply, rt = noop(message, timeout)
         return reply, rt + host.channel.ops.count("noop")  # the gap: 50 µs and a little
 
     host.channel.roundtrip = slow_noop
@@ -195,19 +192,13 @@ def test_the_cpu_calibrates_with_ten_calls():
 # -- the order of one sample ---------------------------------------------------------------
 class LogChannel:
     """A worker that answers every request at once (event time 1 ns, round trip 2 ns),
-    each request written to the host's log (`op slot`, and `key` where it brings one)."""
+    each request written to the host's log (`op slot`)."""
 
     def __init__(self, host: OrderHost) -> None:
         self.host = host
-        self.keys: list[int] = []
-        self.unwoken: list[str] = []  # the requests sent without the wake handshake
 
-    def roundtrip(self, message: dict, timeout: float, wake: bool = True):
-        self.host.log.append(f"{message['op']} {message['slot']}"
-                             + (" key" if message.get("key") else ""))
-        self.keys.append(message.get("key", 0))
-        if not wake:
-            self.unwoken.append(message["op"])
+    def roundtrip(self, message: dict, timeout: float):
+        self.host.log.append(f"{message['op']} {message['slot']}")
         return {"event": Event.DONE, "ns": 1.0}, 2.0
 
 
@@ -228,10 +219,10 @@ class OrderHost(FakeHost):
         return True, ""
 
 
-def _sample_log(monkeypatch, rehearse: bool, call: int, per: int = 2, ring: int = 4) -> list[str]:
-    settings = Settings.load()
-    settings.timing.rehearse = rehearse
-    host = OrderHost(settings)
+def _sample_log(monkeypatch, call: int, per: int = 2, ring: int = 4,
+                device: str = "cpu") -> list[str]:
+    settings = Settings.load().for_device(device)
+    host = OrderHost(settings, device)
     monkeypatch.setattr(sampling, "fill_slot", lambda slot, data: host.log.append(f"fill {slot} {data}"))
     monkeypatch.setattr(sampling, "poison", lambda output: None)
     box = _box(per, slots=list(range(ring)))
@@ -239,11 +230,11 @@ def _sample_log(monkeypatch, rehearse: bool, call: int, per: int = 2, ring: int 
     return host.log
 
 
-def test_the_rehearsal_comes_before_the_fresh_inputs_are_written(monkeypatch):
-    """timing.rehearse, the early order (the CPU's): the previous sample's slots are run
-    again before this sample's inputs reach their slots, so the submission never runs,
-    untimed, with them in place."""
-    assert _sample_log(monkeypatch, True, 2) == [
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_the_rehearsal_comes_before_the_fresh_inputs_are_written(monkeypatch, device):
+    """The previous sample's slots are run again before this sample's inputs reach their
+    slots, so the submission never runs, untimed, with them in place (GPU runs alike)."""
+    assert _sample_log(monkeypatch, 2, device=device) == [
         "make 2", "make 3", "rehearse 0", "fill 2 2", "fill 3 3", "flush", "call 2",
         "check 2", "check 3"]
 
@@ -256,243 +247,31 @@ def test_the_rehearsal_comes_before_the_fresh_inputs_are_written(monkeypatch):
 def test_the_rehearsed_slots_wrap_around_the_ring(monkeypatch, per, ring, call, steps):
     """One call per sample (two slots), and a ring larger than two samples' worth: the
     rehearsal starts at the previous sample's first slot, around the ring."""
-    assert _sample_log(monkeypatch, True, call, per, ring) == steps
+    assert _sample_log(monkeypatch, call, per, ring) == steps
 
 
 def test_a_ring_too_small_for_a_rehearsal_is_the_harnesss_error(monkeypatch):
     with pytest.raises(RuntimeError, match="harness bug"):
-        _sample_log(monkeypatch, True, 3, per=3, ring=4)
+        _sample_log(monkeypatch, 3, per=3, ring=4)
 
 
-@pytest.mark.parametrize("rehearse,call", [(True, 0), (False, 2)])
-def test_no_rehearsal_for_a_cases_first_sample_or_when_off(monkeypatch, rehearse, call):
-    log = _sample_log(monkeypatch, rehearse, call)
+def test_no_rehearsal_for_a_cases_first_sample(monkeypatch):
+    log = _sample_log(monkeypatch, 0)
     assert not any(step.startswith("rehearse") for step in log)
-    assert log[-3:-2] == [f"call {call % 4}"]
+    assert log[-3:-2] == ["call 0"]
 
 
-def _as_gpu_tensors(monkeypatch, dtype=torch.float32) -> None:
-    """Tensors of `dtype` stand for GPU tensors in the late order's masking (there is no
-    GPU here): masked whatever `timing.mask_cpu_inputs` says."""
-    monkeypatch.setattr(sampling, "masks", lambda t, cpu_too=True: cpu_too or t.dtype == dtype)
-
-
-def _late_log(device: str = "cuda", call: int = 2, prepare=None):
-    """A sample with timing.rehearse_late, real slots (a gapped int64 slice and a bool among
-    them, laid out as the judge lays them out: the input's strides kept): the host (its
-    log), what each call's inputs were, what the slots hold once the call is sent, what
-    the checks read, the channel (the keys sent) and the box. `prepare(host, box)` runs
-    just before the sample."""
-    from harness.judging.worker.structure import twin
-
-    settings = Settings.load()
-    settings.timing.rehearse_late = True
-    host = OrderHost(settings, device)
-    made, at_call, checked = {}, {}, []
-
-    def generate(case, plan, i):
-        host.log.append(f"make {i}")
-        made[i] = (torch.arange(64, dtype=torch.float32) + i,
-                   torch.arange(15, dtype=torch.int64).reshape(3, 5)[:, 1:4] * i,
-                   torch.arange(9) % (i + 1) == 0)
-        return made[i]
-
-    def check(data, output):
-        host.log.append("check")
-        checked.append(data)
-        return True, ""
-
-    box = _box(2, slots=[twin(generate(None, None, 0)) for _ in range(4)])
-    host.log.clear()
-    channel = host.channel
-    roundtrip = channel.roundtrip
-
-    def seen_at_call(message, timeout, wake=True):
-        if message["op"] == "call":
-            at_call.update({k: tuple(t.clone() for t in box.slots[k]) for k in (2, 3)})
-        return roundtrip(message, timeout, wake)
-
-    channel.roundtrip = seen_at_call
-    host.generate, host.ref.check = generate, check
-    if prepare is not None:
-        prepare(host, box)
-    host.last = Sampling(host).sample(_run(host, box, 100.0), call, 0, "timed call")
-    return host, made, at_call, checked, channel, box
-
-
-def test_the_late_rehearsal_runs_after_masked_inputs_and_the_judges_flush():
-    """timing.rehearse_late on a GPU run: the fresh inputs reach their slots masked, the
-    judge flushes, then the rehearsal, then a request of its own brings the key (the
-    worker unmasks and flushes, on no clock), then the call, with no flush of the judge's
-    after the rehearsal. Unmasked with the key as the worker unmasks (the sample's
-    slot tensors in order, as bytes), the slots hold the inputs, gaps and bools too; the
-    checks read the inputs themselves, never masked."""
-    from harness.judging.measure.masking import draw_device, xor_mask
-
-    host, made, at_call, checked, channel, box = _late_log()
-    assert host.log == ["make 2", "make 3", "flush", "rehearse 0", "unmask 2 key", "call 2",
-                        "check", "check"]
-    key = channel.keys[1]
-    assert key > 0 and channel.keys[0] == channel.keys[2] == 0  # only the unmasking brings it
-    # the unmasking and the call follow the worker's last answer at once: no wake
-    # handshake, so a worker slow to take them up does so on the judge's clock
-    assert channel.unwoken == ["unmask", "call"]
-    assert host.last["unmask_rt"] == 2.0  # its round trip, for check_unmasking
-    assert host.last["mask_ns"] >= 0  # the judge's own masking, timed
-    assert not any(torch.equal(a, b) for a, b in zip(at_call[2][:2], made[2][:2]))
-    # drawn where the judge draws it (on a GPU machine, on the GPU: draw_device)
-    xor_mask((t for k in (2, 3) for t in box.slots[k]), key, draw_on=draw_device())
-    for k in (2, 3):
-        assert all(torch.equal(a, b) for a, b in zip(box.slots[k], made[k]))
-        assert box.slots[k][1].stride() == made[k][1].stride()  # the layout kept
-    assert all(torch.equal(a, b) for a, b in zip(checked[0], made[2]))
-
-
-def test_the_judges_masking_is_timed_with_the_device_waited_for():
-    """The judge's own masking is on its clock up to the device's idle (what the worker's
-    unmasking of the same bytes should take: check_unmasking)."""
-    def slow_device(host, box):
-        host.device.sync_seconds = 30e-6
-
-    host, *_ = _late_log(prepare=slow_device)
-    assert host.last["mask_ns"] == pytest.approx(30_000.0)
-
-
-def test_a_late_no_op_is_made_as_a_late_sample(monkeypatch):
-    """timing.rehearse_late: a calibration no-op masks its slots and the judge flushes,
-    then an untimed no-op brings the GPU back to the worker's context (where a sample has
-    its rehearsal), then the unmasking request with the key, then the timed no-op with no
-    flush of the judge's before it; before a case (no slots), the same without the
-    masking."""
-    settings = Settings.load()
-    settings.timing.rehearse_late = True
-    monkeypatch.setitem(sampling.CALIBRATION_CALLS, "cuda", 1)
-    host = OrderHost(settings, "cuda")
-    slots = [(torch.arange(8.0),), (torch.arange(8.0) * 2,)]
-    calibration = Sampling(host).calibrate(100.0, _box(1, slots=slots))
-    assert calibration.median_ns == 1.0 and calibration.unmask_median_ns == 2.0
-    assert host.log == ["flush", "noop 0", "unmask 0 key", "noop 0"]
-    keys = host.channel.keys
-    assert keys[0] == keys[2] == 0 and keys[1] > 0
-    assert host.channel.unwoken == ["unmask", "noop"]
-    assert not torch.equal(slots[0][0], torch.arange(8.0))  # masked for the worker to unmask
-    assert torch.equal(slots[1][0], torch.arange(8.0) * 2)  # not the no-op's slot
-    host.log.clear()
-    Sampling(host).calibrate_before_import(1.0)
-    assert host.log == ["flush", "noop 0", "unmask 0 key", "noop 0"]
-
-
-def test_cpu_side_inputs_unmasked_are_written_after_the_rehearsal(monkeypatch):
-    """timing.mask_cpu_inputs false: the late order masks the GPU tensors only (here the
-    float tensor stands for one); the CPU-side ones keep their old bytes through the
-    rehearsal, are written plainly after it and before the unmasking request, and the
-    judge's timed masking covers the masked ones alone (the worker unmasks the same)."""
-    from harness.judging.measure.masking import draw_device, xor_mask
-
-    seen = {}
-
-    def prepare(host, box):
-        host.settings.timing.mask_cpu_inputs = False
-        _as_gpu_tensors(monkeypatch)
-        for slot in box.slots:  # old bytes: the inputs of call 7
-            for t, old in zip(slot, (torch.arange(64.0) + 7,
-                                     torch.arange(15).reshape(3, 5)[:, 1:4] * 7,
-                                     torch.arange(9) % 8 == 0)):
-                t.copy_(old)
-        roundtrip = host.channel.roundtrip
-
-        def look(message, timeout, wake=True):
-            if message["op"] in ("rehearse", "unmask"):
-                seen[message["op"]] = [tuple(t.clone() for t in box.slots[k]) for k in (2, 3)]
-            return roundtrip(message, timeout, wake)
-
-        host.channel.roundtrip = look
-
-    host, made, at_call, checked, channel, box = _late_log(prepare=prepare)
-    assert host.log == ["make 2", "make 3", "flush", "rehearse 0", "unmask 2 key", "call 2",
-                        "check", "check"]
-    for j, k in enumerate((2, 3)):
-        old, fresh = seen["rehearse"][j], seen["unmask"][j]
-        assert torch.equal(old[1], torch.arange(15).reshape(3, 5)[:, 1:4] * 7)  # not yet
-        assert torch.equal(old[2], torch.arange(9) % 8 == 0)
-        assert not torch.equal(old[0], made[k][0])  # masked through the rehearsal
-        assert torch.equal(fresh[1], made[k][1]) and torch.equal(fresh[2], made[k][2])
-    xor_mask((box.slots[k][0] for k in (2, 3)), channel.keys[1],  # the worker's unmasking
-             draw_on=draw_device())
-    for k in (2, 3):
-        assert all(torch.equal(a, b) for a, b in zip(box.slots[k], made[k]))
-
-
-def test_a_late_no_op_writes_the_unmasked_cpu_inputs_back_after_its_rehearsal(monkeypatch):
-    """timing.mask_cpu_inputs false, a late calibration: each no-op masks the GPU tensors
-    of its slots and, after the untimed no-op, writes the CPU-side ones back from copies
-    taken once before the calibration's clock starts (the bytes a sample would write),
-    then the unmasking request."""
-    settings = Settings.load()
-    settings.timing.rehearse_late, settings.timing.mask_cpu_inputs = True, False
-    monkeypatch.setitem(sampling.CALIBRATION_CALLS, "cuda", 2)
-    host = OrderHost(settings, "cuda")
-    masks = sampling.masks
-    _as_gpu_tensors(monkeypatch)
-    copy = sampling.copy_spans
-
-    def logged(dst, src):
-        host.log.append("write")
-        copy(dst, src)
-
-    monkeypatch.setattr(sampling, "copy_spans", logged)
-    slots = [(torch.arange(8.0), torch.arange(6))]
-    box = _box(1, slots=slots)
-    roundtrip, at_unmask = host.channel.roundtrip, []
-
-    def spoil(message, timeout, wake=True):
-        if message["op"] == "noop" and host.log[-1:] == ["flush"]:  # the untimed no-op
-            slots[0][1].fill_(-1)  # other bytes, as a sample's slot holds before its write
-        if message["op"] == "unmask":
-            at_unmask.append(slots[0][1].clone())
-        return roundtrip(message, timeout, wake)
-
-    host.channel.roundtrip = spoil
-    judge = Sampling(host)
-    judge.calibrate(100.0, box)
-    assert host.log == ["write"] + ["flush", "noop 0", "write", "unmask 0 key", "noop 0"] * 2
-    assert len(at_unmask) == 2 and all(torch.equal(t, torch.arange(6)) for t in at_unmask)
-    assert not torch.equal(slots[0][0], torch.arange(8.0))  # masked, for the worker
-    monkeypatch.setattr(sampling, "masks", masks)  # CPU tensors all
-    assert len(judge._plain_copies(box)[0]) == 2
-    settings.timing.mask_cpu_inputs = True
-    assert judge._plain_copies(box) is None  # every tensor masked: nothing to write
-
-
-@pytest.mark.parametrize("device,override,late,measured", [
-    ("cuda", "", True, True),     # the GPU's defaults: the late order, the sleep timed
-    ("cpu", "", False, False),    # the same settings on the CPU: neither applies
-    ("cuda", "timing:\n  rehearse_late: false\nintegrity:\n  sleep_measured: false\n",
-     False, False)])              # an organiser's config gives the early order back
-def test_the_gpu_defaults_apply_on_the_gpu_only(tmp_path, device, override, late, measured):
-    """timing.rehearse_late and integrity.sleep_measured are on by default (runs 99-103)
-    and apply to GPU runs only; a config turns either off."""
-    extra = None
-    if override:
-        extra = tmp_path / "early.yaml"
-        extra.write_text(override)
-    judge = Sampling(OrderHost(Settings.load(extra).for_device(device), device))
-    assert judge.late() is late and judge._measures_sleep() is measured
-    assert bool(judge._mask_key()) is late
-
-
-def test_the_late_rehearsal_is_off_on_the_cpu():
-    """On the CPU: the early order, the inputs written as they are, no key."""
-    host, made, at_call, checked, channel, box = _late_log("cpu")
-    assert host.log == ["make 2", "make 3", "rehearse 0", "flush", "call 2", "check", "check"]
-    assert channel.unwoken == []
-    assert all(torch.equal(a, b) for a, b in zip(at_call[2], made[2])) and channel.keys == [0, 0]
+@pytest.mark.parametrize("device,measured", [("cuda", True), ("cpu", False)])
+def test_the_judge_times_the_sleep_on_the_gpu_only(device, measured):
+    """SLEEP_MEASURED applies to GPU runs only."""
+    judge = Sampling(OrderHost(Settings.load().for_device(device), device))
+    assert judge._measures_sleep() is measured
 
 
 class Silent:
     """A worker that never answers."""
 
-    def roundtrip(self, message: dict, timeout: float, wake: bool = True):
+    def roundtrip(self, message: dict, timeout: float):
         raise WorkerTimeout(f"no answer within {timeout:g} s")
 
 
@@ -503,50 +282,28 @@ def test_a_rehearsal_that_times_out_says_so():
         Sampling(host).sample(_run(host, _box(2, slots=list(range(4))), 3.0), 2, 0, "call")
 
 
-def test_an_unmasking_that_times_out_says_so():
-    settings = Settings.load()
-    settings.timing.rehearse_late = True
-    host = FakeHost(settings, "cuda")
-    host.channel = Silent()
-    with pytest.raises(WorkerTimeout, match=r"unmasked the fresh inputs .* within 3 s"):
-        Sampling(host).sample(_run(host, _box(1), 3.0), 0, 0, "call")
+@pytest.fixture(autouse=True)
+def engine_constants(monkeypatch):
+    """The engine constants that the helpers below set (NOISE_RETRIES, SLEEP_MEASURED),
+    put back after each test."""
+    monkeypatch.setattr(sampling, "NOISE_RETRIES", sampling.NOISE_RETRIES)
+    monkeypatch.setattr(sampling, "SLEEP_MEASURED", sampling.SLEEP_MEASURED)
 
 
-def test_a_failed_unmasking_is_the_verdict_of_a_call():
-    """The worker could not unmask (out of memory for the key stream: the submission keeps
-    the GPU's memory full): the case fails as a call out of memory would, and says where."""
-    from harness.judging.verdicts import CaseFailure
-
-    class Full:
-        def roundtrip(self, message: dict, timeout: float, wake: bool = True):
-            return {"event": Event.ERROR, "kind": "out_of_memory", "message": "OOM"}, 1.0
-
-    settings = Settings.load()
-    settings.timing.rehearse_late = True
-    host = FakeHost(settings, "cuda")
-    host.channel = Full()
-    with pytest.raises(CaseFailure) as failure:
-        Sampling(host).sample(_run(host, _box(1), 3.0), 0, 0, "call")
-    assert failure.value.status == Status.ERROR  # as a call out of memory (verdicts.py)
-    assert "unmasked the fresh inputs (timing.rehearse_late): OOM" in str(failure.value)
-
-
-# -- a timed case ---------------------------------------------------------------------------
 def _cpu_settings(max_calls: int = 20, retries: int = 0) -> Settings:
     """The CPU's settings with the least warm-up (WARMUP_MIN_CALLS), no early stop on the
-    spread, and `retries` noise retries."""
+    spread, and `retries` noise retries (for this test: `engine_constants`)."""
     settings = Settings.load().for_device("cpu")
     settings.timing.warmup_seconds = 0.0
     settings.timing.max_calls, settings.timing.target_rse = max_calls, 0.0
-    settings.integrity.noise_retries = retries
+    sampling.NOISE_RETRIES = retries
     return settings
 
 
 def _windowed(settings: Settings, window_us: float = 100.0, **task_timing) -> FakeHost:
     """A host on a "GPU" (the fake device) whose task hides `window_us` of launch: the
-    early order (no masking here), the judge's own timing of the sleep off."""
-    settings.timing.rehearse_late = False
-    settings.integrity.sleep_measured = False
+    judge's own timing of the sleep off (for this test: `engine_constants`)."""
+    sampling.SLEEP_MEASURED = False
     return FakeHost(settings, "cuda", {"hidden_window_us": window_us, **task_timing})
 
 
@@ -573,28 +330,6 @@ def test_long_samples_stop_before_the_deadline_not_past_it(monkeypatch):
     result = _time(host, deadline=4.2)
     assert host.clock.now <= 4.2 and result.score_ns == 1_000_000.0
     assert result.stats["calls"] == host.channel.samples - 1  # all but the warm-up's
-
-
-@pytest.mark.parametrize("unmask_us,flagged", [(300.0, False), (1000.0, True)])
-def test_the_cases_unmasking_is_checked_against_the_judges_expectation(unmask_us, flagged):
-    """The case's samples' unmasking round trips against the pre-import no-ops' (150 µs)
-    plus the judge's own XOR (50 µs): recorded in `integrity.unmasking`, flagged beyond
-    integrity.unmask_allowance_us; the case's no-ops, however slow, widen nothing."""
-    settings = _cpu_settings()
-    settings.timing.rehearse_late, settings.timing.host_launch = True, "counted"  # no window
-    host = FakeHost(settings, "cuda")
-    host.device.sync_seconds = 50e-6  # the judge's XOR, the device waited for
-    host.channel.ns, host.channel.unmask_ns = [6_000.0] * 21, unmask_us * 1e3
-    host.base_calibration = Calibration.from_gaps([50_000.0] * 10, unmask_rts=[150_000.0] * 10)
-    result = _time(host, calibration=Calibration.from_gaps([50_000.0] * 10,
-                                                           unmask_rts=[unmask_us * 1e3] * 10))
-    unmasking = result.integrity["unmasking"]
-    assert unmasking["flagged"] is flagged and unmasking["samples"] == result.stats["calls"]
-    assert unmasking["median_ns"] == unmask_us * 1e3
-    assert unmasking["expected_ns"] == pytest.approx(200_000.0)
-    assert unmasking["judge_xor_ns"] == pytest.approx(50_000.0)
-    assert unmasking["case_calibration_ns"] == unmask_us * 1e3
-    assert any("to unmask its fresh inputs" in f for f in result.flags) is flagged
 
 
 def test_the_workers_account_cannot_break_the_judge():
@@ -625,7 +360,7 @@ def _behind_a_window(stretch: float, hidden: float, **task_timing) -> CaseResult
 def test_scored_samples_behind_a_window_are_on_both_clocks(stretch, hidden, flagged):
     """Behind a window the probes carry the two-clock check, but a worker knows a probe
     by its zero sleep before any clock starts: work done on the scored samples only must
-    show too. Their sleep (the judge's own figure, and integrity.sleep_slack more) is left
+    show too. Their sleep (the judge's own figure, and SLEEP_SLACK more) is left
     out of the round trip; a sleep 14% longer than its cycles say (the SM below its
     maximum clock) is honest."""
     result = _behind_a_window(stretch, hidden)
@@ -635,32 +370,6 @@ def test_scored_samples_behind_a_window_are_on_both_clocks(stretch, hidden, flag
     assert any("on the scored samples" in f for f in result.flags) is flagged
     if flagged:  # the judge's clock, the sleep left out: the hidden work is in the score
         assert result.score_ns == pytest.approx(6_000.0 + hidden, rel=0.005)
-
-
-def test_no_scored_clocks_where_the_contests_fill_replaces_the_sleep():
-    """timing.window_fill_bytes: the fill hides the launch, not a sleep of `ahead` cycles,
-    and its length is not the judge's figure (0.85-0.9 ms on an L4 against a 100 µs
-    window): the scored samples' clocks are not compared rather than misjudged."""
-    result = _behind_a_window(1.0, 0.0, window_fill_bytes=1 << 28)
-    assert "scored_clocks" not in result.integrity
-    assert result.integrity["window_fill_bytes"] == 1 << 28
-
-
-def test_samples_that_could_not_allocate_the_fill_flag_the_case():
-    """The worker could not allocate the contest's fill on some samples (the submission
-    holds the GPU's memory): they hid their launch behind the sleep, a longer window, and
-    the case says so."""
-    class Unfilled(FakeWorker):
-        def answer(self, k, ahead):
-            reply, rt = super().answer(k, ahead)
-            return reply | ({"unfilled": True} if k in (3, 5) else {}), rt
-
-    host = _windowed(_cpu_settings(max_calls=30), window_fill_bytes=1 << 28)
-    host.channel = Unfilled(host.clock, [6_000.0] * 41)
-    result = _time(host)
-    assert result.integrity["unfilled_samples"] == 2
-    assert any("fill before the start event could not be allocated on 2 of" in f
-               for f in result.flags)
 
 
 class SpellWorker(FakeWorker):
@@ -708,7 +417,7 @@ def test_a_case_flagged_in_a_slow_spell_of_the_host_is_timed_again():
 
 def test_a_case_flagged_on_every_attempt_stays_flagged():
     """Work outside the timed region shows on every attempt: the last one stands, flagged
-    and scored on the judge's clock; integrity.noise_retries bounds the attempts."""
+    and scored on the judge's clock; NOISE_RETRIES bounds the attempts."""
     host, result = _retried(SpellWorker, retries=2)
     assert any("outside the timed region" in f for f in result.flags)
     assert result.score_ns == pytest.approx(2_006_000.0, rel=0.01)  # round trip less no-op
@@ -718,7 +427,7 @@ def test_a_case_flagged_on_every_attempt_stays_flagged():
 @pytest.mark.parametrize("retries,deadline,retried", [
     (0, 1000.0, False), (1, 1.4, False), (1, 1.6, True)])
 def test_no_retry_when_off_or_without_the_time_for_it(retries, deadline, retried):
-    """noise_retries: 0 keeps the flag at once; so does a phase deadline with less than
+    """NOISE_RETRIES 0 keeps the flag at once; so does a phase deadline with less than
     three attempts' time and a second left (each sample here takes 0.01 s of the fake
     clock: the first attempt 0.12 s, so a retry needs 1.36 s left after it)."""
     host, result = _retried(SpellWorker, retries=retries, deadline=deadline)
@@ -779,18 +488,19 @@ def test_work_moved_into_the_clock_is_read_per_call():
     assert not moved_into_the_clock(flagged, partly, per=4)
 
 
-def test_a_rejected_or_unmasking_flagged_case_is_judged_by_its_record():
+def test_a_rejected_or_scored_clocks_flagged_case_is_judged_by_its_record():
     """retry_reason: a case the floor rejected is not timed again; one flagged by the
-    unmasking alone is, and what the unmasking saw counts as the hidden work."""
+    scored samples' clocks alone is, and what they saw counts as the hidden work."""
     from harness.consts import Status
     from harness.judging.measure.integrity import hidden_ns, retry_reason
     from harness.results.document import CaseResult
 
-    unmasking = {"unmasking": {"flagged": True, "median_ns": 900_000.0, "expected_ns": 200_000.0}}
-    assert retry_reason(CaseResult(0, {}, Status.PASSED, flags=["u"], integrity=unmasking)) == [
-        "unmasking"]
-    assert retry_reason(CaseResult(0, {}, Status.REJECTED, flags=["u"], integrity=unmasking)) == []
-    assert hidden_ns(unmasking, per=2) == pytest.approx(350_000.0)
+    scored = {"scored_clocks": {"flagged": True, "gap_median_ns": 900_000.0,
+                                "expected_gap_ns": 200_000.0}}
+    assert retry_reason(CaseResult(0, {}, Status.PASSED, flags=["u"], integrity=scored)) == [
+        "scored_clocks"]
+    assert retry_reason(CaseResult(0, {}, Status.REJECTED, flags=["u"], integrity=scored)) == []
+    assert hidden_ns(scored, per=2) == pytest.approx(350_000.0)
 
 
 def test_work_moved_into_the_timed_region_on_a_retry_keeps_the_flags():
@@ -816,19 +526,12 @@ def test_work_moved_into_the_timed_region_on_a_retry_keeps_the_flags():
 def test_only_the_checks_that_host_noise_can_trip_are_retried():
     from harness.judging.measure.integrity import noise_flagged
 
-    assert noise_flagged({"clocks": {"flagged": True}, "scored_clocks": {"flagged": False},
-                          "unmasking": {"flagged": True}}) == ["clocks", "unmasking"]
+    assert noise_flagged({"clocks": {"flagged": True},
+                          "scored_clocks": {"flagged": False}}) == ["clocks"]
     assert noise_flagged({"calibration_disturbed": True}) == ["calibration_disturbed"]
     # a thread left running, a fill kept out, the physics floor: what the submission does
-    assert noise_flagged({"threads_after_calls": 3, "unfilled_samples": 2,
+    assert noise_flagged({"threads_after_calls": 3,
                           "clocks": {"flagged": False}}) == []
-
-
-def test_settings_refuse_negative_noise_retries(tmp_path):
-    config = tmp_path / "c.yaml"
-    config.write_text("integrity:\n  noise_retries: -1\n")
-    with pytest.raises(ValueError, match="noise_retries"):
-        Settings.load(config)
 
 
 def _long_sleep(measured: bool, stretch: float, hidden: float, timed=None,
@@ -839,7 +542,7 @@ def _long_sleep(measured: bool, stretch: float, hidden: float, timed=None,
     stretches of its two timings, as the samples start and end; the worker's sleeps run
     `stretch` longer): the device and the scored clocks' record."""
     host = _windowed(_cpu_settings(max_calls=30), window_us, **task_timing)
-    host.settings.integrity.sleep_measured = measured
+    sampling.SLEEP_MEASURED = measured
     host.device.sleeps, host.device.stretch = timed, stretch
     host.channel.ns, host.channel.stretch, host.channel.hidden = [6_000.0] * 41, stretch, hidden
     host.channel.host_ns = 14_000_000.0
@@ -854,9 +557,9 @@ def _long_sleep(measured: bool, stretch: float, hidden: float, timed=None,
     (True, 1.14, 0.0, False),          # an SM below its maximum clock stays honest
     (True, 1.14, 1_500_000.0, True)])
 def test_a_sleep_the_judge_times_itself_leaves_little_room(measured, stretch, hidden, flagged):
-    """integrity.sleep_measured: the judge times the scored samples' sleep in its own
+    """SLEEP_MEASURED: the judge times the scored samples' sleep in its own
     context (the SM clock is the GPU's) as they start and as they end, and takes
-    sleep_slack_measured (2%) of it, not a quarter of its cycles at the maximum clock: work
+    SLEEP_SLACK_MEASURED (2%) of it, not a quarter of its cycles at the maximum clock: work
     off the clock on scored samples only no longer fits in the slack of a 20 ms sleep
     (a GPU allows 100 µs)."""
     device, scored = _long_sleep(measured, stretch, hidden)
@@ -868,24 +571,16 @@ def test_a_sleep_the_judge_times_itself_leaves_little_room(measured, stretch, hi
         assert scored["sleep"]["ns_per_cycle"] == pytest.approx(stretch * 1e3 / 1980.0)
 
 
-def test_no_sleep_is_timed_where_the_contests_fill_replaces_it():
-    """timing.window_fill_bytes (a short window: pmpp_v2's): the fill's length is not the
-    judge's figure, so the scored samples' clocks are not compared, and the judge times no
-    sleep of its own for them."""
-    device, scored = _long_sleep(True, 1.0, 0.0, window_us=100.0, window_fill_bytes=1 << 28)
-    assert device.timed_sleeps == [] and scored is None
-
-
 @pytest.mark.parametrize("timed,rate,slack", [
     ((0.9, 0.9), 1.0, 0.02),          # never below the maximum clock's figure
     ((1.5, 1.5), 1.25 / 1.02, 0.02),  # never laxer than a quarter at the maximum clock
     ((1.00, 1.01), 1.0, 0.02),        # the shorter of the two
     ((1.0, 1.03), 1.0, 0.03),         # the SM clock moved: the drift is the slack...
-    ((1.0, 1.5), 1.0, 0.05)])         # ...up to sleep_drift_max, whatever lengthened one
+    ((1.0, 1.5), 1.0, 0.05)])         # ...up to SLEEP_DRIFT_MAX, whatever lengthened one
 def test_the_judges_timing_of_the_sleep_is_bounded(timed, rate, slack):
     """The measured rate is bounded on both sides, and so is its slack: a submission that
     keeps the GPU busy while the judge times the sleep lengthens that timing only, which
-    buys it at most integrity.sleep_drift_max (5%), not the quarter rule."""
+    buys it at most SLEEP_DRIFT_MAX (5%), not the quarter rule."""
     _, scored = _long_sleep(True, 1.0, 0.0, timed=timed)
     sleep = scored["sleep"]
     assert sleep["measured"] is True and not scored["flagged"]

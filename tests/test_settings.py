@@ -7,10 +7,7 @@ from harness.settings import Settings
 
 def test_defaults_follow_the_evaluation_protocol():
     timing = Settings.load().timing
-    assert timing.sync == "device" and timing.warm == "torch" and timing.host_launch == "hidden"
-    assert timing.rehearse is True
-    assert timing.rehearse_late is True  # on GPU runs (Sampling.late)
-    assert Settings.load().integrity.sleep_measured is True  # GPU runs
+    assert timing.host_launch == "hidden"
 
 
 def test_cpu_section_replaces_gpu_values():
@@ -19,13 +16,7 @@ def test_cpu_section_replaces_gpu_values():
     assert settings.for_device("cuda").timing.min_calls == settings.timing.min_calls
 
 
-@pytest.mark.parametrize("key,value", [("sync", "stream"), ("warm", "nothing"),
-                                       ("host_launch", "some"), ("rehearse", "sometimes"),
-                                       ("rehearse", 1), ("judge_spin_seconds", -1),
-                                       ("judge_spin_seconds", "yes"),
-                                       ("window_fill_bytes", 0), ("window_fill_bytes", 1.5),
-                                       ("window_fill_bytes", "true"),
-                                       ("mask_cpu_inputs", 1), ("mask_cpu_inputs", "maybe")])
+@pytest.mark.parametrize("key,value", [("host_launch", "some")])
 def test_unknown_choices_are_refused(tmp_path, key, value):
     extra = tmp_path / "bad.yaml"
     extra.write_text(f"timing:\n  {key}: {value}\n")
@@ -34,9 +25,7 @@ def test_unknown_choices_are_refused(tmp_path, key, value):
 
 
 @pytest.mark.parametrize("section,key,value", [
-    ("worker", "hold_cpu", "1"), ("worker", "hold_cpu", "yes_please"), ("worker", "hold_cpu", "0.5"),
-    # true, false or null
-    ("integrity", "sleep_measured", '"no"'), ("integrity", "sleep_measured", "1"),
+    ("worker", "sandbox", "chroot"), ("worker", "compile_cache", "shared"),
 ])
 def test_refused_values_of_other_sections(tmp_path, section, key, value):
     extra = tmp_path / "bad.yaml"
@@ -57,6 +46,27 @@ def test_unknown_keys_are_refused(tmp_path):
     ("integrity:\n  gap_abs_us: 50\n", "integrity.gap_abs_us"),
     ("worker:\n  sandbox_seccomp: false\n", "worker.sandbox_seccomp"),
     ("cpu:\n  timing:\n    min_samples: 2\n", "timing.min_samples"),  # checked on any device
+    # mechanisms the harness no longer has, or runs without a switch
+    ("timing:\n  rehearse: false\n", "timing.rehearse"),
+    ("timing:\n  rehearse_late: false\n", "timing.rehearse_late"),
+    ("timing:\n  mask_cpu_inputs: false\n", "timing.mask_cpu_inputs"),
+    ("integrity:\n  unmask_allowance_us: 500\n", "integrity.unmask_allowance_us"),
+    ("integrity:\n  unmask_rel: 1.0\n", "integrity.unmask_rel"),
+    ("worker:\n  hold_cpu: false\n", "worker.hold_cpu"),
+    ("worker:\n  pin_cpus: false\n", "worker.pin_cpus"),
+    ("worker:\n  gc_freeze: false\n", "worker.gc_freeze"),
+    ("cpu:\n  worker:\n    hold_cpu: false\n", "worker.hold_cpu"),
+    ("timing:\n  window_fill_bytes: 268435456\n", "timing.window_fill_bytes"),
+    ("timing:\n  sync: device\n", "timing.sync"),
+    ("timing:\n  warm: torch\n", "timing.warm"),
+    ("timing:\n  judge_spin_seconds: 0\n", "timing.judge_spin_seconds"),
+    ("timing:\n  mailbox: true\n", "timing.mailbox"),
+    ("cpu:\n  timing:\n    mailbox: true\n", "timing.mailbox"),
+    ("integrity:\n  noise_retries: 0\n", "integrity.noise_retries"),
+    ("integrity:\n  sleep_measured: false\n", "integrity.sleep_measured"),
+    ("integrity:\n  sleep_slack: 0.25\n", "integrity.sleep_slack"),
+    ("integrity:\n  sleep_slack_measured: 0.02\n", "integrity.sleep_slack_measured"),
+    ("integrity:\n  sleep_drift_max: 0.05\n", "integrity.sleep_drift_max"),
 ])
 def test_a_key_that_is_an_engine_constant_is_refused_by_its_full_name(tmp_path, text, key):
     """The timing engine's constants live in its code: a file that still sets one is told

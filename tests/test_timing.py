@@ -6,14 +6,11 @@ import pytest
 from harness.judging.measure.timing import (
     MIN_AHEAD_US,
     MIN_SAMPLES,
-    SPIN_SECONDS,
     StoppingRule,
     WarmUp,
     ahead_cycles,
     hidden_window_us,
-    judge_spin_seconds,
     summarize,
-    window_fill_bytes,
 )
 from harness.settings import Settings, TimingSettings
 
@@ -149,22 +146,6 @@ def test_hidden_window_follows_the_task_then_the_default():
     assert hidden_window_us(counted, {"hidden_window_us": 20000}, "cuda") == 0
 
 
-def test_the_window_fill_follows_the_task_then_the_settings_on_the_gpu_only():
-    timing = settings()
-    assert timing.window_fill_bytes is None and window_fill_bytes(timing, {}, "cuda") == 0
-    assert window_fill_bytes(timing, {"window_fill_bytes": 268435456}, "cuda") == 268435456
-    assert window_fill_bytes(timing, {"window_fill_bytes": 268435456}, "cpu") == 0
-    filled = settings(window_fill_bytes=1 << 20)
-    assert window_fill_bytes(filled, {}, "cuda") == 1 << 20
-    assert window_fill_bytes(settings(host_launch="counted", window_fill_bytes=1 << 20), {},
-                             "cuda") == 0
-    # a task's 0 keeps the sleep; a window past MIN_AHEAD_US (20 ms) never takes a fill
-    assert window_fill_bytes(filled, {"window_fill_bytes": 0}, "cuda") == 0
-    assert window_fill_bytes(filled, {"hidden_window_us": 20000}, "cuda") == 0
-    assert window_fill_bytes(filled, {"hidden_window_us": 20000, "window_fill_bytes": 8},
-                             "cuda") == 0
-
-
 def test_gpu_sleep_covers_the_launch_but_never_exceeds_the_window():
     mhz = 2000.0
     # a window up to the floor is slept whole, whatever the recent launches: one launch
@@ -207,15 +188,6 @@ def test_host_launch_is_read_on_probes_where_there_are_any():
     assert host_launch_ns(probes, hidden + probes) == 100e3
     assert host_launch_ns([], hidden) == 20e6
     assert host_launch_ns([], []) is None
-
-
-def test_the_judge_polls_as_the_worker_unless_told_otherwise():
-    timing = Settings.load().timing
-    assert timing.judge_spin_seconds is None
-    for kind in ("cuda", "cpu"):
-        assert judge_spin_seconds(timing, kind) == SPIN_SECONDS[kind]
-    assert judge_spin_seconds(replace(timing, judge_spin_seconds=0.0), "cuda") == 0.0
-    assert judge_spin_seconds(replace(timing, judge_spin_seconds=0.2), "cpu") == 0.2
 
 
 def test_long_samples_are_those_past_a_multiple_of_the_median():

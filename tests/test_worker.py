@@ -160,17 +160,13 @@ def _gpu_worker(tmp_path, log: list, memory_full: bool = False, **init):
 
 
 @pytest.mark.parametrize("ahead", [500, 0])
-@pytest.mark.parametrize("warm,before", [
-    ("torch", ["sleep(1)", "empty(131072, int64, cuda)", "fill_(42)"]),
-    ("kernel", ["sleep(1)"]),
-    ("event", []),
-])
-def test_the_sequence_before_the_start_event(tmp_path, warm, before, ahead):
-    """timing.warm, from the worker's start message: the warm-up work comes before the
-    event the worker waits for, so a probe (ahead 0: no GPU sleep) still starts its clock
-    on an idle GPU; then the sleep, the start event, the call."""
+def test_the_sequence_before_the_start_event(tmp_path, ahead):
+    """The warm-up work comes before the event the worker waits for, so a probe (ahead 0:
+    no GPU sleep) still starts its clock on an idle GPU; then the sleep, the start event,
+    the call."""
+    before = ["sleep(1)", "empty(131072, int64, cuda)", "fill_(42)"]
     log: list = []
-    worker, judge_end = _gpu_worker(tmp_path, log, warm=warm)
+    worker, judge_end = _gpu_worker(tmp_path, log)
     reply = worker._run(lambda data: log.append("call"), 0, ahead, check=False)
     assert reply["event"] == Event.DONE, reply
     sleep = [f"sleep({ahead})"] if ahead else []
@@ -179,98 +175,11 @@ def test_the_sequence_before_the_start_event(tmp_path, warm, before, ahead):
     judge_end.close()
 
 
-@pytest.mark.parametrize("full", [False, True])
-def test_the_contests_fill_hides_the_launch_in_place_of_the_sleep(tmp_path, full):
-    """timing.window_fill_bytes: a sample that hides its launch (ahead > 0) writes the
-    contest's fill (torch.empty + fill_(42)) right before the start event instead of the
-    GPU sleep; where the fill's memory cannot be had, the sleep; a probe (ahead 0) neither."""
-    log: list = []
-    worker, judge_end = _gpu_worker(tmp_path, log, full, warm="event",
-                                    window_fill_bytes=268435456)
-    reply = worker._run(lambda data: log.append("call"), 0, 500, check=False)
-    assert reply.get("unfilled", False) is full  # the judge flags such samples
-    hide = ["empty(33554432, int64, cuda)", "sleep(500)"] if full else \
-        ["empty(33554432, int64, cuda)", "fill_(42)"]
-    assert log[:6] == ["warm.record", "warm.synchronize", *hide, "start.record", "call"]
-    log.clear()
-    worker._run(lambda data: log.append("call"), 0, 0, check=False)
-    assert log[:4] == ["warm.record", "warm.synchronize", "start.record", "call"]
-    judge_end.close()
-
-
-def test_an_unmask_request_unmasks_its_sample_flushes_and_waits(tmp_path):
-    """timing.rehearse_late: the request that brings the key XORs the judge's mask off the
-    shared tensors of its sample's slots, writes the flush buffer (made as the worker
-    starts, the judge's flush size) and waits for the GPU, all in a round trip of its own;
-    the call that follows starts with the warm-up work, unmasking nothing."""
-    import torch
-
-    from harness.judging.measure.masking import xor_mask
-
-    log: list = []
-    worker, judge_end = _gpu_worker(tmp_path, log, warm="kernel", flush_bytes=4096)
-    inputs = [(torch.arange(8.0), torch.arange(6).reshape(2, 3).t()) for _ in range(2)]
-    plain = [tuple(t.clone() for t in slot) for slot in inputs]
-    xor_mask([t for slot in inputs for t in slot], 77)  # as the judge masked the sample
-    worker.slots, worker.refresh = inputs, [[], []]
-    worker.shared = [list(slot) for slot in inputs]
-    worker.calls_per_sample = 2
-    assert worker.flush_buffer.numel() == 512
-    assert worker._unmask_sample(0, 77) == {"event": Event.DONE, "ns": 0.0}
-    assert log == ["fill_(42)", "synchronize"]
-    assert all(torch.equal(a, b) for got, want in zip(inputs, plain) for a, b in zip(got, want))
-    log.clear()
-    seen = []
-    reply = worker._run(lambda data: seen.append(data[0].clone()), 0, 0, check=False)
-    assert reply["event"] == Event.DONE, reply
-    assert log[0] == "sleep(1)"  # no unmasking, no flush of the worker's in a call
-    assert torch.equal(seen[0], plain[0][0]) and torch.equal(seen[1], plain[1][0])
-    judge_end.close()
-
-
-def test_cpu_inputs_the_judge_wrote_plainly_are_not_unmasked(tmp_path):
-    """timing.mask_cpu_inputs false (in the start message): the worker XORs its GPU
-    tensors only (here the float tensor stands for one, masked by the judge); CPU-side
-    inputs, which the judge wrote plainly, stay as they are (XORed, they would be
-    garbage)."""
-    import torch
-
-    from harness.judging.measure.masking import xor_mask
-
-    log: list = []
-    worker, judge_end = _gpu_worker(tmp_path, log, warm="kernel", mask_cpu_inputs=False)
-    worker.masks = lambda t, cpu_too: cpu_too or t.dtype == torch.float32
-    inputs = [(torch.arange(8.0), torch.arange(6).reshape(2, 3).t())]
-    plain = [tuple(t.clone() for t in slot) for slot in inputs]
-    xor_mask([inputs[0][0]], 77)  # the judge masked the "GPU" tensor only
-    worker.slots, worker.refresh = inputs, [[]]
-    worker.shared = [worker._masked_tensors(slot) for slot in inputs]
-    assert worker.shared == [[inputs[0][0]]]
-    assert worker._unmask_sample(0, 77) == {"event": Event.DONE, "ns": 0.0}
-    assert all(torch.equal(a, b) for a, b in zip(inputs[0], plain[0]))
-    judge_end.close()
-
-
-def test_an_unmask_has_its_flush_buffer_however_full_the_memory(tmp_path):
-    """The flush buffer is the worker's own, taken as it starts, before any submission is
-    imported: one that keeps the GPU's memory full leaves the unmasking's flush its buffer;
-    without one (none taken), the request answers with an out-of-memory error, as a call
-    would, and the worker lives."""
-    log: list = []
-    worker, judge_end = _gpu_worker(tmp_path, log, memory_full=True, flush_bytes=4096)
-    assert worker._unmask_sample(0, 77) == {"event": Event.DONE, "ns": 0.0}
-    assert log == ["fill_(42)", "synchronize"]
-    worker.flush_buffer = None
-    reply = worker._unmask_sample(0, 77)
-    assert reply["event"] == Event.ERROR and reply["kind"] == "out_of_memory", reply
-    judge_end.close()
-
-
 def test_a_full_gpu_memory_skips_the_warm_up_not_the_sample(tmp_path):
-    """warm torch's 1 MiB cannot be had (a submission keeps the memory full between calls):
-    the sample goes on as warm kernel would, says so, and is not the submission's error."""
+    """The warm-up's 1 MiB cannot be had (a submission keeps the memory full between calls):
+    the sample goes on without it, says so, and is not the submission's error."""
     log: list = []
-    worker, judge_end = _gpu_worker(tmp_path, log, memory_full=True, warm="torch")
+    worker, judge_end = _gpu_worker(tmp_path, log, memory_full=True)
     reply = worker._run(lambda data: log.append("call"), 0, 0, check=False)
     assert reply["event"] == Event.DONE and reply["unwarmed"], reply
     assert log == ["sleep(1)", "empty(131072, int64, cuda)", "warm.record", "warm.synchronize",
@@ -304,7 +213,7 @@ def test_what_a_submission_replaces_later_is_not_what_the_worker_runs(tmp_path, 
 
 
 def test_a_rehearsal_runs_the_earlier_sample_again_untimed(tmp_path):
-    """timing.rehearse: the op runs the calls of the sample that starts at the given slot
+    """The rehearsal: the op runs the calls of the sample that starts at the given slot
     (calls_per_sample of them, around the ring), times nothing, copies no output."""
     import torch
 
@@ -363,7 +272,7 @@ def test_the_mailbox_carries_the_rehearsal_and_nothing_unknown_runs(tmp_path, op
     else:
         box.request(7, op, 1)
     pending = worker.mailbox.pending(0)
-    assert pending == (7, op, 1, 0, 0)
+    assert pending == (7, op, 1, 0)
     worker._mail(*pending)
     assert box.reply_seq() == 7
     if op == "rehearse":
@@ -392,89 +301,6 @@ def test_a_no_op_does_a_samples_work_outside_the_timed_region(tmp_path):
     noop = worker._run(lambda data: data[0], 0, 0, check=False)
     sample = worker._run(worker.kernel, 0, 0, check=False)
     assert census == [1, 1] and noop.keys() == sample.keys()
-    judge_end.close()
-
-
-def test_the_calling_thread_is_held_after_each_reply_that_ran_the_submission(tmp_path):
-    """worker.hold_cpu: the thread is placed after the reply to a sample and before the
-    reply to a rehearsal (whose round trip is on no clock; with timing.rehearse_late the
-    timed call follows it at once), never inside a round trip the judge times, and never
-    after a no-op (the first come before the import), so the submission's first sample is
-    not held."""
-    import torch
-
-    from harness.judging.worker.protocol import Mailbox
-    from harness.judging.worker.structure import describe
-
-    box, worker, judge_end = _mail_worker(tmp_path)
-    worker.outputs, worker.expected = [torch.empty(2)], describe(torch.empty(2))
-    events = []
-    worker.hold = type("FakeHold", (), {"apply": lambda self: events.append("hold")})()
-    worker.slots, worker.refresh = [(torch.ones(2),)], [[]]
-    worker.kernel = lambda data: events.append("call") or data[0] * 2
-    real_answer = worker.mailbox.answer
-    worker.mailbox.answer = lambda *a: events.append("answer") or real_answer(*a)
-    for seq, op in enumerate(["noop", "call", "rehearse", "noop", "call"], start=1):
-        box.request(seq, op, 0)
-        worker._mail(*worker.mailbox.pending(seq - 1))
-        assert box.reply_seq() == seq and box.reply()["status"] == Mailbox.DONE
-    assert events == ["answer", "call", "answer", "hold", "call", "hold", "answer",
-                      "answer", "call", "answer", "hold"]
-    worker.mailbox.close()
-    box.close()
-    judge_end.close()
-
-
-def test_the_pipe_holds_the_thread_after_the_same_replies_as_the_mailbox(tmp_path):
-    """Without a mailbox the requests come through the pipe: the placement follows the
-    reply to a sample and precedes the reply to a rehearsal there too, and nothing else."""
-    import torch
-
-    from harness.judging.worker.structure import describe
-
-    judge_end, worker_end = multiprocessing.Pipe()
-    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
-                                 "submission": "submission.py"})
-    worker.outputs, worker.expected = [torch.empty(2)], describe(torch.empty(2))
-    events = []
-    worker.hold = type("FakeHold", (), {"apply": lambda self: events.append("hold")})()
-    worker.slots, worker.refresh = [(torch.ones(2),)], [[]]
-    worker.kernel = lambda data: events.append("call") or data[0] * 2
-    real_send = worker.send
-    worker.send = lambda message: events.append("answer") or real_send(message)
-    for seq, op in enumerate(["noop", "call", "rehearse", "noop", "call"], start=1):
-        judge_end.send({"op": op, "slot": 0, "seq": seq})
-    judge_end.send({"op": "exit"})
-    worker.serve()
-    assert events == ["answer", "answer", "call", "answer", "hold", "call", "hold", "answer",
-                      "answer", "call", "answer", "hold"]
-    judge_end.close()
-
-
-def test_an_unmask_request_through_the_mailbox_brings_its_key(tmp_path):
-    """timing.rehearse_late: the judge's unmask request reaches the worker through the
-    mailbox with its key and slot; the worker unmasks that sample, runs no call, and
-    answers in the mailbox."""
-    import torch
-
-    from harness.judging.measure.masking import xor_mask
-    from harness.judging.worker.protocol import Mailbox
-
-    box, worker, judge_end = _mail_worker(tmp_path)
-    worker.slots = [(torch.arange(4.0) + i,) for i in range(2)]
-    worker.shared = [list(slot) for slot in worker.slots]
-    worker.refresh = [[] for _ in worker.slots]
-    xor_mask(worker.slots[1], 12345)
-    worker.kernel = lambda data: (_ for _ in ()).throw(AssertionError("a call ran"))
-    box.request(3, "unmask", 1, key=12345)
-    pending = worker.mailbox.pending(0)
-    assert pending == (3, "unmask", 1, 0, 12345)
-    worker._mail(*pending)
-    assert box.reply_seq() == 3 and box.reply()["status"] == Mailbox.DONE
-    assert torch.equal(worker.slots[1][0], torch.arange(4.0) + 1)
-    assert torch.equal(worker.slots[0][0], torch.arange(4.0))  # not its sample: untouched
-    worker.mailbox.close()
-    box.close()
     judge_end.close()
 
 

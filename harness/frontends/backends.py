@@ -18,7 +18,6 @@ from typing import Any, Protocol
 
 from harness.consts import JobState
 from harness.frontends.judge_process import run_judge
-from harness.judging import slot_cpus
 
 
 class BatchRun(Protocol):
@@ -39,38 +38,29 @@ class Backend(Protocol):
     def run(self, batch: BatchRun, on_change: Callable[[], None]) -> None: ...
 
 
-def shares_cores(worker: Any) -> bool:
-    """Whether GPU slots get disjoint shares of the CPU cores: where workers are pinned
-    (`worker.pin_cpus`) or may hold a CPU (`worker.hold_cpu` not false, the default), as
-    the held CPUs of evaluations running at once must differ."""
-    return bool(worker.pin_cpus) or worker.hold_cpu is not False
-
-
-def make_backend(name: str, address: str | None, jobs: int | None, pin: bool) -> Backend:
+def make_backend(name: str, address: str | None, jobs: int | None) -> Backend:
     """The backend called `name` (`local` or `ray`)."""
     if name == "ray":
-        return RayBackend(address, pin)
-    return LocalBackend(jobs, pin)
+        return RayBackend(address)
+    return LocalBackend(jobs)
 
 
-def local_slots(device: str | None, jobs: int | None, pin: bool = True) -> list[dict[str, str]]:
-    """One environment per slot: a GPU each (with an equal share of the CPU cores when
-    `pin`), or CPU slots."""
+def local_slots(device: str | None, jobs: int | None) -> list[dict[str, str]]:
+    """One environment per slot: a GPU each, or CPU slots."""
     import torch
 
     if device != "cpu" and torch.cuda.is_available():
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         ids = [g for g in visible.split(",") if g] if visible else [str(i) for i in range(torch.cuda.device_count())]
-        return [{"CUDA_VISIBLE_DEVICES": g, "_where": f"GPU {g}",
-                 "_cpus": slot_cpus(i, len(ids)) if pin else ""} for i, g in enumerate(ids)]
+        return [{"CUDA_VISIBLE_DEVICES": g, "_where": f"GPU {g}"} for g in ids]
     return [{"CUDA_VISIBLE_DEVICES": "", "_where": f"CPU slot {i}"} for i in range(max(1, jobs or 1))]
 
 
 class LocalBackend:
     """Every local GPU (one job each at a time), or `jobs` CPU slots."""
 
-    def __init__(self, jobs: int | None, pin: bool) -> None:
-        self.jobs, self.pin = jobs, pin
+    def __init__(self, jobs: int | None) -> None:
+        self.jobs = jobs
 
     def run(self, batch: BatchRun, on_change: Callable[[], None]) -> None:
         todo: queue.Queue = queue.Queue()
@@ -91,7 +81,7 @@ class LocalBackend:
                 on_change()
 
         threads = [threading.Thread(target=serve, args=(s,), daemon=True)
-                   for s in local_slots(batch.device, self.jobs, self.pin)]
+                   for s in local_slots(batch.device, self.jobs)]
         for t in threads:
             t.start()
         for t in threads:
@@ -101,8 +91,8 @@ class LocalBackend:
 class RayBackend:
     """Each job a Ray task on a cluster (`address`) or a local Ray instance."""
 
-    def __init__(self, address: str | None, pin: bool) -> None:
-        self.address, self.pin = address, pin
+    def __init__(self, address: str | None) -> None:
+        self.address = address
 
     def run(self, batch: BatchRun, on_change: Callable[[], None]) -> None:
         try:
@@ -119,8 +109,6 @@ class RayBackend:
         gpus = ray.cluster_resources().get("GPU", 0)
         use_gpu = batch.device != "cpu" and gpus > 0
         wall = batch.wall_limit()  # the longest of the batch's tasks
-        pin = use_gpu and self.pin
-        node_gpus = int(gpus)
 
         @ray.remote(num_gpus=1 if use_gpu else 0, num_cpus=1, max_retries=0)
         def evaluate(request: dict[str, Any]) -> dict[str, Any]:
@@ -128,16 +116,11 @@ class RayBackend:
             import socket
 
             from harness.frontends.judge_process import run_judge
-            from harness.judging import slot_cpus
 
             host = socket.gethostname()
             visible = os.environ.get("CUDA_VISIBLE_DEVICES", "") if use_gpu else ""
             where = f"{host} GPU {visible}" if use_gpu else f"{host} CPU"
-            env = {"CUDA_VISIBLE_DEVICES": visible}
-            gpu = visible.split(",")[0]
-            if pin and gpu.isdigit():  # evaluations on one node's GPUs get separate cores
-                env["_cpus"] = slot_cpus(int(gpu), node_gpus)
-            doc = run_judge(request, env, wall)
+            doc = run_judge(request, {"CUDA_VISIBLE_DEVICES": visible}, wall)
             doc["_where"] = where
             return doc
 

@@ -23,7 +23,7 @@ from rich.table import Table
 
 from harness.consts import ExitCode, JobState, Status
 from harness.durations import readable
-from harness.frontends.backends import make_backend, shares_cores
+from harness.frontends.backends import make_backend
 from harness.frontends.report import print_ranked
 from harness.judging import not_judged, recording_refusal, shared_gpu_refusal
 from harness.loading.task_folder import TaskError, load_task
@@ -224,7 +224,7 @@ def run_batch(console: Console, paths: list[Path], options: RunOptions, jobs: in
 
     stop_on_sigterm()
     t0 = time.time()
-    _run_live(console, batch, make_backend(backend, address, jobs, shares_cores(settings.worker)))
+    _run_live(console, batch, make_backend(backend, address, jobs))
     wall = time.time() - t0
     _print_results(console, batch)
     console.print(f"{len(files)} submissions in {wall:.1f} s ({backend} backend)")

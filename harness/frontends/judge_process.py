@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.judging import die_with_parent, parse_cpus, pin_cpus, run_folder_prefix
+from harness.judging import die_with_parent, run_folder_prefix
 from harness.settings import ROOT
 
 # The judge processes this process runs now (`run_judge`), for `stop_judges`.
@@ -69,13 +69,10 @@ def run_judge(request: dict[str, Any], env_extra: dict[str, str], wall_limit: fl
         request = dict(request, out=str(Path(tmp) / "result.json"))
         env = {**os.environ, **{k: v for k, v in env_extra.items() if not k.startswith("_")}}
         env["PYTHONPATH"] = str(ROOT)
-        cpus = parse_cpus(env_extra.get("_cpus", ""))
         parent = os.getpid()
 
         def prepare() -> None:  # in the child, between fork and exec
             die_with_parent(parent)
-            if cpus:
-                pin_cpus(cpus)
 
         with _lock:
             if _stopping:

@@ -165,10 +165,6 @@ def _run_judge(judge: Judge, specs: list[PhaseSpec], evaluation: Evaluation) -> 
     finally:
         judge.close()
     evaluation.worker_output = judge.worker_output
-    if judge.cpus is not None:
-        evaluation.harness["cpus"] = judge.cpus.to_dict()
-    if judge.held is not None:
-        evaluation.harness["held_cpu"] = judge.held
     if judge.memory_cap is not None:
         evaluation.harness["memory_cap_bytes"] = judge.memory_cap
     evaluation.warnings += judge.warnings

@@ -20,15 +20,6 @@ import torch
 
 from harness.consts import Status
 from harness.judging.checking import all_finite
-from harness.judging.measure.cpus import (
-    CoreClaims,
-    CpuPlan,
-    allowed_now,
-    hold_plan,
-    place_all,
-    plan,
-    wants_hold,
-)
 from harness.judging.measure.devices import DeviceInfo, Flusher
 from harness.judging.measure.gpu_share import ShareWatch
 from harness.judging.measure.integrity import (
@@ -39,8 +30,6 @@ from harness.judging.measure.sampling import CaseRun, Sampling
 from harness.judging.measure.timing import (
     SPIN_SECONDS,
     Laps,
-    judge_spin_seconds,
-    window_fill_bytes,
 )
 from harness.judging.phases import PhaseSpec, Progress
 from harness.judging.sandbox.memory_cap import gb_to_bytes
@@ -87,6 +76,10 @@ RING_SLOTS = 2
 # so its one-off costs (imports: seconds for a reference that turns on deterministic
 # algorithms) overlap the start. Not on the CPU, where a first case can cost more.
 WARM_REFERENCE = True
+# Per-call requests through the shared mailbox (polled) or the pipe, by device. GPU: the
+# judge's per-sample overhead is 150 µs with it against 273 µs without on vectoradd (H200);
+# CPU: a polling worker would take one of the few cores the submission's kernels need.
+MAILBOX = {"cuda": True, "cpu": False}
 
 
 @dataclass
@@ -131,42 +124,10 @@ class Judge:
         self.containment = None  # the sandbox's report (harness.judging.sandbox.landlock.Report)
         self.sampling = Sampling(self)
         self.gpu_watch = ShareWatch.for_device(device.kind, device.uuid)  # other GPU processes
-        self.cpus: CpuPlan | None = None
-        self._cpus_before: set[int] | None = None
-        self.held: int | None = None  # the worker's calling thread's CPU (worker.hold_cpu)
-        self._hold_others: frozenset[int] = frozenset()  # every other thread's CPUs
-        self._claims: CoreClaims | None = None  # the held core, claimed machine-wide
         become_subreaper()
-        self._pin_cpus()
-        self._hold_cpu()
         if device.kind == "cuda":
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
-
-    def _pin_cpus(self) -> None:
-        """With `worker.pin_cpus`, give the worker a physical core of its own and the judge
-        the others (see harness.judging.measure.cpus; off by default: no gain measured on the H200 VM)."""
-        allowed = allowed_now()
-        if not (self.settings.worker.pin_cpus and allowed):
-            return
-        self.cpus = plan(allowed)
-        if self.cpus is not None:
-            self._cpus_before = allowed
-            place_all(self.cpus.judge)
-
-    def _hold_cpu(self) -> None:
-        """Where the worker's calling thread is held (`cpus.wants_hold`; not with
-        `pin_cpus`): keep the judge's threads off the held CPU's core."""
-        allowed = allowed_now()
-        if self.settings.worker.pin_cpus or not allowed or not wants_hold(
-                self.settings.worker.hold_cpu, self.task.timing, self.device.kind):
-            return
-        self._claims = CoreClaims()
-        found = hold_plan(allowed, claims=self._claims)
-        if found is not None:
-            self.held, self._hold_others = found
-            self._cpus_before = allowed
-            place_all(self._hold_others)
 
     # -- worker lifecycle -------------------------------------------------------------
     def start(self, timeout: float, warm_case: dict | None = None) -> bool:
@@ -188,14 +149,11 @@ class Judge:
         """The head start's worker, or a new one started now; None (with `load_error`)
         where none could be started."""
         w, self._started = self._started, None
-        if w is not None and self.cpus is None:
-            return w
         if w is not None:
-            w.close()  # started before the judge chose the worker's core
+            return w
         if self.compile_cache is not None:  # a build lock the last worker left
             self.compile_cache.clear_if_alone()
         w = WorkerProcess(self.settings.worker, self.device.kind,
-                          cpus=self.cpus.worker if self.cpus else None,
                           readable=[self.staging], writable=[self.shm_root],
                           compile_cache=self.compile_cache and self.compile_cache.folder)
         self.worker = w
@@ -270,15 +228,6 @@ class Judge:
             "gpu_memory_fraction": self.settings.worker.gpu_memory_fraction,
             "spin_seconds": SPIN_SECONDS[self.device.kind],
             "mailbox": self._open_channel(w),
-            "sync": self.settings.timing.sync,
-            "warm": self.settings.timing.warm,
-            "window_fill_bytes": window_fill_bytes(self.settings.timing, self.task.timing,
-                                                   self.device.kind),
-            "flush_bytes": self.flusher.nbytes if self.sampling.late() else 0,
-            "mask_cpu_inputs": self.settings.timing.mask_cpu_inputs,
-            "gc_freeze": self.settings.worker.gc_freeze,
-            "hold_cpu": self.held,
-            "hold_others": sorted(self._hold_others),
             "memory_limit_bytes": (gb_to_bytes(self.settings.worker.cpu_memory_limit_gb)
                                    if self.device.kind == "cpu" else 0),
         })
@@ -295,9 +244,8 @@ class Judge:
 
     def _open_channel(self, worker: WorkerProcess) -> str | None:
         path = str(self.shm_root / f"mailbox{self.restarts}")
-        self.channel = Channel(worker, path if self.settings.timing.mailbox else None,
-                               judge_spin_seconds(self.settings.timing, self.device.kind),
-                               SPIN_SECONDS[self.device.kind])
+        self.channel = Channel(worker, path if MAILBOX[self.device.kind] else None,
+                               SPIN_SECONDS[self.device.kind], SPIN_SECONDS[self.device.kind])
         return self.channel.mailbox_path
 
     def stop(self) -> None:
@@ -322,18 +270,6 @@ class Judge:
     def close(self) -> None:
         self.stop()
         shutil.rmtree(self.shm_root, ignore_errors=True)
-        self._restore_cpus()
-
-    def _restore_cpus(self) -> None:
-        """Every thread of this process back on the CPUs it had before `pin_cpus` or
-        `hold_cpu` placed them (the process outlives this evaluation), and the held core's
-        claim ended."""
-        if self._cpus_before is not None:
-            place_all(self._cpus_before)
-            self._cpus_before = None
-        if self._claims is not None:
-            self._claims.release()
-            self._claims = None
 
     def _collect_output(self) -> None:
         if self.worker is not None:
@@ -453,10 +389,9 @@ class Judge:
             raise TaskError(f"{self.task.name}: ref_kernel failed on case {case}: {exc!r}") from exc
         laps.lap("inputs")
         per = max(1, int(self.task.timing.get("calls_per_sample", 1))) if spec.timed else 1
-        # Rehearsals (timing.rehearse) run the previous sample's slots while the next
-        # sample's hold fresh inputs: two samples' worth of slots.
-        rehearsing = spec.timed and self.settings.timing.rehearse
-        ring = max(RING_SLOTS, 2 * per if rehearsing else per)
+        # Rehearsals run the previous sample's slots while the next sample's hold fresh
+        # inputs: two samples' worth of slots.
+        ring = max(RING_SLOTS, 2 * per if spec.timed else per)
         alloc = SharedAllocator(Path(tempfile.mkdtemp(dir=self.shm_root)))
         slots = [make_slot(data, alloc) for _ in range(ring)]
         box = CaseBuffers(alloc, slots, template, all_finite(template), per)
@@ -470,7 +405,7 @@ class Judge:
         result = CaseResult(index, case, Status.PASSED, wall_parts=laps.parts)
         run = CaseRun(case, plan, box, deadline, laps)
         try:
-            calibration = self.sampling.calibrate(deadline, box) if spec.timed else None
+            calibration = self.sampling.calibrate(deadline) if spec.timed else None
             laps.lap("calibration")
             first = self._first_call(run, data)
             laps.lap("first_call")

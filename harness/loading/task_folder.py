@@ -182,8 +182,7 @@ def load_task(name_or_path: str, tasks_dir: Path = TASKS_DIR) -> Task:
     return task
 
 
-TIMING_KEYS = {"hidden_window_us": float, "calls_per_sample": int, "hold_cpu": bool,
-               "window_fill_bytes": int}
+TIMING_KEYS = {"hidden_window_us": float, "calls_per_sample": int}
 
 
 def _check_timing(timing: Any, yml: Path) -> None:
@@ -196,15 +195,9 @@ def _check_timing(timing: Any, yml: Path) -> None:
         kind = TIMING_KEYS.get(key)
         if kind is None:
             raise TaskError(f"{yml}: unknown timing key {key!r} (known: {sorted(TIMING_KEYS)})")
-        if kind is bool:
-            if not isinstance(value, bool):
-                raise TaskError(f"{yml}: timing.{key} must be true or false, not {value!r}")
-            continue
-        least = 0 if key == "window_fill_bytes" else 1  # 0: the sleep, not a fill
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or (
-                kind is int and (int(value) != value or value < least)):
-            what = ("a non-negative number" if kind is not int else
-                    "a positive whole number" if least else "a whole number (0 or more)")
+                kind is int and (int(value) != value or value < 1)):
+            what = "a non-negative number" if kind is not int else "a positive whole number"
             raise TaskError(f"{yml}: timing.{key} must be {what}, not {value!r}")
 
 

@@ -126,14 +126,13 @@ def case_flags(doc: dict[str, Any]) -> list[str]:
 
 _CHECK_NAMES = {"clocks": "the two clocks on the probes",
                 "scored_clocks": "the two clocks on the scored samples",
-                "unmasking": "the unmasking's round trips",
                 "calibration_disturbed": "a calibration above the one before the import"}
 
 
 def case_notes(integrity: dict[str, Any] | None) -> list[str]:
     """The notes a report prints under a case (from its `integrity` record): long samples
     in its mean, and the attempts timed again after a flag that a slow spell of the host
-    can raise (`integrity.noise_retries`), and the flags excused because another process
+    can raise (`sampling.NOISE_RETRIES`), and the flags excused because another process
     used the GPU (`integrity.gpu_shared`). Each says what happened first and why after
     (a terminal prints the first part: harness.frontends.brief)."""
     integrity = integrity or {}

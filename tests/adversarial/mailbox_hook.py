@@ -1,20 +1,13 @@
 """Attack: reach the worker's own protocol through importlib (which the screen's import
 rule did not read) and hook its mailbox, to compute outputs where no clock looks, behind
-the hidden window of a GPU run (a review found both; both passed unflagged at 1.3-1.5 µs
-a call against an honest 1 ms on an H200):
-
-- "scored": `Mailbox.pending` sees each request before any clock starts, and a scored
-  sample's request carries its GPU sleep (a probe's is 0). On scored calls only it
-  computes the output there; the probes, where the two clocks used to be compared, stay
-  honest.
-- "unmask": `Mailbox.answer` runs after the unmasking (the fresh inputs readable) and
-  before its reply: it computes the output there, and burns as long in the calibration's
-  unmaskings, so that the case's own no-ops would allow for it.
+the hidden window of a GPU run: `Mailbox.pending` sees each request before any clock
+starts, and a scored sample's request carries its GPU sleep (a probe's is 0). On scored
+calls only it computes the output there; the probes, where the two clocks used to be
+compared, stay honest.
 
 The kernel itself is a slow honest one (about 1 ms of GPU sleep, then the sum). Caught by:
 the scored samples on both clocks, their sleep left out (`integrity.scored_clocks`); the
-unmasking held to what the judge expects without the submission; the screen's
-`touches-harness` rule reads `importlib.import_module("harness...")`.
+screen's `touches-harness` rule reads `importlib.import_module("harness...")`.
 """
 import importlib
 
@@ -22,10 +15,9 @@ import torch
 
 from task import input_t, output_t
 
-MODE = "scored"  # or "unmask" (the test writes that variant beside)
 _protocol = importlib.import_module("harness.judging.worker.protocol")
-_state = {"slot": None, "op": None, "prev": None, "inputs": {}, "ready": {}}
-_pending, _answer = _protocol.Mailbox.pending, _protocol.Mailbox.answer
+_state = {"slot": None, "inputs": {}, "ready": {}}
+_pending = _protocol.Mailbox.pending
 
 
 def _slow(a, b):
@@ -36,28 +28,17 @@ def _slow(a, b):
 def _on_request(self, last):
     request = _pending(self, last)
     if request is not None:
-        _state["prev"], _state["op"], _state["slot"] = _state["op"], request[1], request[2]
+        _state["slot"] = request[2]
         if request[1] == "noop":
             _state["inputs"].clear()
         scored = request[1] == "call" and request[3] != 0
-        if MODE == "scored" and scored and request[2] in _state["inputs"]:
+        if scored and request[2] in _state["inputs"]:
             _state["ready"][request[2]] = _slow(*_state["inputs"][request[2]])
             torch.cuda.synchronize()
     return request
 
 
-def _on_answer(self, seq, status, reply=None):
-    if MODE == "unmask" and _state["op"] == "unmask":
-        slot = _state["slot"]
-        if _state["prev"] == "rehearse" and slot in _state["inputs"]:
-            _state["ready"][slot] = _slow(*_state["inputs"][slot])
-        else:
-            torch.cuda._sleep(2_000_000)
-        torch.cuda.synchronize()
-    return _answer(self, seq, status, reply)
-
-
-_protocol.Mailbox.pending, _protocol.Mailbox.answer = _on_request, _on_answer
+_protocol.Mailbox.pending = _on_request
 
 
 def custom_kernel(data: input_t) -> output_t:

@@ -7,7 +7,7 @@ no clock.
 As a tracer, what the hook computes is wrong on purpose (the sum plus one): the case fails
 if the hook ever ran while a call's fresh inputs were waiting, and passes as honest code
 where it never does. Caught by: the worker's polling loop uses the clock and the nap it
-took before the import (with the mailbox: the GPU runs' default); and the screen reads
+took before the import (with the mailbox, on GPU runs); and the screen reads
 through the alias (`patches-timing`, hard)."""
 import time as _t
 

@@ -1,12 +1,9 @@
-"""Attack: use the untimed rehearsal (timing.rehearse) to compute timed calls' outputs in
-advance. Every call also computes, and caches, the output of every other input buffer
-seen so far, as it holds now; a call whose output is cached returns it. Inside a timed
-sample that is honest work on the clock; in the rehearsal it would be free, if the next
-sample's inputs were already in place. Caught by: in the early order (the CPU's) the judge
-writes them only after the rehearsal, so the outputs cached there are those of inputs
-already replaced (stale: wrong); in the late order (the GPU's) they are in place during
-the rehearsal but masked, the key sent only after it, so what it caches is the output of
-garbage."""
+"""Attack: use the untimed rehearsal to compute timed calls' outputs in advance. Every
+call also computes, and caches, the output of every other input buffer seen so far, as it
+holds now; a call whose output is cached returns it. Inside a timed sample that is honest
+work on the clock; in the rehearsal it would be free, if the next sample's inputs were
+already in place. Caught by: the judge writes them only after the rehearsal, so the
+outputs cached there are those of inputs already replaced (stale: wrong)."""
 from task import input_t, output_t
 
 _seen = {}

@@ -4,8 +4,8 @@ host time, grows to the whole window; then, on scored samples only (the sleep st
 as the call starts; a probe has none), do the work on a side stream the end event does not
 wait for: a 3 ms stand-in for a heavy kernel, then the sum. The judge's clock sees it,
 but the scored samples' round trip is taken less the sleep and a quarter of it more (its
-cycles at the maximum clock): 5 ms of slack, where it hid (runs 94-98).
-Caught by: integrity.sleep_measured (the judge times the sleep itself: 2% slack); screen
+cycles at the maximum clock): 5 ms of slack, where it hid.
+Caught by: the judge times the sleep itself (sampling.SLEEP_MEASURED: 2% slack); screen
 flag side-streams."""
 import time
 

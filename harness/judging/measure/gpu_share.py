@@ -194,7 +194,7 @@ class ShareWatch:
 def excuse(result: Any, look: Look) -> None:
     """A timed case seen on a shared GPU: `integrity.gpu_shared` says by how many other
     processes; where each of its flags comes from a check that a slow host or a busy GPU
-    trips in honest code (`noise_flagged`: the two clocks, the unmasking, the calibration),
+    trips in honest code (`noise_flagged`: the two clocks, the calibration),
     they move there (`flags`), and the report prints them as notes, not suspicion. Flags
     that say what the submission does (a thread left running) stand."""
     record = {"processes": look.processes, "memory_mib": look.memory_mib}

@@ -10,7 +10,7 @@ from typing import Any
 
 from harness.consts import Status
 from harness.durations import micros
-from harness.settings import IntegritySettings, load_gpu_table
+from harness.settings import load_gpu_table
 
 # Judge-clock gap (µs) a sample may show beyond the calibration: the CPU's host clock and
 # round trips are noisier by an order of magnitude...
@@ -33,75 +33,20 @@ class Calibration:
     p90_ns: float
     calls: int
     worker_says: dict[str, float] = field(default_factory=dict)  # its breakdown: diagnostics
-    # timing.rehearse_late: the no-ops' unmasking round trips (0: none made)
-    unmask_median_ns: float = 0.0
-    unmask_p90_ns: float = 0.0
 
     @classmethod
-    def from_gaps(cls, gaps: list[float], worker_says: dict[str, float] | None = None,
-                  unmask_rts: list[float] | None = None) -> Calibration:
+    def from_gaps(cls, gaps: list[float],
+                  worker_says: dict[str, float] | None = None) -> Calibration:
         """From the no-op calls' gaps (and the medians of the worker's own account of them,
-        kept beside the probes' to show where a difference lies; never read by a check),
-        and, with the late rehearsal, the round trips of their unmasking requests."""
+        kept beside the probes' to show where a difference lies; never read by a check)."""
         median, p90 = _median_p90(gaps)
-        unmask = _median_p90(unmask_rts) if unmask_rts else (0.0, 0.0)
-        return cls(median, p90, len(gaps), dict(worker_says or {}), *unmask)
+        return cls(median, p90, len(gaps), dict(worker_says or {}))
 
 
 def _median_p90(values: list[float]) -> tuple[float, float]:
     ordered = sorted(values)
     p90 = ordered[int(0.9 * (len(ordered) - 1))]  # of ten, the second largest: one stall
     return statistics.median(ordered), p90  # does not widen the check
-
-
-@dataclass
-class UnmaskCheck:
-    """timing.rehearse_late: the unmasking requests' round trips against what the judge
-    expects of them. From the unmasking on, the fresh inputs are readable; the call that
-    follows is on the two-clock check, and this round trip is held to the expectation."""
-
-    flagged: bool
-    median_ns: float
-    expected_ns: float  # the pre-import no-ops' unmasking (nothing to XOR) + the judge's XOR
-    allowed_excess_ns: float
-    samples: int
-    judge_xor_ns: float = 0.0
-    case_calibration_ns: float = 0.0  # the case's no-ops' (after the import): diagnostic
-    message: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def check_unmasking(rts: list[float], base: Calibration | None, xor_ns: float,
-                    settings: IntegritySettings, case_ns: float = 0.0) -> UnmaskCheck | None:
-    """Flag a case whose samples' median unmasking round trip (`rts`, ns) exceeds the
-    expectation by more than `integrity.unmask_allowance_us`, or `integrity.unmask_rel` of
-    the expectation, or three times the pre-import no-ops' spread: work there would run
-    while the fresh inputs are readable, off the clock that reads the call.
-
-    The expectation is made without the submission: the unmasking round trip of the no-ops
-    before the import (`base`: the request, the worker's flush, nothing to XOR) plus the
-    judge's own time to XOR one sample's inputs (`xor_ns`). The case's no-ops (`case_ns`)
-    run after the import, where a hook of the submission would run in theirs too and so
-    widen its own allowance: they are kept as a diagnostic only. The relative allowance
-    covers a host slower after a rehearsal (up to twice as long on vectoradd) and nvfp4's some 90 tensors a sample. Needs three samples or more (one stall moves the
-    median of two). None where there is nothing to compare (no late rehearsal)."""
-    if len(rts) < 3 or base is None or base.unmask_median_ns <= 0:
-        return None
-    median = statistics.median(rts)
-    expected = base.unmask_median_ns + xor_ns
-    spread = max(base.unmask_p90_ns - base.unmask_median_ns, 0.0)
-    allowed = max(settings.unmask_allowance_us * 1e3, settings.unmask_rel * expected,
-                  3 * spread)
-    excess = median - expected
-    message = ""
-    if excess > allowed:
-        message = (f"the worker took {micros(excess, 1)} more per sample to unmask its fresh "
-                   f"inputs than the judge expects (allowed {micros(allowed, 1)}): work may "
-                   "run off the clock while the fresh inputs are readable")
-    return UnmaskCheck(bool(message), median, expected, allowed, len(rts), xor_ns, case_ns,
-                       message)
 
 
 @dataclass
@@ -246,10 +191,9 @@ def calibration_disturbed(
 def noise_flagged(integrity: dict[str, Any]) -> list[str]:
     """The checks that flagged a timed case (from its `integrity` record) and that a slow
     spell of the host can trip in honest code: the two clocks, on the probes or on the
-    scored samples, the unmasking's round trips, a calibration above the one made before
-    the import. The others (a thread left running, a fill the submission's memory kept
+    scored samples, a calibration above the one made before the import. The others (a thread left running, a fill the submission's memory kept
     out, the physics floor) say what the submission does, not how fast the host ran."""
-    checks = ("clocks", "scored_clocks", "unmasking")
+    checks = ("clocks", "scored_clocks")
     names = [name for name in checks if (integrity.get(name) or {}).get("flagged")]
     if integrity.get("calibration_disturbed"):
         names.append("calibration_disturbed")
@@ -258,7 +202,7 @@ def noise_flagged(integrity: dict[str, Any]) -> list[str]:
 
 def retry_reason(result: Any) -> list[str]:
     """The noise checks that flagged a passed case, where each of its flags is one of them
-    (each adds one): such a case is timed again (`integrity.noise_retries`). None where
+    (each adds one): such a case is timed again (`sampling.NOISE_RETRIES`). None where
     another flag says what the submission does: that one stands as it is."""
     checks = noise_flagged(result.integrity)
     if not checks or result.status != Status.PASSED or len(result.flags) != len(checks):
@@ -267,14 +211,11 @@ def retry_reason(result: Any) -> list[str]:
 
 
 def hidden_ns(integrity: dict[str, Any], per: int) -> float:
-    """Per call: the most that a flagged check of the case (the two clocks, the
-    unmasking) saw beyond what it expected, the work it read as off the clock."""
+    """Per call: the most that a flagged two-clock check of the case saw beyond what it
+    expected, the work it read as off the clock."""
     seen = [check["gap_median_ns"] - check["expected_gap_ns"]
             for check in (integrity.get(name) or {} for name in ("clocks", "scored_clocks"))
             if check.get("flagged")]
-    unmasking = integrity.get("unmasking") or {}
-    if unmasking.get("flagged"):
-        seen.append(unmasking["median_ns"] - unmasking["expected_ns"])
     return max(seen, default=0.0) / per
 
 
@@ -313,9 +254,8 @@ def attempt_record(case_result: Any, checks: list[str]) -> dict[str, Any]:
     return {"flagged_by": checks, "flags": list(case_result.flags),
             "score_ns": case_result.score_ns, "stats": case_result.stats,
             "checked_calls": case_result.checked_calls,
-            **{name: integrity[name] for name in ("clocks", "scored_clocks", "unmasking",
-                                                  "calibration", "worker_says",
-                                                  "timing_seconds")
+            **{name: integrity[name] for name in ("clocks", "scored_clocks", "calibration",
+                                                  "worker_says", "timing_seconds")
                if name in integrity}}
 
 

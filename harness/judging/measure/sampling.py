@@ -12,10 +12,9 @@ case it timed last.
 from __future__ import annotations
 
 import math
-import secrets
 import statistics
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -30,14 +29,12 @@ from harness.judging.measure.integrity import (
     attempt_record,
     calibration_disturbed,
     check_clocks,
-    check_unmasking,
     clock_samples,
     confirmed_clocks,
     moved_into_the_clock,
     physics_floor,
     retry_reason,
 )
-from harness.judging.measure.masking import copy_spans, draw_device, masks, xor_mask
 from harness.judging.measure.timing import (
     Laps,
     Stats,
@@ -48,7 +45,6 @@ from harness.judging.measure.timing import (
     host_launch_ns,
     long_samples,
     summarize,
-    window_fill_bytes,
 )
 from harness.judging.phases import Progress
 from harness.judging.sandbox.sandbox import WorkerDied, WorkerTimeout
@@ -69,7 +65,6 @@ from harness.judging.worker.structure import (
     nbytes,
     poison,
     tensors,
-    twin,
 )
 from harness.loading.task_folder import Reference, Task, TaskError
 from harness.results.document import CaseResult
@@ -95,6 +90,20 @@ DEADLINE_MARGIN_SECONDS = 0.5
 # included), and RETRY_EXTRA_SECONDS more, are left: a slower retry still ends in time.
 RETRY_ROOM = 3
 RETRY_EXTRA_SECONDS = 1.0
+# Times a case flagged only by checks that a slow spell of the host can trip is timed
+# again (`retry_reason`): on the H200, honest cases were flagged once and cleared by it.
+NOISE_RETRIES = 1
+# GPU runs: the judge times the scored samples' GPU sleep itself (`_scored_clocks`), which
+# holds the sleep's allowance to SLEEP_SLACK_MEASURED instead of SLEEP_SLACK (the cheat
+# corpus's sleep_slack.py is caught by it).
+SLEEP_MEASURED = True
+# The share a GPU sleep may outlast its cycles at the SM's maximum clock (a sleep lasts
+# 7-14% longer where the SM runs slower)...
+SLEEP_SLACK = 0.25
+# ...the share allowed over the sleep the judge timed itself, or over the drift of its two
+# timings where that is more (the SM clock moved), up to SLEEP_DRIFT_MAX.
+SLEEP_SLACK_MEASURED = 0.02
+SLEEP_DRIFT_MAX = 0.05
 
 
 class SamplingHost(Protocol):
@@ -141,7 +150,7 @@ class _Attempt:
     longest: float = 0.0  # the longest sample so far (s, the judge's clock, rehearsal included)
     rule: StoppingRule | None = None
     started: float = 0.0  # the judge's clock as the timed samples began
-    sleep_before: float | None = None  # integrity.sleep_measured: as they began
+    sleep_before: float | None = None  # the judge's timing of the sleep (SLEEP_MEASURED)
     timed: list[dict] = field(default_factory=list)  # the scored samples
     probes: list[dict] = field(default_factory=list)
     replies: list[dict] = field(default_factory=list)  # every timed sample, probes too
@@ -165,26 +174,18 @@ class Sampling:
         calls = CALIBRATION_CALLS[self.judge.device.kind]
         return calibration_of([self._noop_gap(timeout) for _ in range(calls)])
 
-    def calibrate(self, deadline: float, box: CaseBuffers | None = None) -> Calibration:
+    def calibrate(self, deadline: float) -> Calibration:
         """The case's no-op gaps: `CALIBRATION_CALLS` of them, or, once
         `CALIBRATION_SECONDS` have passed, no more than `CALIBRATION_MIN_CALLS`."""
         most, clock = CALIBRATION_CALLS[self.judge.device.kind], self.judge.clock
-        plain = self._plain_copies(box)  # before the clock: not the no-ops' time
         started = clock()
         timeout = max(deadline - started, 1.0)
         replies: list[dict] = []
         while len(replies) < most and (
                 len(replies) < CALIBRATION_MIN_CALLS
                 or clock() - started < CALIBRATION_SECONDS):
-            replies.append(self._noop_gap(timeout, box, plain))
+            replies.append(self._noop_gap(timeout))
         return calibration_of(replies)
-
-    def late(self) -> bool:
-        """Whether `timing.rehearse_late` applies: GPU runs only (on the CPU there is no
-        second CUDA context to keep away, and the worker's own cache flush (32 MiB), in the
-        round trip, varies by 1-2 ms after a rehearsal on the 2-core CI machine, above the
-        two-clock allowance)."""
-        return self.judge.settings.timing.rehearse_late and self.judge.device.kind == "cuda"
 
     def take_clock_reading(self) -> ClockReading | None:
         """The clock reading started as the last case's timed calls ended, handed over."""
@@ -204,10 +205,6 @@ class Sampling:
         j = self.judge
         return hidden_window_us(j.settings.timing, j.task.timing, j.device.kind)
 
-    def _fill_bytes(self) -> int:
-        j = self.judge
-        return window_fill_bytes(j.settings.timing, j.task.timing, j.device.kind)
-
     def _sm_mhz(self) -> float:
         """The SM clock the hidden window is converted at (its maximum)."""
         return self.judge.device.clocks.get("sm_max_mhz") or SM_MHZ_UNKNOWN
@@ -217,18 +214,10 @@ class Sampling:
         return ahead_cycles(at.window, max(at.hosts), calls, self._sm_mhz())
 
     # -- round trips --------------------------------------------------------------------
-    def _roundtrip(self, message: dict, timeout: float, flush: bool = True,
-                   wake: bool = True) -> tuple[dict, float]:
-        """Flush (unless the caller has), send, wait: the worker's reply and the judge's
-        round-trip time (ns). `wake`: see Channel.roundtrip."""
-        if flush:
-            self.judge.flusher.flush()
-        return self.judge.channel.roundtrip(message, timeout, wake)
-
-    def _mask_key(self) -> int:
-        """A fresh key for `timing.rehearse_late`'s masked inputs; 0 (no mask) where it
-        does not apply (`late`)."""
-        return (secrets.randbits(63) or 1) if self.late() else 0
+    def _roundtrip(self, message: dict, timeout: float) -> tuple[dict, float]:
+        """Flush, send, wait: the worker's reply and the judge's round-trip time (ns)."""
+        self.judge.flusher.flush()
+        return self.judge.channel.roundtrip(message, timeout)
 
     def _left(self, deadline: float) -> float:
         """Seconds left before `deadline`; past it, the phase's time limit ran out."""
@@ -237,57 +226,13 @@ class Sampling:
             raise WorkerTimeout("the phase's time limit ran out")
         return left
 
-    def _noop_gap(self, timeout: float, box: CaseBuffers | None = None,
-                  plain: tuple[list, list] | None = None) -> dict:
-        """One no-op call: the worker's reply, with the judge's round trip (`rt`, ns). With
-        `timing.rehearse_late` it is made as a late sample is: its inputs (`box`'s first
-        sample of slots, where a case has them) masked, the judge's flush, an untimed no-op
-        where a sample has its rehearsal (the GPU back in the worker's context), the
-        judge's plain writing of the CPU-side inputs where they are not masked (`plain`:
-        the slots' tensors and copies of their bytes, `_plain_copies`), the unmasking
-        request, then the timed no-op without a flush of the judge's, so that the switch
-        from the judge's context is in neither."""
-        key = self._mask_key()
-        if key:
-            if box is not None:
-                xor_mask((t for t in self._slot_tensors(box, range(box.per)) if self._masks(t)),
-                         key, draw_on=draw_device())
-            self.judge.flusher.flush()
-            if self.judge.settings.timing.rehearse:  # a sample's rehearsal switches contexts first
-                self.judge.channel.roundtrip({"op": "noop", "slot": 0}, timeout)
-            if plain is not None:
-                copy_spans(*plain)
-            unmask_rt = self._unmask(0, key, timeout)
-        reply, rt = self._roundtrip({"op": "noop", "slot": 0}, timeout, flush=not key,
-                                    wake=not key)
+    def _noop_gap(self, timeout: float) -> dict:
+        """One no-op call: the worker's reply, with the judge's round trip (`rt`, ns)."""
+        reply, rt = self._roundtrip({"op": "noop", "slot": 0}, timeout)
         if reply.get("event") != Event.DONE:
             raise CaseFailure(Status.REJECTED, "the harness's no-op call failed after the "
                               f"submission was imported: {reply.get('message', '')}")
-        return dict(reply, rt=rt, **({"unmask_rt": unmask_rt} if key else {}))
-
-    def _masks(self, t: Any) -> bool:
-        """Whether the late order masks the input tensor `t` (`timing.mask_cpu_inputs`)."""
-        return masks(t, self.judge.settings.timing.mask_cpu_inputs)
-
-    def _plain_copies(self, box: CaseBuffers | None) -> tuple[list, list] | None:
-        """For a late calibration's no-ops with `timing.mask_cpu_inputs: false`: the CPU
-        tensors of `box`'s first sample of slots and private copies of their bytes, which
-        each no-op writes back over them after its rehearsal, as a sample writes its
-        CPU-side inputs (the same bytes, so the slots are left as they were). None where
-        there is nothing to write."""
-        if box is None or not self.late():
-            return None
-        slots = [t for t in self._slot_tensors(box, range(box.per)) if not self._masks(t)]
-        if not slots:
-            return None
-        copies = [twin(t) for t in slots]
-        copy_spans(copies, slots)
-        return slots, copies
-
-    @staticmethod
-    def _slot_tensors(box: CaseBuffers, picks: Any) -> Iterator[Any]:
-        """The input tensors of the slots `picks`, in the order the worker unmasks them."""
-        return (t for k in picks for t in tensors(box.slots[k]))
+        return dict(reply, rt=rt)
 
     # -- one sample -----------------------------------------------------------------------
     def sample(self, run: CaseRun, call: int, ahead: int, what: str, first: Any = None,
@@ -295,17 +240,9 @@ class Sampling:
         """One sample: fresh inputs in the next `per` slots, one round trip, every output
         checked. The worker's reply, with the judge's round trip (`rt`, ns) added.
 
-        With `timing.rehearse`, the worker first runs the previous sample's calls again
-        (`_rehearse`), before the fresh inputs are written: it never runs while they
-        are in place, except in the timed calls. With `timing.rehearse_late` the judge
-        writes them first, masked (`harness.judging.measure.masking`), and flushes; then the
-        rehearsal; then (with `timing.mask_cpu_inputs: false`) the CPU-side inputs written
-        plainly, in host memory only; then a request that brings the key, and the worker
-        unmasks and flushes itself; then the call, with no wake handshake (the time the
-        worker takes to pick it up is on the clock). No work of the judge's CUDA context
-        comes between the rehearsal and the timed calls, and no call of the submission runs
-        while the inputs are readable; the unmasking's round trip is held to what the judge
-        expects of it (`check_unmasking`)."""
+        The worker first runs the previous sample's calls again (`_rehearse`), before the
+        fresh inputs are written: it never runs while they are in place, except in the
+        timed calls."""
         began = self.judge.clock()
         box, per = run.box, run.box.per
         ring = len(box.slots)
@@ -313,18 +250,14 @@ class Sampling:
         fresh = [(start + j) % ring for j in range(per)]
         inputs = [first if (first is not None and j == 0)
                   else self.judge.generate(run.case, run.plan, call + j) for j in range(per)]
-        left = self._left(run.deadline)
         previous = self._rehearsed_slot(box, call)
-        key = self._mask_key()
-        if previous is not None and not key:
-            self._rehearse(previous, left)
-        plain, mask_ns = self._write_inputs(box, fresh, inputs, key)
+        if previous is not None:
+            self._rehearse(previous, self._left(run.deadline))
+        self._write_inputs(box, fresh, inputs)
         for k in fresh:
             poison(box.outputs[k])
-        if key:
-            unmask_rt = self._late_order(run.deadline, previous, plain, start, key)
         reply, rt = self._roundtrip({"op": "call", "slot": start, "ahead": ahead},
-                                    self._left(run.deadline), flush=not key, wake=not key)
+                                    self._left(run.deadline))
         self.judge.progress.call_done()  # after the round trip: outside every clock
         if reply.get("event") == Event.ERROR:
             self._call_failure(reply, relayout=relayout and first is not None)
@@ -332,87 +265,42 @@ class Sampling:
             raise ProtocolError(f"unexpected reply {reply.get('event')!r} to a call")
         for k, data in zip(fresh, inputs):
             self._check_output(data, box.outputs[k], box.finite, what)
-        if key:
-            reply["unmask_rt"], reply["mask_ns"] = unmask_rt, mask_ns
         return dict(reply, rt=rt, wall=self.judge.clock() - began)
 
-    def _rehearsed_slot(self, box: CaseBuffers, call: int) -> int | None:
-        """The first slot of the previous sample, which `timing.rehearse` runs again before
-        sample `call`; None for a case's first sample or without rehearsals."""
+    @staticmethod
+    def _rehearsed_slot(box: CaseBuffers, call: int) -> int | None:
+        """The first slot of the previous sample, which the rehearsal runs again before
+        sample `call`; None for a case's first sample."""
         per, ring = box.per, len(box.slots)
-        if not (self.judge.settings.timing.rehearse and call >= per):
+        if call < per:
             return None
         if ring < 2 * per:  # the judge shares two samples' worth of slots (judge.py)
             raise RuntimeError(f"harness bug: {ring} input slots cannot hold a rehearsal "
                                f"of {per} calls beside {per} fresh inputs")
         return (call - per) % ring
 
-    def _write_inputs(self, box: CaseBuffers, fresh: list[int], inputs: list[Any],
-                      key: int) -> tuple[list[tuple[Any, Any]], float | None]:
-        """Write a sample's inputs into its slots `fresh`; with a `key`, masked. The pairs
-        (slot tensor, its unmasked twin) left to write plainly after the rehearsal, and the
-        judge's time to mask the others (ns; None without a key)."""
-        # With a key the values go first into private twins of the slots (their layouts,
-        # never the inputs themselves, which may share storage), masked there as one
-        # sample, then into the slots as bytes: the slots never hold them readable.
-        targets = [twin(box.slots[k]) if key else box.slots[k] for k in fresh]
-        for target, data in zip(targets, inputs):
+    def _write_inputs(self, box: CaseBuffers, fresh: list[int], inputs: list[Any]) -> None:
+        """Write a sample's inputs into its slots `fresh`."""
+        for k, data in zip(fresh, inputs):
             try:
-                fill_slot(target, data)
+                fill_slot(box.slots[k], data)
             except InputLayoutError as exc:
                 raise TaskError(f"{self.judge.task.name}: {exc}; the harness shares input "
                                 "buffers once per case") from exc
-        if not key:
-            return [], None
-        # (slot tensor, its twin): masked now, in the worker's order; or, with
-        # timing.mask_cpu_inputs false, the CPU-side ones written plainly after the rehearsal
-        masked: list[tuple[Any, Any]] = []
-        plain: list[tuple[Any, Any]] = []
-        for k, target in zip(fresh, targets):
-            for pair in zip(tensors(box.slots[k]), tensors(target), strict=True):
-                (masked if self._masks(pair[1]) else plain).append(pair)
-        # timed: what the worker's unmasking of the same bytes should take
-        mask_ns = self._timed_mask((t for _, t in masked), key)
-        copy_spans([s for s, _ in masked], [t for _, t in masked])
-        return plain, mask_ns
-
-    def _late_order(self, deadline: float, previous: int | None,
-                    plain: list[tuple[Any, Any]], start: int, key: int) -> float:
-        """timing.rehearse_late, between the masked inputs and the call: the judge's flush,
-        the rehearsal of the slots from `previous` (if any), the `plain` inputs written,
-        then the unmasking of the sample from `start`; its round trip (ns)."""
-        self.judge.flusher.flush()
-        if previous is not None:
-            self._rehearse(previous, self._left(deadline))
-        if plain:  # host memory only: no work of the judge's CUDA context
-            copy_spans([s for s, _ in plain], [t for _, t in plain])
-        return self._unmask(start, key, self._left(deadline))
-
-    def _unmask(self, slot: int, key: int, timeout: float) -> float:
-        """timing.rehearse_late: ask the worker to unmask the sample from `slot` with `key`
-        and flush (`Worker._unmask_sample`), after the rehearsal, which it follows at once
-        (no wake handshake: the worker is still polling). Its round trip (ns) is returned:
-        off the two-clock check, but held to what the judge expects of it
-        (`check_unmasking`), since the fresh inputs are readable from there on (the
-        CPU-side ones, with `timing.mask_cpu_inputs: false`, from the judge's plain writing
-        just before, as in the early order)."""
-        return self._untimed({"op": "unmask", "slot": slot, "key": key}, timeout,
-                             "while the worker unmasked the fresh inputs (timing.rehearse_late)",
-                             wake=False)
 
     def _rehearse(self, slot: int, timeout: float) -> None:
-        """The previous sample's calls again, in the worker (`timing.rehearse`,
-        `Worker._rehearse`): off every clock, outputs not checked. Its slots hold inputs
-        already timed and checked, rewritten before they are timed again; the slots of
-        the sample to come still hold inputs already checked too."""
+        """The previous sample's calls again, in the worker (`Worker._rehearse`): off every
+        clock, outputs not checked. Its slots hold inputs already timed and checked,
+        rewritten before they are timed again; the slots of the sample to come still hold
+        inputs already checked too."""
         self._untimed({"op": "rehearse", "slot": slot}, timeout,
-                      "in the untimed rehearsal of the previous sample's calls (timing.rehearse)")
+                      "in the untimed rehearsal of the previous sample's calls")
 
-    def _untimed(self, message: dict, timeout: float, where: str, wake: bool = True) -> float:
+    def _untimed(self, message: dict, timeout: float, where: str) -> float:
         """A request off the two-clock check (its round trip, ns, returned); its failure is
         the verdict of a call, said to be `where`."""
         try:
-            reply, rt = self.judge.channel.roundtrip(message, timeout, wake)
+            reply, rt = self.judge.channel.roundtrip(message, timeout)
         except (WorkerTimeout, WorkerDied) as exc:
             raise type(exc)(f"{where}: {exc}") from exc
         if reply.get("event") == Event.ERROR:
@@ -455,7 +343,7 @@ class Sampling:
                   result: CaseResult) -> CaseResult:
         """Time the case (`_time_case`); where its only flags come from checks that a slow
         spell of the host can trip (`retry_reason`), time it again, up to
-        `integrity.noise_retries` times, each with a fresh calibration and the inputs of
+        `NOISE_RETRIES` times, each with a fresh calibration and the inputs of
         calls not made yet (a result kept from an earlier attempt answers none of them).
         The last attempt stands, every check on it as on the first; the earlier ones are
         kept in its record (`integrity.retried`). Work outside the timed region shows on
@@ -469,7 +357,7 @@ class Sampling:
         began = clock() - run.laps.parts.get("calibration", 0.0)
         call = self._time_case(run, calibration, first, result)
         earlier: list[dict] = []
-        for _ in range(self.judge.settings.integrity.noise_retries):
+        for _ in range(NOISE_RETRIES):
             checks = retry_reason(result)
             took = clock() - began
             if not checks or run.deadline - clock() < RETRY_ROOM * took + RETRY_EXTRA_SECONDS:
@@ -480,7 +368,7 @@ class Sampling:
             flagged, result = result, CaseResult(
                 result.index, result.case, Status.PASSED, checked_calls=result.checked_calls,
                 wall_parts=run.laps.parts, profile=result.profile)
-            calibration = self.calibrate(run.deadline, run.box)
+            calibration = self.calibrate(run.deadline)
             run.laps.lap("calibration")
             call = self._time_case(run, calibration, first, result, call)
             moved = moved_into_the_clock(flagged, result, run.box.per)
@@ -527,7 +415,7 @@ class Sampling:
         return at.call
 
     def _warm_up(self, run: CaseRun, at: _Attempt) -> None:
-        """The warm-up samples (`WarmUp`), then, with `integrity.sleep_measured`, the GPU
+        """The warm-up samples (`WarmUp`), then, with `SLEEP_MEASURED`, the GPU
         sleep's length as the timed samples start."""
         clock, per = self.judge.clock, run.box.per
         warm = WarmUp(self.judge.settings.timing, clock, self.judge.device.kind)
@@ -535,8 +423,8 @@ class Sampling:
             at.took(self.sample(run, at.call, self._ahead(at, per), f"warm-up call {at.call}"))
             warm.add(per)
             at.call += per
-        # integrity.sleep_measured: the sleep's length as the timed samples start (and end)
-        if self._measures_sleep() and at.window > 0 and not self._fill_bytes():
+        # SLEEP_MEASURED: the sleep's length as the timed samples start (and end)
+        if self._measures_sleep() and at.window > 0:
             at.sleep_before = self.judge.device.sleep_ns_per_cycle(self._ahead(at, per))
 
     def _take_samples(self, run: CaseRun, at: _Attempt) -> None:
@@ -603,7 +491,7 @@ class Sampling:
     def _note_the_workers_account(self, result: CaseResult, at: _Attempt,
                                   clocks: ClockCheck | None) -> None:
         """What the worker said of its samples: threads left running, long samples, the
-        warm-up or the contest's fill it could not allocate, the launch the probes count."""
+        warm-up it could not allocate, the launch the probes count."""
         replies, window = at.replies, at.window
         lingering = sum(1 for r in replies if _number_or_zero(r.get("threads")) > 0)
         if lingering:  # the worker's account; the static screen's threads rule is the other
@@ -618,19 +506,8 @@ class Sampling:
                 long.pop("note", None)  # the score is the judge's clock there, not the mean
             result.integrity["long_samples"] = long
         unwarmed = sum(1 for r in replies if r.get("unwarmed"))
-        if unwarmed:  # timing.warm torch found no 1 MiB free (the submission holds the memory)
+        if unwarmed:  # the warm-up's 1 MiB was not free (the submission holds the memory)
             result.integrity["unwarmed_samples"] = unwarmed
-        fill = self._fill_bytes()
-        if fill:
-            result.integrity["window_fill_bytes"] = fill
-            unfilled = sum(1 for r in replies if r.get("unfilled"))
-            if unfilled:  # the submission held the fill's memory: those hid behind the sleep
-                result.integrity["unfilled_samples"] = unfilled
-                result.flags.append(
-                    f"the contest's {fill / 2**20:g} MiB fill before the start event could not "
-                    f"be allocated on {unfilled} of {len(replies)} samples (the submission "
-                    "holds the GPU's memory between calls): those hid their host launch "
-                    f"behind the {window:g} µs GPU sleep instead, a longer window")
         if window > 0 and at.probes:
             result.integrity["launch_counted"] = summarize(
                 [float(r["ns"]) for r in at.probes]).to_dict()
@@ -638,9 +515,9 @@ class Sampling:
     def _check_clocks(self, result: CaseResult, at: _Attempt, stats: Stats,
                       clocks: ClockCheck | None, box: CaseBuffers) -> None:
         """The checks that compare the judge's clock with the worker's: the calibration,
-        the two clocks on probes and on scored samples, the unmasking. A flagged case is
-        scored on the judge's clock."""
-        integrity, per, kind = self.judge.settings.integrity, box.per, self.judge.device.kind
+        the two clocks on probes and on scored samples. A flagged case is scored on the
+        judge's clock."""
+        per, kind = box.per, self.judge.device.kind
         base = self.judge.base_calibration
         disturbed = calibration_disturbed(base, at.calibration, kind, self._outside_ns(box))
         if disturbed:
@@ -656,14 +533,6 @@ class Sampling:
             if check.flagged:  # scored with the sleep at its nominal length: no slack
                 result.flags.append(check.message)
                 result.score_ns = max(result.score_ns, (check.judge_mean_ns + slack_ns) / per)
-        rts = [r["unmask_rt"] for r in at.replies if "unmask_rt" in r]
-        masked = [r["mask_ns"] for r in at.replies if "mask_ns" in r]
-        unmasking = check_unmasking(rts, base, statistics.median(masked) if masked else 0.0,
-                                    integrity, at.calibration.unmask_median_ns)
-        if unmasking is not None:
-            result.integrity["unmasking"] = unmasking.to_dict()
-            if unmasking.flagged:
-                result.flags.append(unmasking.message)
 
     def _scored_clocks(self, at: _Attempt, per: int,
                        ) -> tuple[ClockCheck, float, dict[str, Any]] | None:
@@ -672,34 +541,32 @@ class Sampling:
         any clock starts, so work done on the others only, outside the timed region, would
         never show there. Their round trip is taken less their GPU sleep: the length the
         judge set (`ahead` cycles at the SM's maximum clock, a lower bound) and
-        `integrity.sleep_slack` of it more (a sleep lasts 7-14% longer where the SM is
+        `SLEEP_SLACK` of it more (a sleep lasts 7-14% longer where the SM is
         slower), so that neither the sleep nor the allowance's share of it
-        reads as work. The median rule only. None without a window or with too few, and
-        where the contest's fill replaces the sleep (its length is not the judge's). With
+        reads as work. The median rule only. None without a window or with too few. With
         the mean slack (ns) taken off (a flagged case is scored with the nominal sleep)
         and the sleep's figures.
 
-        With `integrity.sleep_measured` the judge times the sleep itself, in its own
+        With `SLEEP_MEASURED` the judge times the sleep itself, in its own
         context (the SM clock is the GPU's, one for every context), as the timed samples
         start (`sleep_before`) and as they end, and takes the shorter (other work on the
         GPU only lengthens a sleep of cycles), never below the maximum clock's figure. Its
-        slack is `integrity.sleep_slack_measured`, or the two timings' drift where that is
-        more (the SM clock moved), never more than `integrity.sleep_drift_max`: work on the
+        slack is `SLEEP_SLACK_MEASURED`, or the two timings' drift where that is
+        more (the SM clock moved), never more than `SLEEP_DRIFT_MAX`: work on the
         GPU that lengthens one timing buys no more; and never laxer than the rule above."""
-        integrity = self.judge.settings.integrity
         scored = [r for r in at.timed if r.get("ahead")]
-        if len(scored) < CONFIRM_PROBES or self._fill_bytes():
+        if len(scored) < CONFIRM_PROBES:
             return None
         rate = at_max = 1e3 / self._sm_mhz()  # ns per cycle
-        slack = integrity.sleep_slack
+        slack = SLEEP_SLACK
         sleep: dict[str, Any] = {"at_max_clock_ns_per_cycle": at_max, "measured": False}
         if at.sleep_before is not None:
             cycles = int(statistics.median(r["ahead"] for r in scored))
             after = self.judge.device.sleep_ns_per_cycle(cycles)
             low, high = sorted((at.sleep_before, after))
             drift = high / low - 1
-            slack = min(max(integrity.sleep_slack_measured, drift), integrity.sleep_drift_max)
-            laxest = at_max * (1 + integrity.sleep_slack) / (1 + slack)
+            slack = min(max(SLEEP_SLACK_MEASURED, drift), SLEEP_DRIFT_MAX)
+            laxest = at_max * (1 + SLEEP_SLACK) / (1 + slack)
             rate = min(max(at_max, low), laxest)
             sleep |= {"timed_before_ns_per_cycle": at.sleep_before,
                       "timed_after_ns_per_cycle": after, "drift": drift, "measured": True}
@@ -713,18 +580,9 @@ class Sampling:
         return check, slack * statistics.fmean(nominal), sleep
 
     def _measures_sleep(self) -> bool:
-        """Whether the judge times the scored samples' sleep (`integrity.sleep_measured`,
+        """Whether the judge times the scored samples' sleep (`SLEEP_MEASURED`,
         GPU runs)."""
-        return self.judge.settings.integrity.sleep_measured and self.judge.device.kind == "cuda"
-
-    def _timed_mask(self, tensors_: Iterator[Any], key: int) -> float:
-        """Mask `tensors_` with `key` (timing.rehearse_late), on the judge's clock (ns,
-        the device waited for): the worker's unmasking of the same bytes, one XOR per
-        tensor, should take about as long (`check_unmasking`)."""
-        t0 = self.judge.clock()
-        xor_mask(tensors_, key, draw_on=draw_device())
-        self.judge.device.synchronize()
-        return (self.judge.clock() - t0) * 1e9
+        return SLEEP_MEASURED and self.judge.device.kind == "cuda"
 
     def _outside_ns(self, box: CaseBuffers) -> float:
         """The judge's own time for what a worker does outside the timed region of one
@@ -781,8 +639,7 @@ def _number_or_zero(value: Any) -> float:
 def calibration_of(replies: list[dict]) -> Calibration:
     """The calibration made by no-op calls (`Sampling._noop_gap`'s replies): their gaps,
     and the worker's own account of them beside (diagnostics)."""
-    return Calibration.from_gaps([r["rt"] - float(r["ns"]) for r in replies], _medians(replies),
-                                 [r["unmask_rt"] for r in replies if "unmask_rt" in r])
+    return Calibration.from_gaps([r["rt"] - float(r["ns"]) for r in replies], _medians(replies))
 
 
 def _medians(replies: list[dict]) -> dict[str, float]:

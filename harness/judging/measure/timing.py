@@ -216,26 +216,6 @@ def hidden_window_us(timing: TimingSettings, task_timing: dict, device_kind: str
     return float(task_timing.get("hidden_window_us", timing.hidden_window_us))
 
 
-def window_fill_bytes(timing: TimingSettings, task_timing: dict, device_kind: str) -> int:
-    """Bytes of the contest's own pre-call fill that the worker writes in place of the GPU
-    sleep before a sample's start event (`timing.window_fill_bytes` of the task, else of
-    the settings; a task's 0 keeps the sleep); 0 where none is set, on the CPU, when the
-    settings count launch time, or where the task's window is longer than
-    `MIN_AHEAD_US` (the nvfp4 and mxfp4 contests' multi-GB `randn`: their sleep is
-    sized from the launches, no fill stands for it)."""
-    window = hidden_window_us(timing, task_timing, device_kind)
-    if window <= 0 or window > MIN_AHEAD_US:
-        return 0
-    return int(task_timing.get("window_fill_bytes", timing.window_fill_bytes) or 0)
-
-
-def judge_spin_seconds(timing: TimingSettings, device_kind: str) -> float:
-    """How long the judge polls (rather than naps) while it waits for the worker's reply:
-    `timing.judge_spin_seconds`, or the worker's `SPIN_SECONDS` where that is null."""
-    own = timing.judge_spin_seconds
-    return SPIN_SECONDS[device_kind] if own is None else own
-
-
 def ahead_cycles(window_us: float, host_ns: float, calls: int, sm_mhz: float,
                  floor_us: float = MIN_AHEAD_US) -> int:
     """GPU sleep (SM cycles) before the start event: the whole window where it is no

@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 from harness import bytecode
-from harness.judging.measure.cpus import pin
 from harness.judging.sandbox import landlock
 from harness.judging.sandbox.bounds import (
     ProcessBound,
@@ -188,7 +187,6 @@ def die_with_parent(parent: int) -> None:
 class Limits:
     file_size: int
     address_space: int | None = None  # RLIMIT_AS from the start (memory_cap.whole_process_cap)
-    cpus: frozenset[int] | None = None
     ruleset: landlock.Ruleset | None = None
     no_ip: NoIpSockets | None = None
     drop_capabilities: bool = True
@@ -206,8 +204,6 @@ class Limits:
         if self.bound is not None:
             self.bound.apply()
         die_with_parent(self.parent)
-        if self.cpus:
-            pin(self.cpus)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_FSIZE, (self.file_size, self.file_size))
         if self.address_space:
@@ -236,7 +232,7 @@ class Folders:
 
 
 def contain(settings: WorkerSettings, device: str, folders: Folders,
-            cpus: frozenset[int] | None = None, address_space: int | None = None,
+            address_space: int | None = None,
             ) -> tuple[dict[str, str], Limits, landlock.Report]:
     """What a process running submitted code gets: its environment, the limits and sandbox
     applied between fork and exec, and the report of what the sandbox enforces.
@@ -255,8 +251,7 @@ def contain(settings: WorkerSettings, device: str, folders: Folders,
     if settings.sandbox == "off":
         report = landlock.off()
         _note_bound(report, bound)
-        return env, Limits(settings.file_size_limit_bytes, address_space, cpus,
-                           bound=bound), report
+        return env, Limits(settings.file_size_limit_bytes, address_space, bound=bound), report
     policy = build_policy(scratch, folders.readable, folders.writable, device,
                           settings.sandbox_read)
     no_ip = NoIpSockets() if SECCOMP and NoIpSockets.available() else None
@@ -268,7 +263,7 @@ def contain(settings: WorkerSettings, device: str, folders: Folders,
     ruleset, report = make_ruleset(policy)
     if no_ip is not None:
         report.enforced.append("no IP sockets (seccomp)")
-    limits = Limits(settings.file_size_limit_bytes, address_space, cpus, ruleset, no_ip,
+    limits = Limits(settings.file_size_limit_bytes, address_space, ruleset, no_ip,
                     DROP_CAPABILITIES, bound)
     _note_bound(report, bound)
     return env, limits, report
@@ -283,8 +278,8 @@ class WorkerProcess:
     """One worker: start it, talk to it, watch its clock, kill it and its descendants."""
 
     def __init__(self, settings: WorkerSettings, device: str,
-                 cpus: frozenset[int] | None = None, readable: list[Path] | None = None,
-                 writable: list[Path] | None = None, compile_cache: Path | None = None) -> None:
+                 readable: list[Path] | None = None, writable: list[Path] | None = None,
+                 compile_cache: Path | None = None) -> None:
         """`readable`: the staged task folder; `writable`: the run's shared-memory folder
         (the sandbox allows these beside the scratch folder and the system's paths);
         `compile_cache`: the submission file's compiler-cache folder (compile_cache.py),
@@ -293,7 +288,6 @@ class WorkerProcess:
         stored back when it is gone."""
         self.settings = settings
         self.device = device
-        self.cpus = cpus
         self.readable = list(readable or [])
         self.writable = list(writable or [])
         self.scratch = make_folder("worker")
@@ -320,8 +314,7 @@ class WorkerProcess:
     def start(self) -> None:
         parent, child = Pipe(duplex=True)
         env, limits, self.containment = contain(
-            self.settings, self.device, Folders(self.scratch, self.readable, self.writable),
-            self.cpus)
+            self.settings, self.device, Folders(self.scratch, self.readable, self.writable))
         self.bound = limits.bound
         if self.cache_copy is not None:  # seen by the worker at the folder's own path
             limits.binds.append((bytes(self.cache_copy), bytes(self.compile_cache)))

@@ -98,13 +98,12 @@ class HeadStart:
         """Start a worker for the device a run will most likely get (`submission`,
         `mode`: the file it will load and the run's mode, for its compiler-cache folder);
         None where
-        `worker.head_start` is off, or with `worker.pin_cpus` (the judge picks the
-        worker's core later), or before a GPU's first use on a host that makes its device
+        `worker.head_start` is off, or before a GPU's first use on a host that makes its device
         files on demand (below), or where it could not start (the run then starts its own
         and reports what fails there)."""
         kind = guess_device(requested)
         worker = settings.for_device(kind).worker
-        if not worker.head_start or worker.pin_cpus or not _device_files_ready(kind):
+        if not worker.head_start or not _device_files_ready(kind):
             return None
         become_subreaper()  # as the judge does: the worker's orphans stay ours to reap
         head = None

@@ -26,17 +26,14 @@ class Channel:
         self.mailbox_path = mailbox_path
         self.mailbox = Mailbox(mailbox_path, create=True) if mailbox_path else None
 
-    def roundtrip(self, message: dict, timeout: float, wake: bool = True) -> tuple[dict, float]:
+    def roundtrip(self, message: dict, timeout: float) -> tuple[dict, float]:
         """The worker's reply to `message` and the round-trip time in ns.
 
         With the mailbox, the judge first wakes the worker where it may be napping (its last
         answer is older than most of its `worker_spin`) and waits for it off the clock;
-        otherwise, and always with `wake=False`, it writes the request at once. The time the
-        worker then takes to pick the request up is on the clock, where a worker that
-        delays its acknowledgement, with the fresh inputs already written, cannot hide
-        work."""
+        otherwise it writes the request at once."""
         if self.mailbox is not None:
-            return self._mail(message, timeout, wake)
+            return self._mail(message, timeout)
         self.seq += 1
         message = dict(message, seq=self.seq)
         t0 = time.perf_counter_ns()
@@ -70,19 +67,18 @@ class Channel:
             self.mailbox.close()
             self.mailbox = None
 
-    def _mail(self, message: dict, timeout: float, wake: bool = True) -> tuple[dict, float]:
+    def _mail(self, message: dict, timeout: float) -> tuple[dict, float]:
         """The same round trip through the shared mailbox (no system calls on the way)."""
         self.seq += 1
         seq, box = self.seq, self.mailbox
         now = time.perf_counter()
         spin_until, deadline = now + self.spin, now + timeout
-        if wake and now - self.last_reply > 0.8 * self.worker_spin:
+        if now - self.last_reply > 0.8 * self.worker_spin:
             box.wake(seq)  # the worker may be asleep after a long gap: wake it off the clock
             self._wait(lambda: box.awake(seq), deadline, None, "the worker did not answer",
                        timeout)
         t0 = time.perf_counter_ns()
-        box.request(seq, message["op"], message["slot"], int(message.get("ahead", 0)),
-                    int(message.get("key", 0)))
+        box.request(seq, message["op"], message["slot"], int(message.get("ahead", 0)))
         self._wait(lambda: box.reply_seq() == seq, deadline, spin_until, "no answer", timeout)
         t1 = time.perf_counter_ns()
         self.last_reply = time.perf_counter()

@@ -83,15 +83,14 @@ class Mailbox:
     SIZE = 144
     _REQ_SEQ, _REQ_OP, _REQ_SLOT, _REP_SEQ, _REP_STATUS, _REP_NS = 0, 8, 12, 16, 24, 32
     _REQ_AHEAD = 88  # GPU sleep (cycles) before the start event: the hidden launch window
-    _REQ_KEY = 104  # timing.rehearse_late: the key an unmask request brings
     # The worker's own breakdown of a call (diagnostics, never trusted).
     BREAKDOWN = {"busy_ns": 40, "host_ns": 48, "sync_ns": 56, "copy_ns": 64, "threads": 96,
                  "pre_ns": 128, "lead_ns": 136}
-    # What a sample lacked (the warm-up fill, the contest's fill): in a reply only where set.
-    FLAGS = {"unwarmed": 112, "unfilled": 120}
+    # What a sample lacked (the warm-up's memory): in a reply only where set.
+    FLAGS = {"unwarmed": 112}
     # Before starting its clock the judge makes sure the worker is polling, not asleep.
     _WAKE_REQ, _WAKE_ACK = 72, 80
-    OPS = {"call": 1, "noop": 2, "rehearse": 3, "unmask": 4}
+    OPS = {"call": 1, "noop": 2, "rehearse": 3}
     DONE, SEE_PIPE = 0, 1
 
     def __init__(self, path: str, create: bool = False) -> None:
@@ -130,11 +129,10 @@ class Mailbox:
         self._field(fmt, offset).value = value
 
     # judge side
-    def request(self, seq: int, op: str, slot: int, ahead: int = 0, key: int = 0) -> None:
+    def request(self, seq: int, op: str, slot: int, ahead: int = 0) -> None:
         self._put("<i", self._REQ_OP, self.OPS[op])
         self._put("<i", self._REQ_SLOT, slot)
         self._put("<Q", self._REQ_AHEAD, ahead)
-        self._put("<Q", self._REQ_KEY, key)
         self._put("<Q", self._REQ_SEQ, seq)
 
     def wake(self, n: int) -> None:
@@ -166,14 +164,13 @@ class Mailbox:
         self._put("<Q", self._WAKE_ACK, req)
         return True
 
-    def pending(self, last: int) -> tuple[int, str, int, int, int] | None:
-        """A new request: (sequence number, op, first slot, GPU sleep cycles, mask key)."""
+    def pending(self, last: int) -> tuple[int, str, int, int] | None:
+        """A new request: (sequence number, op, first slot, GPU sleep cycles)."""
         seq = self._get("<Q", self._REQ_SEQ)
         if seq == last:
             return None
         op = {v: k for k, v in self.OPS.items()}.get(self._get("<i", self._REQ_OP), "unknown")
-        return (seq, op, self._get("<i", self._REQ_SLOT), self._get("<Q", self._REQ_AHEAD),
-                self._get("<Q", self._REQ_KEY))
+        return seq, op, self._get("<i", self._REQ_SLOT), self._get("<Q", self._REQ_AHEAD)
 
     def answer(self, seq: int, status: int, reply: dict | None = None) -> None:
         reply = reply or {}

@@ -9,7 +9,6 @@ Usage (by the judge only): python -m harness.judging.worker.worker FD DEVICE
 
 from __future__ import annotations
 
-import gc
 import importlib.util
 import os
 import sys
@@ -25,8 +24,7 @@ from typing import Any, NamedTuple
 from harness.judging.worker.protocol import Event, encode
 
 _TRACE_LIMIT = 12000
-_WARM_ELEMENTS = 1 << 17  # timing.warm torch: a 1 MiB tensor of int64
-_HOLD_AFTER_REPLY = frozenset({"call"})  # requests after whose reply a held thread is placed
+_WARM_ELEMENTS = 1 << 17  # the warm-up before the start event: a 1 MiB tensor of int64
 _NEEDS_GPU_SIGNS = (
     "Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "active drivers",
     "cannot be accessed from Triton", "No CUDA GPUs are available", "CUDA driver",
@@ -61,7 +59,6 @@ class TorchCalls:
     warm_synchronize: Callable[[], None] | None = None
     start_record: Callable[[], None] | None = None
     end_record: Callable[[], None] | None = None
-    end_synchronize: Callable[[], None] | None = None
     elapsed_ms: Callable[[Any], float] | None = None
     out_of_memory: type[BaseException] = MemoryError
 
@@ -77,13 +74,12 @@ class TorchCalls:
                                                                   MemoryError)
         return cls(tensor_copy, torch.cuda._sleep, torch.empty, torch.Tensor.fill_,
                    torch.int64, torch.cuda.synchronize, warm.record, warm.synchronize,
-                   start.record, end.record, end.synchronize, start.elapsed_time, oom)
+                   start.record, end.record, start.elapsed_time, oom)
 
     def warm_torch(self, elements: int = _WARM_ELEMENTS) -> bool:
         """A new tensor of `elements` int64 from torch's allocator on the GPU, written by one
         of torch's kernels (`fill_(42)`), then dropped: pmpp_v2's flush before every call is
-        this with 256 MiB (`timing.window_fill_bytes`, Worker._hide). With the default 1 MiB
-        it is a miniature of the public evaluators' flush (theirs: 256 MiB, or a
+        this with 256 MiB. With the default 1 MiB it is a miniature of the public evaluators' flush (theirs: 256 MiB, or a
         `torch.randn` of GBs), so the call's own operators start on warm code paths. The
         harness's protocol between samples leaves them cold (`A + B` took 14-21 µs as a
         sample's first operator, 7-10 µs right after another).
@@ -102,14 +98,13 @@ class TorchCalls:
 
 class _Timed(NamedTuple):
     """One sample's calls as timed: their outputs, the host clock around them (ns), the
-    events' time (ms, GPU runs), and whether the warming or the fill found no memory."""
+    events' time (ms, GPU runs), and whether the warming found no memory."""
 
     outs: list[Any]
     t0: int
     t_ret: int
     event_ms: float = 0.0
     unwarmed: bool = False
-    unfilled: bool = False
 
 
 class Worker:
@@ -135,21 +130,12 @@ class Worker:
         self.arenas = WorkerArenas()
         self.calls_per_sample = 1
         self.cuda = self.device == "cuda"
-        self._take_timing(init)
+        self.spin_seconds = float(init.get("spin_seconds", 0.0))  # the polling loop's
         # The clock and the nap of the polling loop, taken before the import too: a
         # submission that replaces time.perf_counter (under another name than the screen
         # reads) would otherwise run in the loop, off the judge's clock, while the fresh
-        # inputs of the next call are readable. The judge's side bounds what remains
-        # (no wake handshake after an unmasking; check_unmasking).
+        # inputs of the next call are readable.
         self._clock, self._nap = time.perf_counter, time.sleep
-        # per slot: its shared tensors that the judge masks (`_masked_tensors`)
-        self.shared: list[list[Any]] = []
-        self.gc_freeze = bool(init.get("gc_freeze", False))
-        self.hold = None  # worker.hold_cpu: this thread's own CPU through the calls
-        if init.get("hold_cpu") is not None and self.cuda:
-            from harness.judging.measure.cpus import Hold
-
-            self.hold = Hold(int(init["hold_cpu"]), set(init.get("hold_others") or ()))
         self.mailbox = None
         self.mail_seq = 0
         # Taken before the submission is imported (see _threads_left).
@@ -160,23 +146,6 @@ class Worker:
             self.mailbox = Mailbox(init["mailbox"])
         self._open_device(init)
         self._before_import(init)
-
-    def _take_timing(self, init: dict[str, Any]) -> None:
-        """The judge's timing settings for this worker, and the masking's functions."""
-        self.spin_seconds = float(init.get("spin_seconds", 0.0))
-        self.sync_device = init.get("sync", "device") != "event"
-        self.warm = init.get("warm", "torch")
-        # timing.window_fill_bytes: the contest's own fill hides the launch, not a sleep
-        self.window_fill_elements = -(-int(init.get("window_fill_bytes") or 0) // 8)
-        # timing.rehearse_late: the bytes of the worker's own cache flush after unmasking
-        self.flush_bytes = int(init.get("flush_bytes") or 0)
-        self.flush_buffer: Any = None
-        from harness.judging.measure.masking import draw_device, masks, xor_mask
-
-        self.xor_mask, self.masks = xor_mask, masks  # taken before any submission is imported
-        # timing.mask_cpu_inputs false: the judge writes the CPU-side inputs plainly
-        self.mask_cpu = bool(init.get("mask_cpu_inputs", True))
-        self.draw_on = draw_device() if self.cuda else None  # as the judge draws (masking)
 
     def _open_device(self, init: dict[str, Any]) -> None:
         """The GPU's context, its memory share and the events of the timed region; the
@@ -193,10 +162,6 @@ class Worker:
             self.warm_event = torch.cuda.Event()
         self.calls = (TorchCalls.of(torch, self.warm_event, self.start_event, self.end_event)
                       if self.cuda else TorchCalls.of(torch))
-        if self.flush_bytes > 0:  # the worker's own cache flush, taken before the submission's
-            self.flush_buffer = self.calls.empty(  # memory can leave none for it
-                max(self.flush_bytes // 8, 1), dtype=self.calls.int64,
-                device="cuda" if self.cuda else "cpu")
 
     def _before_import(self, init: dict[str, Any]) -> None:
         """The submission's compiler caches pointed at its folder, and (on the CPU) the
@@ -226,7 +191,7 @@ class Worker:
         handlers = {
             "load": self.load, "case": self.set_case, "call": self.call,
             "noop": self.noop, "release": self.release, "outputs": self.outputs_at,
-            "rehearse": self.rehearse, "unmask": self.unmask,
+            "rehearse": self.rehearse,
             "profile": self.profile,
         }
         while True:
@@ -242,7 +207,6 @@ class Worker:
             if op == "exit":
                 return
             handlers[op](message)
-            self._hold_next(op)
 
     def _wait_mail(self) -> bool:
         """Poll the mailbox and the pipe; True once a mailbox call was served.
@@ -298,11 +262,6 @@ class Worker:
                        "message": f"no callable custom_kernel; the module defines {names}"})
             return
         self.kernel = kernel
-        if self.gc_freeze:
-            # torch's, Triton's and the submission's objects never change generation again:
-            # a collection during a timed call then scans only what was made since.
-            gc.collect()
-            gc.freeze()
         self.send({"event": Event.LOADED})
 
     def _map_arenas(self, notices: list) -> None:
@@ -315,23 +274,13 @@ class Worker:
         self.arenas.add(notices, fds)
 
     # -- cases and calls -------------------------------------------------------------
-    def _masked_tensors(self, shared: Any) -> list[Any]:
-        """Of a slot's shared tensors, in order, those the judge masks (all of them, or with
-        `timing.mask_cpu_inputs: false` the GPU ones: it writes the CPU-side ones plainly)."""
-        return [t for t in shared if self.masks(t, self.mask_cpu)]
-
     def set_case(self, message: dict[str, Any]) -> None:
-        from harness.judging.worker.structure import tensors
-
         self.slots = [self.arenas.from_wire(s) for s in message["slots"]]
-        self.shared = [self._masked_tensors(tensors(s)) for s in self.slots]
         self.refresh = [[] for _ in self.slots]
         if self.cuda:
             self.slots = [self._private_host(s, k) for k, s in enumerate(self.slots)]
         self._take_outputs(message)
         self.calls_per_sample = max(1, int(message.get("calls_per_sample", 1)))
-        if self.gc_freeze:
-            gc.freeze()  # what warm-up compiled for the last case joins the frozen heap
         self.send({"event": Event.ACK})
 
     def _private_host(self, slot: Any, k: int) -> Any:
@@ -352,10 +301,7 @@ class Worker:
 
     def release(self, message: dict[str, Any]) -> None:
         self.slots, self.outputs, self.noop_output, self.refresh = [], [], None, []
-        self.shared = []
         self.arenas.clear()
-        if self.gc_freeze:
-            gc.collect()  # cheap: the frozen heap is not scanned
         if self.cuda:
             self.torch.cuda.synchronize()
         self.send({"event": Event.ACK})
@@ -369,10 +315,6 @@ class Worker:
 
     def rehearse(self, message: dict[str, Any]) -> None:
         self.send(self._rehearse(message["slot"]) | {"seq": message.get("seq")})
-
-    def unmask(self, message: dict[str, Any]) -> None:
-        reply = self._unmask_sample(message["slot"], int(message.get("key", 0)))
-        self.send(reply | {"seq": message.get("seq")})
 
     def outputs_at(self, message: dict[str, Any]) -> None:
         """New output buffers, laid out like the submission's own output (see the judge)."""
@@ -395,7 +337,7 @@ class Worker:
         output = self.noop_output
         return self._run(lambda data: output, slot, 0, check=output is not None)
 
-    def _mail(self, seq: int, op: str, slot: int, ahead: int, key: int = 0) -> None:
+    def _mail(self, seq: int, op: str, slot: int, ahead: int) -> None:
         """A call requested through the mailbox: answer there, errors on the pipe."""
         from harness.judging.worker.protocol import Mailbox
 
@@ -403,8 +345,6 @@ class Worker:
             reply = self._noop(slot)
         elif op == "rehearse":
             reply = self._rehearse(slot)
-        elif op == "unmask":
-            reply = self._unmask_sample(slot, key)
         elif op == "call":
             reply = self._run(self.kernel, slot, ahead, check=True)
         else:  # never run a call the judge did not ask for
@@ -415,7 +355,6 @@ class Worker:
         else:
             self.send(reply)
             self.mailbox.answer(seq, Mailbox.SEE_PIPE)
-        self._hold_next(op)
 
     def _inputs(self, slot: int, count: int) -> tuple[list[int], list[Any]]:
         """The slots of `count` calls from `slot` (around the ring) and their inputs."""
@@ -423,29 +362,12 @@ class Worker:
         picks = [(slot + j) % ring for j in range(count)]
         return picks, [self.slots[i] if self.slots else None for i in picks]
 
-    def _hold_next(self, op: str) -> None:
-        """With `worker.hold_cpu`: after the reply to a sample (`_HOLD_AFTER_REPLY`),
-        through the pipe or the mailbox, hold this thread on its CPU for the next one, and
-        place on the other cores any thread that the calls started. After the reply, so
-        that the placement (a listing of this process's threads; a move of each new one)
-        falls in neither clock: the judge checks outputs and writes the next inputs
-        meanwhile. Run before a sample, it stood in the judge's round trip of the
-        submission's samples but not of its no-op calls, and read as work outside the
-        timed region. A rehearsal places it before its own reply (`_rehearse`):
-        its round trip is on no clock, and with `timing.rehearse_late` only the unmasking
-        request comes between its reply and the timed call. Never after a no-op (the first
-        come before the import, which keeps every CPU), so the first sample (a
-        `load_inline` on first use starts its compilers there) is not held either."""
-        if self.hold is not None and op in _HOLD_AFTER_REPLY:
-            self.hold.apply()
-
     def _rehearse(self, slot: int) -> dict[str, Any]:
         """The calls of an earlier sample (from `slot`) again: untimed, outputs unchecked
-        and dropped (`timing.rehearse`). The next sample's calls then start on the host
+        and dropped. The next sample's calls then start on the host
         state of a process that has just run the submission, as in the public evaluators,
         whose repeats run back to back. Its inputs were timed and checked already, and the
-        judge writes the next sample's inputs only after this reply (with
-        `timing.rehearse_late`, before it but masked, the key sent after it), so nothing
+        judge writes the next sample's inputs only after this reply, so nothing
         these calls compute can answer a timed call (a thread left running is another
         matter: the screen flags threads, and the judge's clock sees work outside the timed
         region)."""
@@ -457,8 +379,6 @@ class Worker:
                 self.calls.synchronize()
         except BaseException as exc:  # noqa: BLE001
             return self._exception(exc)
-        if self.hold is not None:  # before the reply: see _hold_next
-            self.hold.apply()
         return {"event": Event.DONE, "ns": 0.0}
 
     def _run(self, fn: Callable[[Any], Any], slot: int, ahead: int, check: bool,
@@ -504,40 +424,34 @@ class Worker:
         # check's calibration must do all the work outside the timed region that a sample
         # does, or the difference reads as the submission's.
         reply["threads"] = self._threads_left()
-        if timed.unwarmed:  # no memory for warm "torch"'s 1 MiB: this sample ran as warm "kernel"
+        if timed.unwarmed:  # no memory for the warm-up's 1 MiB: this sample ran without it
             reply["unwarmed"] = True
-        if timed.unfilled:  # no memory for the contest's fill: the sleep hid this sample's launch
-            reply["unfilled"] = True
         return reply
 
     def _timed_on_gpu(self, fn: Callable[[Any], Any], data: list[Any], ahead: int) -> _Timed:
         """The calls of one sample on the GPU, between the start and end events, after the
-        warming and the GPU work that hides their launch (`ahead`); the device waited for."""
-        calls, unwarmed, unfilled = self.calls, False, False
-        # Bring this process's context onto the GPU (after the judge's flush)
-        # before the clock starts. An event alone does not: the switch then
-        # happens after the start event, overlapping (hiding) host launch time.
-        # With warm "torch", also a miniature of the public evaluators' pre-call
-        # flush (TorchCalls.warm_torch). All of it before the event waited for,
-        # so a probe (no sleep) starts its clock on an idle GPU.
-        if self.warm != "event":
-            calls.sleep(1)
-        if self.warm == "torch":
-            unwarmed = not calls.warm_torch()
+        warming and the GPU sleep that hides their launch (`ahead` cycles); the device
+        waited for."""
+        calls = self.calls
+        # Bring this process's context onto the GPU (after the judge's flush) before the
+        # clock starts: an event alone does not (the switch then happens after the start
+        # event, overlapping, hiding, host launch time). Then a miniature of the public
+        # evaluators' pre-call flush (TorchCalls.warm_torch). All of it before the event
+        # waited for, so a probe (no sleep) starts its clock on an idle GPU.
+        calls.sleep(1)
+        unwarmed = not calls.warm_torch()
         calls.warm_record()
         calls.warm_synchronize()
         if ahead:
-            unfilled = not self._hide(ahead)
+            # the host enqueues the calls while the GPU still sleeps: their launch hidden
+            calls.sleep(ahead)
         calls.start_record()
         t0 = time.perf_counter_ns()
         outs = [fn(d) for d in data]
         t_ret = time.perf_counter_ns()
         calls.end_record()
-        if self.sync_device:
-            calls.synchronize()
-        else:  # work on other streams is still caught: by the judge's clock
-            calls.end_synchronize()
-        return _Timed(outs, t0, t_ret, calls.elapsed_ms(self.end_event), unwarmed, unfilled)
+        calls.synchronize()  # the whole device: work left on other streams is waited for
+        return _Timed(outs, t0, t_ret, calls.elapsed_ms(self.end_event), unwarmed)
 
     def _copy_outputs(self, picks: list[int], outs: list[Any]) -> dict[str, Any] | None:
         """Copy each call's output into the judge's buffers of its slot (the device waited
@@ -558,53 +472,6 @@ class Worker:
         except BaseException as exc:  # noqa: BLE001
             return self._exception(exc)
         return None
-
-    def _hide(self, ahead: int) -> bool:
-        """The GPU work before the start event that hides the calls' host launch: the
-        contest's own fill where the task or the settings name one
-        (`timing.window_fill_bytes`, short windows only: pmpp_v2's
-        `torch.empty` of 256 MiB and `fill_(42)`, whose length and host cost the public
-        evaluator's window has by construction: 16.9 µs hidden against its 16.7),
-        else `ahead` cycles of GPU sleep; the sleep also where the fill's memory cannot be
-        had (False: the judge flags such samples, whose window was the sleep's)."""
-        if self.window_fill_elements and self.calls.warm_torch(self.window_fill_elements):
-            return True
-        self.calls.sleep(ahead)
-        return not self.window_fill_elements
-
-    def _unmask_sample(self, slot: int, key: int) -> dict[str, Any]:
-        """timing.rehearse_late: the inputs of the sample from `slot` unmasked and the
-        caches flushed (`_unmask`), and the GPU idle again, in a request of its own between
-        the rehearsal and the call: off the call's clock, so that the host time this takes
-        (100-250 µs on the H200 machine, longer after a rehearsal than after a no-op) is
-        not read as the submission's work outside the timed region. Its XOR takes
-        no function the submission could replace (they were taken before the import), but
-        the worker's own methods and a thread the submission left could run meanwhile: the
-        judge holds this round trip to what it expects of it (`check_unmasking`), and the
-        call follows with no wake handshake.
-        Errors (out of memory, a sticky CUDA error) answer as a call's would."""
-        picks, _ = self._inputs(slot, self.calls_per_sample)
-        try:
-            self._unmask(picks, key)
-            if self.cuda:
-                self.calls.synchronize()
-        except BaseException as exc:  # noqa: BLE001 - out of memory, a sticky CUDA error
-            return self._exception(exc)
-        return {"event": Event.DONE, "ns": 0.0}
-
-    def _unmask(self, picks: list[int], key: int) -> None:
-        """XOR the judge's mask off the inputs of `picks` (the judge wrote them masked and
-        sends the key only after the rehearsal), then write the flush buffer, so that the
-        inputs, just rewritten, are not left in the caches."""
-        self.xor_mask((t for i in picks if self.shared for t in self.shared[i]), key,
-                      draw_on=self.draw_on)
-        if self.flush_bytes <= 0:
-            return
-        calls = self.calls
-        if self.flush_buffer is None:
-            self.flush_buffer = calls.empty(max(self.flush_bytes // 8, 1), dtype=calls.int64,
-                                            device="cuda" if self.cuda else "cpu")
-        calls.fill(self.flush_buffer, 42)
 
     def _threads_left(self) -> int:
         """Python threads other than this one that are running code of the staged folder
