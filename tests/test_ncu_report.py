@@ -101,3 +101,20 @@ def test_the_import_commands():
     metrics = asked[asked.index("--metrics") + 1].split(",")
     assert "gpu__time_duration.sum" in metrics and "launch__registers_per_thread" in metrics
     assert "--metrics" not in whole and details[details.index("--page") + 1] == "details"
+
+
+def test_the_h200s_own_csv():
+    """What `ncu --import` printed for the vectoradd Triton example's case 0 on an H200
+    (ncu of CUDA 13.0): the raw page with its units row, the details page with its rules."""
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data" / "ncu"
+    (kernel,) = kernels_from((data / "h200_add_raw.csv").read_text(),
+                             (data / "h200_add_details.csv").read_text())
+    assert kernel["name"] == "_add" and kernel["launches"] == 1
+    assert kernel["duration_ns"] == 4096.0 and kernel["registers_per_thread"] == 26
+    assert (kernel["sm_throughput_pct"], kernel["dram_throughput_pct"],
+            kernel["achieved_occupancy_pct"]) == (4.09, 21.48, 19.73)
+    rules = [f["rule"] for f in kernel["findings"]]
+    assert rules[0] == "AchievedOccupancy" and kernel["findings"][0]["speedup_pct"] == 80.27
+    assert "SOLBottleneck" in rules
