@@ -26,7 +26,6 @@ class TimingSettings:
     target_rse: float
     host_launch: str
     hidden_window_us: float
-    throttle_ratio: float
 
     def __post_init__(self) -> None:
         if self.host_launch not in ("hidden", "counted"):
@@ -137,12 +136,11 @@ class ProfileSettings:
     calls: int
     rows: int
     ncu: bool
-    ncu_launch_count: int
     reports_dir: str
 
     def __post_init__(self) -> None:
-        if min(self.calls, self.rows, self.ncu_launch_count) < 1:
-            raise ValueError("profile.calls, rows and ncu_launch_count must be at least 1")
+        if min(self.calls, self.rows) < 1:
+            raise ValueError("profile.calls and rows must be at least 1")
 
 
 @dataclass

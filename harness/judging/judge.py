@@ -80,6 +80,8 @@ WARM_REFERENCE = True
 # judge's per-sample overhead is 150 µs with it against 273 µs without on vectoradd (H200);
 # CPU: a polling worker would take one of the few cores the submission's kernels need.
 MAILBOX = {"cuda": True, "cpu": False}
+# A case that ends with the SM clock below this share of its maximum gets a throttling warning.
+THROTTLE_RATIO = 0.9
 
 
 @dataclass
@@ -480,7 +482,7 @@ class Judge:
         reading = self.sampling.take_clock_reading()
         if reading is None:
             return
-        record, warning = clock_note(case, reading.result(), self.settings.timing.throttle_ratio)
+        record, warning = clock_note(case, reading.result(), THROTTLE_RATIO)
         if record:
             result.integrity["sm_mhz"] = record
         if warning:
@@ -517,7 +519,7 @@ class Judge:
                                  self.task.name, index)
         env = worker_env(self.shm_root, self.device.kind, self.settings.worker.env_pass)
         result.profile["ncu"] = ncu.profile_case(
-            ncu.find_ncu(), report, settings.ncu_launch_count, target, env,
+            ncu.find_ncu(), report, ncu.NCU_LAUNCH_COUNT, target, env,
             max(deadline - self.clock(), 30.0))
         failed = ncu.failure(result.profile["ncu"])  # no report: the case does not pass
         if failed:

@@ -39,6 +39,8 @@ RANGE = "custom_kernel"
 # Calls run under ncu per case, after one warm-up call outside it: ncu replays every
 # kernel of the range many times.
 NCU_CALLS = 1
+# Kernels ncu profiles per case at most: each is replayed many times, so this bounds the run.
+NCU_LAUNCH_COUNT = 50
 _OUTPUT_TAIL = 2000
 
 
