@@ -30,6 +30,8 @@ import resource
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.judging.sandbox.libc import LIBC as _LIBC
+
 # Users of workers: UID_BASE + the judge's pid (pid_max is at most 2**22, so every one
 # stays below 2**31, and far above the users a machine hands out).
 UID_BASE = 2_000_000_000
@@ -62,14 +64,6 @@ class _CapData(ctypes.Structure):
                 ("inheritable", ctypes.c_uint32)]
 
 
-def _libc() -> ctypes.CDLL | None:
-    try:
-        return ctypes.CDLL(None, use_errno=True)
-    except OSError:  # pragma: no cover - no C library to call
-        return None
-
-
-_LIBC = _libc()
 
 
 def _last_cap() -> int:
