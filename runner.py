@@ -24,6 +24,14 @@ hush_numpy_warning()  # before any command imports torch
 
 console = make_console()
 
+# Options several commands share, worded once.
+config_option = click.option("--config", type=click.Path(exists=True, path_type=Path),
+                             help="YAML settings on top of configs/defaults.yaml.")
+timeout_option = click.option("--timeout", type=float,
+                              help="Seconds per phase, instead of the task's.")
+device_option = click.option("--device", type=click.Choice(["cpu", "cuda"]),
+                             help="Default: the GPU when there is one, else the CPU.")
+
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def cli() -> None:
@@ -39,15 +47,13 @@ def cli() -> None:
               "(and Nsight Compute when ncu is on the PATH); records nothing.")
 @click.option("--case", "cases", multiple=True, metavar='"k: v; k: v"',
               help="Run this case instead of the task's (repeatable).")
-@click.option("--device", type=click.Choice(["cpu", "cuda"]),
-              help="Default: the GPU when there is one, else the CPU.")
-@click.option("--timeout", type=float, help="Seconds per phase, instead of the task's.")
+@device_option
+@timeout_option
 @click.option("--json", "json_path", type=click.Path(path_type=Path),
               help="Write the versioned result document here.")
 @click.option("--summary-md", type=click.Path(path_type=Path),
               help="Write a markdown summary (also to $GITHUB_STEP_SUMMARY when set).")
-@click.option("--config", type=click.Path(exists=True, path_type=Path),
-              help="YAML settings on top of configs/defaults.yaml.")
+@config_option
 @click.option("--db", help="Results database: a SQLite path or postgresql:// URL.")
 @click.option("--user", help="Who submits (default: $HARNESS_USER, git user.name, login).")
 @click.option("--record/--no-record", default=None,
@@ -110,10 +116,10 @@ def template(task: str, lang: str, output: Path | None) -> None:
 @click.option("--jobs", type=int, help="CPU evaluations at once when there is no GPU.")
 @click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True)
 @click.option("--address", help="Ray cluster address (default: start a local Ray instance).")
-@click.option("--device", type=click.Choice(["cpu", "cuda"]))
-@click.option("--timeout", type=float, help="Seconds per phase, instead of the task's.")
+@device_option
+@timeout_option
 @click.option("--case", "cases", multiple=True, metavar='"k: v; k: v"')
-@click.option("--config", type=click.Path(exists=True, path_type=Path))
+@config_option
 @click.option("--user", help="Record every result under this user (default: each file's name).")
 @click.option("--json", "json_path", type=click.Path(path_type=Path), help="A summary document.")
 @click.option("--db", help="Results database: a SQLite path or postgresql:// URL.")
@@ -150,13 +156,11 @@ db_option = click.option("--db", help="Results database: a SQLite path or postgr
               "the interval lies within it.")
 @click.option("--case", "cases", multiple=True, metavar='"k: v; k: v"',
               help="Time this case instead of the task's benchmarks (repeatable).")
-@click.option("--device", type=click.Choice(["cpu", "cuda"]),
-              help="Default: the GPU when there is one, else the CPU.")
-@click.option("--timeout", type=float, help="Seconds per phase, instead of the task's.")
+@device_option
+@timeout_option
 @click.option("--json", "json_path", type=click.Path(path_type=Path),
               help="Write the comparison here (ratio = time(B) / time(A)).")
-@click.option("--config", type=click.Path(exists=True, path_type=Path),
-              help="YAML settings on top of configs/defaults.yaml.")
+@config_option
 @click.option("--baseline", type=int, metavar="SUBMISSION_ID",
               help="A is this recorded submission's code; give B only.")
 @click.option("-v", "--verbose", is_flag=True,
@@ -264,7 +268,7 @@ def judge_options(fn):
                       help="Record leaderboard runs where the sandbox is partial or off.")(fn)
     fn = click.option("--allow-shared-gpu", is_flag=True,
                       help="Record leaderboard runs where other processes used the GPU.")(fn)
-    fn = click.option("--timeout", type=float, help="Seconds per phase, instead of the task's.")(fn)
+    fn = timeout_option(fn)
     fn = click.option("--case", "cases", multiple=True, metavar='"k: v; k: v"',
                       help="Run these cases instead of each task's (repeatable; for trials).")(fn)
     return click.option("--device", type=click.Choice(["cpu", "cuda"]),
@@ -276,8 +280,7 @@ def judge_options(fn):
 @workers_option
 @click.option("--gpus", metavar="LIST", help="Only these GPUs (e.g. 0,1): CUDA_VISIBLE_DEVICES.")
 @judge_options
-@click.option("--config", type=click.Path(exists=True, path_type=Path),
-              help="YAML settings on top of configs/defaults.yaml.")
+@config_option
 def worker(db: str | None, workers: str | None, gpus: str | None, cases, **kwargs) -> None:
     """Judge the contest server's queued submissions on this machine, one per GPU."""
     from harness.options import RunOptions
@@ -400,8 +403,7 @@ def contest_delete(submission_id: int, db: str | None) -> None:
 @click.option("--port", type=click.IntRange(0, 65535), help="Listen on this port (default: web.port).")
 @click.option("--show-code/--hide-code", default=None,
               help="Show submitted code on submission pages (default: web.show_code).")
-@click.option("--config", type=click.Path(exists=True, path_type=Path),
-              help="YAML settings on top of configs/defaults.yaml.")
+@config_option
 @db_option
 @click.option("--workers", default="0", show_default=True, metavar="auto|N",
               help="Worker slots judging the queue in this process: auto (one per local GPU, "
