@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -159,3 +160,26 @@ def exec_child(code: str, confine) -> subprocess.CompletedProcess:
     the worker is started: what it printed and its exit status."""
     return subprocess.run([sys.executable, "-c", code], preexec_fn=confine, text=True,
                           capture_output=True, timeout=120, env={"PATH": os.environ["PATH"]})
+
+
+PG_URL = os.environ.get("HARNESS_TEST_POSTGRES")
+
+
+def fresh_postgres_url() -> str:
+    """A new, empty database on the test server, so tests do not see each other."""
+    import psycopg
+
+    name = f"harness_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return PG_URL.rsplit("/", 1)[0] + f"/{name}"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def db_url(request, tmp_path):
+    """A results database on SQLite, then on PostgreSQL where $HARNESS_TEST_POSTGRES is set."""
+    if request.param == "sqlite":
+        return str(tmp_path / "results.db")
+    if not PG_URL:
+        pytest.skip("set HARNESS_TEST_POSTGRES to a postgresql:// URL to run these")
+    return fresh_postgres_url()

@@ -15,22 +15,12 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from test_store import PG_URL, fresh_postgres_url
 
 from harness.results.store import Store
 from harness.server.queue import DONE, FAILED, QUEUED, RUNNING, JobQueue, NewJob
 
 TRIVIAL = (ROOT / "submissions" / "vectoradd" / "add_torch.py").read_text()
 CASE = ["--case", "size: 64; seed: 1"]
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db_url(request, tmp_path):
-    if request.param == "sqlite":
-        return str(tmp_path / "q.db")
-    if not PG_URL:
-        pytest.skip("set HARNESS_TEST_POSTGRES to a postgresql:// URL to run these")
-    return fresh_postgres_url()
 
 
 class Clock:

@@ -8,34 +8,12 @@ import sqlite3
 import subprocess
 import sys
 import time
-import uuid
 
 import pytest
 from conftest import ROOT, run_cli
 
 from harness.results.ranking import find, program_key, rank
 from harness.results.store import SCHEMA_VERSION, NewSubmission, Store, StoreError
-
-PG_URL = os.environ.get("HARNESS_TEST_POSTGRES")
-
-
-def fresh_postgres_url() -> str:
-    """A new, empty database on the test server, so tests do not see each other."""
-    import psycopg
-
-    name = f"harness_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(PG_URL, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    return PG_URL.rsplit("/", 1)[0] + f"/{name}"
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db_url(request, tmp_path):
-    if request.param == "sqlite":
-        return str(tmp_path / "r.db")
-    if not PG_URL:
-        pytest.skip("set HARNESS_TEST_POSTGRES to a postgresql:// URL to run these")
-    return fresh_postgres_url()
 
 
 def run_row(seeds, passed, score, kind="H200"):

@@ -274,7 +274,7 @@ def test_views_and_the_code_setting(filled):
 @pytest.mark.postgres
 def test_the_same_pages_on_postgresql(filled):
     """The documents recorded again in PostgreSQL: the app serves them as the commands show."""
-    from test_store import PG_URL, fresh_postgres_url
+    from conftest import PG_URL, fresh_postgres_url
 
     from harness.web import create_app
 
