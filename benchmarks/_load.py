@@ -51,15 +51,18 @@ def judge_env() -> dict[str, str]:
     return env
 
 
-def run_submit(submission: Path, out: Path, *args: str) -> tuple[dict, subprocess.CompletedProcess, float]:
-    """`runner.py submit SUBMISSION --json OUT ARGS...` in a fresh process.
+def run_submit(submission: Path, out: Path, *args: str, root: Path = ROOT,
+               ) -> tuple[dict, subprocess.CompletedProcess, float]:
+    """`runner.py submit SUBMISSION --json OUT ARGS...` in a fresh process, from the checkout
+    at `root` (this one by default; another commit's to set two side by side).
 
     Returns the result document ({} when none was written), the process and the wall time.
     A document left at OUT by an earlier run is removed first: a run that writes none must
     not read as that one's."""
     out.unlink(missing_ok=True)
     t0 = time.time()
-    cmd = [sys.executable, str(ROOT / "runner.py"), "submit", str(submission), "--json", str(out), *args]
+    cmd = [sys.executable, str(root / "runner.py"), "submit", str(submission), "--json", str(out),
+           *args]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=judge_env())
     wall = time.time() - t0
     return (json.loads(out.read_text()) if out.exists() else {}), proc, wall

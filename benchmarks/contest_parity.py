@@ -101,13 +101,13 @@ def _cutlass_standins(staged: Path) -> None:
 
 
 def harness_run(pair: dict, mode: str, tmp: Path, config: Path | None = None,
-                ) -> tuple[list[float | None], float, bool, dict]:
-    """The harness on the pair (with settings `config`, if given): per-case means (ns),
-    wall seconds, passed, the document."""
+                root: Path = ROOT) -> tuple[list[float | None], float, bool, dict]:
+    """The harness on the pair (with settings `config`, if given; from the checkout at
+    `root`): per-case means (ns), wall seconds, passed, the document."""
     out = Path(tempfile.mkdtemp(dir=tmp, prefix="harness-")) / "result.json"
     extra = ["--config", str(config)] if config else []
     doc, proc, wall = run_submit(pair["sub"], out, "--task", str(pair["task"]), "--mode", mode,
-                                 "--no-record", *extra)
+                                 "--no-record", *extra, root=root)
     if not doc:
         print(f"   harness {mode} wrote no result: {proc.stdout[-800:]}{proc.stderr[-800:]}")
     cases = _first_phase(doc)["cases"]

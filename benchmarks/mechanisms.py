@@ -2,7 +2,7 @@
 public contests' evaluators: what it does to parity and to the run-to-run spread.
 
     python benchmarks/mechanisms.py --reference-kernels PATH --pairs vectoradd_triton,nvfp4_triton
-        [--runs 3] [--variants baseline,...] [--out DIR]
+        [--runs 3] [--variants baseline,...] [--checkout NAME=PATH ...] [--out DIR]
         [--budget-seconds 540] [--dry-run]
 
 Pairs are contest_parity.py's examples by short name (vectoradd_torch, vectoradd_triton,
@@ -10,7 +10,9 @@ nvfp4_torch, nvfp4_triton, mxfp4_torch, mxfp4_triton; a group name picks both). 
 is an override of configs/defaults.yaml (`VARIANTS`) for `runner.py submit --config`;
 baseline (the defaults) always runs. Each is loaded by the harness's settings loader first:
 one refused, or changing nothing, stops the script before any run (`--dry-run`: that check
-and the plan, no GPU). Per round and pair: the public evaluator once, then the harness once
+and the plan, no GPU). `--checkout NAME=PATH` adds a variant that is another checkout of
+this project (another commit's tree) run with its own defaults: the guard of a change, its
+tree before beside its tree after (baseline) in the same rounds. Per round and pair: the public evaluator once, then the harness once
 per variant that can act on the pair (`ACTS_ON`), the order rotated from round to round.
 OUT/mechanisms.json is rewritten after every run, OUT/summary.md (ratios to the public
 evaluator and to baseline, spreads, readings) at the end; nothing else goes to OUT. A run
@@ -111,6 +113,21 @@ def write_variants(names: list[str], folder: Path) -> dict[str, Path | None]:
     if problems:
         raise SystemExit("variants that would waste the GPU's time:\n  " + "\n  ".join(problems))
     return configs
+
+
+def parse_checkouts(items: list[str]) -> dict[str, Path]:
+    """`--checkout NAME=PATH` values: name -> the checkout's folder; SystemExit for one
+    without a runner.py or whose name is taken."""
+    checkouts = {}
+    for item in items:
+        name, _, path = item.partition("=")
+        folder = Path(path).resolve()
+        if not name or name in VARIANTS or name == PUBLIC or name in checkouts:
+            raise SystemExit(f"--checkout {item}: give each checkout a name of its own")
+        if not (folder / "runner.py").is_file():
+            raise SystemExit(f"--checkout {item}: no runner.py in {folder}")
+        checkouts[name] = folder
+    return checkouts
 
 
 def applies(variant: str, pair: str) -> bool:
@@ -229,16 +246,18 @@ def summary_markdown(report: dict) -> str:
     return "\n".join(lines)
 
 
-def _step(pair: dict, r: int, what: str, config: Path | None, tmp: Path) -> dict:
+def _step(pair: dict, r: int, what: str, config: Path | None, tmp: Path,
+          root: Path = ROOT) -> dict:
     """Round `r`'s run of the public evaluator (`what` is PUBLIC) or of the harness under
-    `config`. An error of the run's own is recorded and printed, not raised: the rest go on."""
+    `config`, from the checkout at `root`. An error of the run's own is recorded and
+    printed, not raised: the rest go on."""
     began = clock()
     try:
         if what == PUBLIC:
             means, wall, ok = parity.public_run(pair, "benchmark", tmp)
             return {"round": r, "means_ns": means, "geomean_ns": _geomean(means), "passed": ok,
                     "wall_s": wall}
-        means, wall, _, doc = parity.harness_run(pair, "benchmark", tmp, config)
+        means, wall, _, doc = parity.harness_run(pair, "benchmark", tmp, config, root)
         return harness_record(r, means, wall, doc)
     except Exception as exc:  # noqa: BLE001 - one run's failure must not lose the others
         print(f"   {what} failed: {type(exc).__name__}: {exc}", flush=True)
@@ -259,7 +278,8 @@ def run(args: argparse.Namespace, chosen: dict[str, dict], configs: dict, steps:
     before = {sig: signal.signal(sig, _cut) for sig in (signal.SIGALRM, signal.SIGTERM)}
     signal.alarm(int(args.budget_seconds + GRACE_S))
     report = {"command": sys.argv, "runs": args.runs, "budget_s": args.budget_seconds,
-              "variants": {v: VARIANTS[v] for v in configs}, "stopped": None,
+              "variants": {v: VARIANTS.get(v, {"checkout": str(args.checkouts.get(v))})
+                           for v in configs}, "stopped": None,
               "pairs": {p: {"public": [], "harness": {v: [] for v in configs if applies(v, p)}}
                         for p in chosen}}
     out, walls = args.out / "mechanisms.json", {}
@@ -273,7 +293,8 @@ def run(args: argparse.Namespace, chosen: dict[str, dict], configs: dict, steps:
                                      f"{what} needs about {need:.0f} s more; "
                                      f"{len(steps) - k} of {len(steps)} runs not started")
                 break
-            rec = _step(chosen[pair], r, what, configs.get(what), tmp)
+            rec = _step(chosen[pair], r, what, configs.get(what), tmp,
+                        args.checkouts.get(what, ROOT))
             entry = report["pairs"][pair]
             (entry["public"] if what == PUBLIC else entry["harness"][what]).append(rec)
             kind = PUBLIC if what == PUBLIC else "harness"
@@ -304,6 +325,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--out", type=Path, default=Path("mechanisms-out"))
+    parser.add_argument("--checkout", action="append", default=[], metavar="NAME=PATH",
+                        help="another checkout of this project, run as variant NAME")
     parser.add_argument("--budget-seconds", type=float, default=540.0)
     parser.add_argument("--dry-run", action="store_true",
                         help="check the variants and the pairs, print the plan, run nothing")
@@ -314,14 +337,17 @@ def main() -> int:
     names = names if BASELINE in names else [BASELINE, *names]  # the reading needs it
     configs = write_variants(list(dict.fromkeys(names)),
                              Path(tempfile.mkdtemp(prefix="mechanisms-configs-")))
+    args.checkouts = parse_checkouts(args.checkout)
+    configs.update(dict.fromkeys(args.checkouts))
     chosen = choose_pairs(args.reference_kernels, [p for p in args.pairs.split(",") if p])
     missing = "\n  ".join(missing_files(chosen))
     if missing and not args.dry_run:
         raise SystemExit(f"not found (is --reference-kernels right?):\n  {missing}")
     steps = plan(list(chosen), list(configs), args.runs)
     for name, path in configs.items():
-        print(f"variant {name}: {yaml.safe_dump(VARIANTS[name], default_flow_style=True).strip()}"
-              f"{f' ({path})' if path else ''}")
+        what = (f"checkout {args.checkouts[name]}" if name in args.checkouts else
+                yaml.safe_dump(VARIANTS[name], default_flow_style=True).strip())
+        print(f"variant {name}: {what}{f' ({path})' if path else ''}")
     for r in range(args.runs):
         for p in chosen:
             print(f"round {r + 1} {p}: " + ", ".join(w for rr, pp, w in steps if (rr, pp) == (r, p)))

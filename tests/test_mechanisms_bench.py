@@ -158,7 +158,7 @@ def test_run_keeps_every_run_and_stops_within_its_budget(monkeypatch, tmp_path):
         now[0] += 10
         return [100.0, 400.0], 10.0, True
 
-    def harness_run(pair, mode, tmp, config):
+    def harness_run(pair, mode, tmp, config, root):
         if config is not None and config.stem == "counted":
             raise RuntimeError("no worker")
         now[0] += 20
@@ -170,7 +170,7 @@ def test_run_keeps_every_run_and_stops_within_its_budget(monkeypatch, tmp_path):
     monkeypatch.setattr(mechanisms.parity, "harness_run", harness_run)
     configs = mechanisms.write_variants(["baseline", "longer", "counted"], tmp_path / "c")
     steps = mechanisms.plan(["vectoradd_triton"], list(configs), 3)
-    args = argparse.Namespace(out=tmp_path, runs=3, budget_seconds=100.0)
+    args = argparse.Namespace(out=tmp_path, runs=3, budget_seconds=100.0, checkouts={})
     report = mechanisms.run(args, {"vectoradd_triton": {}}, configs, steps)
     # round 1: public 10 s, baseline 20, longer 20, counted fails at once: 50 s spent;
     # round 2: public (10 + 20 expected), longer, counted, baseline: 100 s spent;
@@ -190,15 +190,51 @@ def test_a_run_cut_by_its_hard_stop_still_leaves_the_summary(monkeypatch, tmp_pa
     def public_run(pair, mode, tmp):
         return [100.0], 10.0, True
 
-    def harness_run(pair, mode, tmp, config):
+    def harness_run(pair, mode, tmp, config, root):
         raise mechanisms._Cut("SIGALRM")  # what the alarm past the budget raises
 
     monkeypatch.setattr(mechanisms.parity, "public_run", public_run)
     monkeypatch.setattr(mechanisms.parity, "harness_run", harness_run)
     steps = mechanisms.plan(["nvfp4_triton"], ["baseline"], 1)
-    args = argparse.Namespace(out=tmp_path, runs=1, budget_seconds=100.0)
+    args = argparse.Namespace(out=tmp_path, runs=1, budget_seconds=100.0, checkouts={})
     report = mechanisms.run(args, {"nvfp4_triton": {}}, {"baseline": None}, steps)
     assert report["stopped"].startswith("cut in its run by SIGALRM")
     saved = json.loads((tmp_path / "mechanisms.json").read_text())
     assert len(saved["pairs"]["nvfp4_triton"]["public"]) == 1
     assert "summary" in saved["pairs"]["nvfp4_triton"]
+
+
+def test_a_checkout_runs_as_a_variant_from_its_own_tree(monkeypatch, tmp_path):
+    before = tmp_path / "before"
+    before.mkdir()
+    (before / "runner.py").write_text("")
+    roots = []
+
+    def harness_run(pair, mode, tmp, config, root):
+        roots.append((config, root))
+        doc = {"status": "passed", "passed": True,
+               "phases": [{"cases": [{"flags": [], "integrity": {}}]}]}
+        return [110.0 if root == before else 100.0], 1.0, True, doc
+
+    monkeypatch.setattr(mechanisms.parity, "public_run", lambda pair, mode, tmp: ([100.0], 1.0, True))
+    monkeypatch.setattr(mechanisms.parity, "harness_run", harness_run)
+    checkouts = mechanisms.parse_checkouts([f"old={before}"])
+    configs = {"baseline": None, "old": None}
+    args = argparse.Namespace(out=tmp_path, runs=2, budget_seconds=100.0, checkouts=checkouts)
+    report = mechanisms.run(args, {"vectoradd_torch": {}},
+                            configs, mechanisms.plan(["vectoradd_torch"], list(configs), 2))
+    assert sorted(roots, key=str) == sorted([(None, mechanisms.ROOT), (None, before)] * 2, key=str)
+    row = report["pairs"]["vectoradd_torch"]["summary"]["variants"]["old"]
+    assert row["vs_baseline"] == pytest.approx(1.1) and row["ratio_to_public"] == pytest.approx(1.1)
+    assert report["variants"]["old"] == {"checkout": str(before)}
+
+
+def test_checkouts_need_a_runner_and_a_name_of_their_own(tmp_path):
+    with pytest.raises(SystemExit, match="no runner.py"):
+        mechanisms.parse_checkouts([f"old={tmp_path}"])
+    (tmp_path / "runner.py").write_text("")
+    for taken in ("baseline", "public", ""):
+        with pytest.raises(SystemExit, match="a name of its own"):
+            mechanisms.parse_checkouts([f"{taken}={tmp_path}"])
+    with pytest.raises(SystemExit, match="a name of its own"):
+        mechanisms.parse_checkouts([f"a={tmp_path}", f"a={tmp_path}"])
