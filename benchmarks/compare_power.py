@@ -1,0 +1,176 @@
+"""The power of `runner.py compare`: a known 2% difference ordered right, two copies of one
+file read as no difference, and the wall of each compare.
+
+    python benchmarks/compare_power.py [--compares 20] [--slower 0.02]
+        [--case "size: 8192; seed: 1"] [--runs 5] [--min-runs 3] [--threshold 0.01]
+        [--device cuda|cpu] [--budget-seconds 540] [--out DIR]
+
+A is the vectoradd torch example. One benchmark run of A on the case gives its time t; B is
+A followed by a fixed wait of `--slower` x t on the same device (a GPU sleep of that many
+clock cycles, calibrated here; on the CPU a busy wait), so B takes (1 + slower) x t; A2 is a
+copy of A. Then `compare A B` and `compare A A2` in turn, `--compares` of each or until the
+budget would be passed. Ordered right: the verdict says B is slower (the interval above 1).
+Copies right: the verdict says no difference. OUT/compare_power.json holds every compare's
+verdict, ratio, interval, runs and wall.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks._load import run_submit  # noqa: E402
+
+TASK = "vectoradd"
+EXAMPLE = ROOT / "submissions" / TASK / "add_torch.py"
+CALIBRATION_CYCLES = 10_000_000  # a GPU sleep long enough that its launch is negligible
+
+GPU_WAIT = '''
+import torch as _torch
+
+_timed = custom_kernel
+
+
+def custom_kernel(data):
+    out = _timed(data)
+    _torch.cuda._sleep({cycles})  # a fixed extra wait on the GPU: {ns:.0f} ns
+    return out
+'''
+
+CPU_WAIT = '''
+import time as _time
+
+_timed = custom_kernel
+
+
+def custom_kernel(data):
+    out = _timed(data)
+    _end = _time.perf_counter_ns() + {ns:.0f}  # a fixed extra wait on the host
+    while _time.perf_counter_ns() < _end:
+        pass
+    return out
+'''
+
+
+def gpu_cycles_per_ns() -> float:
+    """The GPU sleep's clock cycles per nanosecond, the median of five timed sleeps."""
+    import torch
+
+    torch.cuda._sleep(CALIBRATION_CYCLES)  # the first launch warms up
+    rates = []
+    for _ in range(5):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.cuda._sleep(CALIBRATION_CYCLES)
+        end.record()
+        end.synchronize()
+        rates.append(CALIBRATION_CYCLES / (start.elapsed_time(end) * 1e6))
+    return statistics.median(rates)
+
+
+def padded(source: str, pad_ns: float, device: str) -> str:
+    """`source` with its custom_kernel followed by a fixed wait of `pad_ns` on `device`."""
+    if device == "cuda":
+        return source + GPU_WAIT.format(cycles=round(pad_ns * gpu_cycles_per_ns()), ns=pad_ns)
+    return source + CPU_WAIT.format(ns=pad_ns)
+
+
+def compare(a: Path, b: Path, args: argparse.Namespace, out: Path) -> dict:
+    """One `runner.py compare A B`: its verdict, ratio, interval, runs and wall."""
+    cmd = [sys.executable, str(ROOT / "runner.py"), "compare", str(a), str(b), "--task", TASK,
+           "--device", args.device, "--runs", str(args.runs), "--min-runs", str(args.min_runs),
+           "--json", str(out)] + [x for c in args.case for x in ("--case", c)]
+    if args.threshold:
+        cmd += ["--threshold", str(args.threshold)]
+    out.unlink(missing_ok=True)
+    began = time.time()
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    wall = time.time() - began
+    doc = json.loads(out.read_text()) if out.exists() else {}
+    ratio = doc.get("ratio") or {}
+    return {"exit_code": proc.returncode, "verdict": doc.get("verdict"),
+            "ratio": ratio.get("geomean"), "ci95": ratio.get("ci95"), "runs": doc.get("runs"),
+            "stopped_early": doc.get("stopped_early"), "wall_s": wall,
+            "error": doc.get("error") or (None if doc else proc.stdout[-1500:] + proc.stderr[-1500:])}
+
+
+def ordered_right(rec: dict) -> bool:
+    """B (the slower file) read as slower, its interval above 1."""
+    return bool(rec["ci95"]) and rec["ci95"][0] > 1 and "slower" in (rec["verdict"] or "")
+
+
+def copies_right(rec: dict) -> bool:
+    """Two copies read as no difference."""
+    return (rec["verdict"] or "").startswith("no difference")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--compares", type=int, default=20)
+    parser.add_argument("--slower", type=float, default=0.02)
+    parser.add_argument("--case", action="append", default=[])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--min-runs", type=int, default=3)
+    parser.add_argument("--threshold", type=float, default=0.01)
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    parser.add_argument("--budget-seconds", type=float, default=540.0)
+    parser.add_argument("--out", type=Path, default=Path("compare-power-out"))
+    args = parser.parse_args()
+    args.case = args.case or ["size: 8192; seed: 1"]
+    args.out.mkdir(parents=True, exist_ok=True)
+    began = time.monotonic()
+    tmp = Path(tempfile.mkdtemp(prefix="compare-power-"))
+    a, b, copy = tmp / "a.py", tmp / "b.py", tmp / "a_copy.py"
+    source = EXAMPLE.read_text()
+    a.write_text(source)
+    copy.write_text(source + "\n# a copy\n")
+    doc, proc, _ = run_submit(a, tmp / "calibrate.json", "--task", TASK, "--mode", "benchmark",
+                              "--device", args.device, "--no-record",
+                              *[x for c in args.case for x in ("--case", c)])
+    if not doc.get("score_ns"):
+        raise SystemExit(f"A's calibration run gave no score: {proc.stdout[-1500:]}")
+    pad_ns = args.slower * doc["score_ns"]
+    b.write_text(padded(source, pad_ns, args.device))
+    report = {"command": sys.argv, "a_score_ns": doc["score_ns"], "pad_ns": pad_ns,
+              "slower": args.slower, "case": args.case, "runs": args.runs,
+              "min_runs": args.min_runs, "threshold": args.threshold,
+              "different": [], "copies": [], "stopped": None}
+    walls: list[float] = []
+    for k in range(args.compares):
+        for kind, other in (("different", b), ("copies", copy)):
+            need = statistics.median(walls) if walls else 0.0
+            if time.monotonic() - began + need > args.budget_seconds:
+                report["stopped"] = f"the budget, before compare {k + 1} of {kind}"
+                break
+            rec = compare(a, other, args, tmp / "compare.json")
+            walls.append(rec["wall_s"])
+            report[kind].append(rec)
+            print(f"{kind} {k + 1}: {rec['verdict']} ({rec['runs']} runs, {rec['wall_s']:.1f} s)",
+                  flush=True)
+            (args.out / "compare_power.json").write_text(json.dumps(report, indent=2))
+        if report["stopped"]:
+            break
+    report["ordered_right"] = [sum(map(ordered_right, report["different"])),
+                               len(report["different"])]
+    report["copies_right"] = [sum(map(copies_right, report["copies"])), len(report["copies"])]
+    report["wall_per_compare_s"] = statistics.median(walls) if walls else None
+    (args.out / "compare_power.json").write_text(json.dumps(report, indent=2))
+    print(f"A {doc['score_ns'] / 1e3:.2f} µs, B padded by {pad_ns / 1e3:.2f} µs; ordered right "
+          f"{report['ordered_right'][0]} of {report['ordered_right'][1]}; copies read as no "
+          f"difference {report['copies_right'][0]} of {report['copies_right'][1]}; wall per "
+          f"compare {report['wall_per_compare_s'] or 0:.1f} s"
+          + (f"; stopped by {report['stopped']}" if report["stopped"] else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
