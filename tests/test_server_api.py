@@ -5,7 +5,10 @@ admin endpoints. popcorn-cli: github.com/gpu-mode/popcorn-cli, src/service/mod.r
 
 from __future__ import annotations
 
+import base64
+import json
 import time
+import urllib.request
 
 import pytest
 from conftest import ROOT, run_cli
@@ -26,7 +29,7 @@ def served(tmp_path_factory):
     db = str(tmp / "api.db")
     config = tmp / "server.yaml"
     config.write_text("server:\n  rate_limit: 3\n  rate_window_seconds: 3600\n")
-    tokens = {name: add_user(db, name) for name in ("alice", "bob", "carol", "dave")}
+    tokens = {name: add_user(db, name) for name in ("alice", "bob", "carol", "dave", "erin")}
     tokens["root"] = add_user(db, "root", admin=True)
     JobQueue(Store(db)).register_worker("parked", PARKED)
     server = Server(db, tmp / "serve.log", "--workers", "1", "--device", "cpu", *CASE,
@@ -53,6 +56,47 @@ def wait_done(base: str, token: str, job_id: int, timeout: float = 120) -> dict:
             return reply.body
         time.sleep(0.3)
     pytest.fail(f"submission {job_id} was not judged in {timeout} s")
+
+
+def sse_events(text: str) -> list[tuple[str, dict]]:
+    """A body of server-sent events as popcorn-cli's `submit_solution_streaming` splits it:
+    messages on a blank line, then the `event:` and `data:` lines of each."""
+    events = []
+    for message in filter(None, text.split("\n\n")):
+        fields = {}
+        for line in message.splitlines():
+            key, _, value = line.partition(":")
+            fields[key] = value.strip()
+        events.append((fields["event"], json.loads(fields["data"])))
+    return events
+
+
+def test_popcorn_cli_profile_mode_streams_its_progress_and_result(served):
+    """popcorn-cli's `submit_solution_streaming` (its profile mode): POST
+    {base}/{leaderboard lowercased}/{gpu}/{mode}, the multipart `file`; a text/event-stream
+    of `status` events ({"message"}), then `result`, whose results[i].runs["profile.*"] it
+    reads through `handle_profile_result` and whose `reports` it prints."""
+    base, erin = served["base"], served["tokens"]["erin"]
+    body, ctype = multipart("add_torch.py", TRIVIAL)
+    req = urllib.request.Request(f"{base}/vectoradd/CPU/profile", data=body, method="POST",
+                                 headers={"X-Popcorn-Cli-Id": erin, "Content-Type": ctype})
+    with urllib.request.urlopen(req, timeout=180) as reply:
+        assert reply.headers["Content-Type"].startswith("text/event-stream")
+        events = sse_events(reply.read().decode())
+    assert [e for e, _ in events[:-1]] == ["status"] * (len(events) - 1) and events[:-1]
+    assert all(isinstance(d["message"], str) for _, d in events[:-1])
+    name, result = events[-1]
+    assert name == "result", result
+    run = result["results"][0]["runs"]["profile.0"]
+    assert run["profile"]["profiler"] == "torch.profiler"  # no Nsight Compute on a CPU
+    cases = run["run"]["result"]
+    assert cases["benchmark-count"] == 1 and cases["benchmark.0.spec"] == "size: 64; seed: 1"
+    assert "aten::add" in base64.b64decode(cases["benchmark.0.report"]).decode()
+    assert "Task vectoradd" in result["reports"][0] and "Mode profile" in result["reports"][0]
+    # refusals come before any stream, as popcorn-cli reads them: a 4xx and its `detail`
+    unknown = request(f"{base}/nosuchtask/CPU/profile", "POST", erin, body, ctype)
+    assert unknown.code == 404 and "unknown leaderboard" in unknown.body["detail"]
+    assert request(f"{base}/vectoradd/CPU/profile", "POST", None, body, ctype).code == 401
 
 
 def test_popcorn_cli_requests(served):

@@ -19,15 +19,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from flask import Blueprint, Flask, abort, jsonify, make_response, request
+from flask import Blueprint, Flask, Response, abort, jsonify, make_response, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from harness.options import MODES
 from harness.results.store import Store
 from harness.server.config import ServerSettings
-from harness.server.queue import DONE, FAILED, Job, JobQueue, NewJob
+from harness.server.queue import DONE, FAILED, QUEUED, Job, JobQueue, NewJob
 from harness.server.rules import get_rules, parse_deadline, parse_modes, set_rules
 from harness.server.slots import safe_file_name
+from harness.server.stream import job_events
 from harness.server.users import User, user_for_token
 
 RUNNER = "kernel-harness"
@@ -281,6 +282,14 @@ class Api:
             raise Rejected(400, f"{name} is not a Python source file: it holds a NUL byte")
         return name, code
 
+    def where(self, job_id: int) -> tuple[Job | None, str]:
+        """A job (None once deleted) and where it stands, in words."""
+        with self.db() as queue:
+            job = queue.get(job_id)
+            if job is None or job.status != QUEUED:
+                return job, "running"
+            return job, f"queued: position {queue.position(job)} of {queue.queued_count(job.gpu)}"
+
     def rate_limit(self, queue: JobQueue, name: str) -> None:
         """Refuse (429) an upload past the user's `rate_limit` within the window."""
         server = self.server
@@ -334,6 +343,19 @@ def _add_contest_endpoints(api: Blueprint, a: Api) -> None:
             return jsonify(a.accept(who, Upload(leaderboard, gpu, mode, *a.read_file())))
         except Rejected as exc:
             fail(exc.code, exc.detail, exc.headers)
+
+    @api.post("/<leaderboard>/<gpu>/<mode>")
+    def submit_streaming(leaderboard: str, gpu: str, mode: str) -> Any:
+        """popcorn-cli's `submit_solution_streaming` (its profile mode): queue the file, then
+        its progress and result as server-sent events (harness/server/stream.py)."""
+        who = a.user()
+        try:
+            accepted = a.accept(who, Upload(leaderboard, gpu, mode, *a.read_file()))
+        except Rejected as exc:
+            fail(exc.code, exc.detail, exc.headers)
+        job_id = accepted["details"]["id"]
+        return Response(job_events(lambda: a.where(job_id), public_document),
+                        mimetype="text/event-stream", headers={"Cache-Control": "no-cache"})
 
 
 def _add_own_endpoints(api: Blueprint, a: Api) -> None:
