@@ -6,9 +6,9 @@ file read as no difference, and the wall of each compare.
         [--device cuda|cpu] [--budget-seconds 540] [--out DIR]
 
 A is the vectoradd torch example. One benchmark run of A on the case gives its time t; B is
-A followed by a fixed wait of `--slower` x t on the same device (a GPU sleep of that many
-clock cycles, calibrated here; on the CPU a busy wait), so B takes (1 + slower) x t; A2 is a
-copy of A. Then `compare A B` and `compare A A2` in turn, `--compares` of each or until the
+A followed by a fixed wait on the same device (a GPU sleep of so many clock cycles,
+calibrated here; on the CPU a busy wait) of `--slower` x t, less what one benchmark run of
+B shows the wait's own launch to add, so that B takes (1 + slower) x t; A2 is a copy of A. Then `compare A B` and `compare A A2` in turn, `--compares` of each or until the
 budget would be passed. Ordered right: the verdict says B is slower (the interval above 1).
 Copies right: the verdict says no difference. OUT/compare_power.json holds every compare's
 verdict, ratio, interval, runs and wall.
@@ -84,6 +84,16 @@ def padded(source: str, pad_ns: float, device: str) -> str:
     return source + CPU_WAIT.format(ns=pad_ns)
 
 
+def score(path: Path, args: argparse.Namespace, tmp: Path) -> float:
+    """One benchmark run's score of `path` on the case (ns); SystemExit without one."""
+    doc, proc, _ = run_submit(path, tmp / "calibrate.json", "--task", TASK, "--mode",
+                              "benchmark", "--device", args.device, "--no-record",
+                              *[x for c in args.case for x in ("--case", c)])
+    if not doc.get("score_ns"):
+        raise SystemExit(f"the calibration run of {path.name} gave no score: {proc.stdout[-1500:]}")
+    return doc["score_ns"]
+
+
 def compare(a: Path, b: Path, args: argparse.Namespace, out: Path) -> dict:
     """One `runner.py compare A B`: its verdict, ratio, interval, runs and wall."""
     cmd = [sys.executable, str(ROOT / "runner.py"), "compare", str(a), str(b), "--task", TASK,
@@ -133,14 +143,18 @@ def main() -> int:
     source = EXAMPLE.read_text()
     a.write_text(source)
     copy.write_text(source + "\n# a copy\n")
-    doc, proc, _ = run_submit(a, tmp / "calibrate.json", "--task", TASK, "--mode", "benchmark",
-                              "--device", args.device, "--no-record",
-                              *[x for c in args.case for x in ("--case", c)])
-    if not doc.get("score_ns"):
-        raise SystemExit(f"A's calibration run gave no score: {proc.stdout[-1500:]}")
-    pad_ns = args.slower * doc["score_ns"]
+    a_ns = score(a, args, tmp)
+    target = args.slower * a_ns
+    # The wait's own launch costs time beyond it: B is measured, and its wait shortened by
+    # that excess once, so that B's measured time is A's plus `slower`.
+    pad_ns = target
     b.write_text(padded(source, pad_ns, args.device))
-    report = {"command": sys.argv, "a_score_ns": doc["score_ns"], "pad_ns": pad_ns,
+    first_b_ns = score(b, args, tmp)
+    pad_ns = max(0.0, target - (first_b_ns - a_ns - pad_ns))
+    b.write_text(padded(source, pad_ns, args.device))
+    b_ns = score(b, args, tmp)
+    report = {"command": sys.argv, "a_score_ns": a_ns, "pad_ns": pad_ns,
+              "b_first_score_ns": first_b_ns, "b_score_ns": b_ns, "b_over_a": b_ns / a_ns,
               "slower": args.slower, "case": args.case, "runs": args.runs,
               "min_runs": args.min_runs, "threshold": args.threshold,
               "different": [], "copies": [], "stopped": None}
@@ -164,7 +178,8 @@ def main() -> int:
     report["copies_right"] = [sum(map(copies_right, report["copies"])), len(report["copies"])]
     report["wall_per_compare_s"] = statistics.median(walls) if walls else None
     (args.out / "compare_power.json").write_text(json.dumps(report, indent=2))
-    print(f"A {doc['score_ns'] / 1e3:.2f} µs, B padded by {pad_ns / 1e3:.2f} µs; ordered right "
+    print(f"A {a_ns / 1e3:.2f} µs, B {b_ns / 1e3:.2f} µs ({b_ns / a_ns:.3f}; its wait "
+          f"{pad_ns / 1e3:.2f} µs); ordered right "
           f"{report['ordered_right'][0]} of {report['ordered_right'][1]}; copies read as no "
           f"difference {report['copies_right'][0]} of {report['copies_right'][1]}; wall per "
           f"compare {report['wall_per_compare_s'] or 0:.1f} s"
