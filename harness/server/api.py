@@ -25,7 +25,7 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from harness.options import MODES
 from harness.results.store import Store
 from harness.server.config import ServerSettings
-from harness.server.queue import DONE, FAILED, QUEUED, Job, JobQueue, NewJob
+from harness.server.queue import DONE, FAILED, Job, JobQueue, NewJob, standing
 from harness.server.rules import get_rules, parse_deadline, parse_modes, set_rules
 from harness.server.slots import safe_file_name
 from harness.server.stream import job_events
@@ -286,9 +286,10 @@ class Api:
         """A job (None once deleted) and where it stands, in words."""
         with self.db() as queue:
             job = queue.get(job_id)
-            if job is None or job.status != QUEUED:
-                return job, "running"
-            return job, f"queued: position {queue.position(job)} of {queue.queued_count(job.gpu)}"
+            if job is None:
+                return None, ""
+            return job, standing(job.status, queue.position(job), queue.queued_count(job.gpu),
+                                 job.attempts)
 
     def rate_limit(self, queue: JobQueue, name: str) -> None:
         """Refuse (429) an upload past the user's `rate_limit` within the window."""

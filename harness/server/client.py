@@ -19,6 +19,7 @@ from rich.markup import escape
 
 from harness.consts import ExitCode
 from harness.options import RunOptions
+from harness.server.queue import standing
 
 ENV_TOKEN = "HARNESS_TOKEN"
 POLL_SECONDS = 0.5
@@ -146,9 +147,7 @@ def follow(client: Client, job_id: int, console: Console) -> dict[str, Any]:
             job = client.call("GET", f"/api/jobs/{job_id}")
             if job["state"] in ("done", "failed"):
                 return job
-            where = (f"queued: position {job['position']} of {job['queued_jobs']}"
-                     if job["state"] == "queued" else
-                     "running" + (f" (attempt {job['attempts']})" if job["attempts"] > 1 else ""))
+            where = standing(job["state"], job["position"], job["queued_jobs"], job["attempts"])
             status.update(f"{where} ({time.monotonic() - began:.0f} s)")
             if where != said and not console.is_terminal:
                 console.print(where)
