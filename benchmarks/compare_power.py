@@ -7,9 +7,11 @@ file read as no difference, and the wall of each compare.
 
 A is the vectoradd torch example. One benchmark run of A on the case gives its time t; B is
 A followed by a fixed wait on the same device (a GPU sleep of so many clock cycles,
-calibrated here; on the CPU a busy wait) of `--slower` x t, less what one benchmark run of
-B shows the wait's own launch to add, so that B takes (1 + slower) x t; A2 is a copy of A. Then `compare A B` and `compare A A2` in turn, `--compares` of each or until the
-budget would be passed. Ordered right: the verdict says B is slower (the interval above 1).
+calibrated in a child process, so that this one holds no context on the GPU the compares
+time; on the CPU a busy wait) of `--slower` x t, less what one benchmark run of B shows the
+wait's own launch to add, so that B takes (1 + slower) x t; A2 is a copy of A. Then
+`compare A B` and `compare A A2` in turn, `--compares` of each or until the budget would be
+passed. Ordered right: the verdict says B is slower (the interval above 1).
 Copies right: the verdict says no difference. OUT/compare_power.json holds every compare's
 verdict, ratio, interval, runs and wall.
 """
@@ -61,34 +63,47 @@ def custom_kernel(data):
 '''
 
 
+CALIBRATE = f"""
+import statistics, torch
+torch.cuda._sleep({CALIBRATION_CYCLES})  # the first launch warms up
+rates = []
+for _ in range(5):
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    torch.cuda._sleep({CALIBRATION_CYCLES})
+    end.record()
+    end.synchronize()
+    rates.append({CALIBRATION_CYCLES} / (start.elapsed_time(end) * 1e6))
+print(statistics.median(rates))
+"""
+
+
 def gpu_cycles_per_ns() -> float:
-    """The GPU sleep's clock cycles per nanosecond, the median of five timed sleeps."""
-    import torch
-
-    torch.cuda._sleep(CALIBRATION_CYCLES)  # the first launch warms up
-    rates = []
-    for _ in range(5):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        torch.cuda._sleep(CALIBRATION_CYCLES)
-        end.record()
-        end.synchronize()
-        rates.append(CALIBRATION_CYCLES / (start.elapsed_time(end) * 1e6))
-    return statistics.median(rates)
+    """The GPU sleep's clock cycles per nanosecond, the median of five timed sleeps, measured
+    in a child process whose CUDA context is gone before any compare starts."""
+    proc = subprocess.run([sys.executable, "-c", CALIBRATE], capture_output=True, text=True,
+                          check=True)
+    return float(proc.stdout.split()[-1])
 
 
-def padded(source: str, pad_ns: float, device: str) -> str:
-    """`source` with its custom_kernel followed by a fixed wait of `pad_ns` on `device`."""
+def padded(source: str, pad_ns: float, device: str, cycles_per_ns: float = 0.0) -> str:
+    """`source` with its custom_kernel followed by a fixed wait of `pad_ns` on `device` (on
+    the GPU, a sleep of `cycles_per_ns` x `pad_ns` cycles)."""
     if device == "cuda":
-        return source + GPU_WAIT.format(cycles=round(pad_ns * gpu_cycles_per_ns()), ns=pad_ns)
+        return source + GPU_WAIT.format(cycles=round(pad_ns * cycles_per_ns), ns=pad_ns)
     return source + CPU_WAIT.format(ns=pad_ns)
+
+
+def case_args(cases: list[str]) -> list[str]:
+    """`--case C` for each case."""
+    return [x for c in cases for x in ("--case", c)]
 
 
 def score(path: Path, args: argparse.Namespace, tmp: Path) -> float:
     """One benchmark run's score of `path` on the case (ns); SystemExit without one."""
     doc, proc, _ = run_submit(path, tmp / "calibrate.json", "--task", TASK, "--mode",
                               "benchmark", "--device", args.device, "--no-record",
-                              *[x for c in args.case for x in ("--case", c)])
+                              *case_args(args.case))
     if not doc.get("score_ns"):
         raise SystemExit(f"the calibration run of {path.name} gave no score: {proc.stdout[-1500:]}")
     return doc["score_ns"]
@@ -98,7 +113,7 @@ def compare(a: Path, b: Path, args: argparse.Namespace, out: Path) -> dict:
     """One `runner.py compare A B`: its verdict, ratio, interval, runs and wall."""
     cmd = [sys.executable, str(ROOT / "runner.py"), "compare", str(a), str(b), "--task", TASK,
            "--device", args.device, "--runs", str(args.runs), "--min-runs", str(args.min_runs),
-           "--json", str(out)] + [x for c in args.case for x in ("--case", c)]
+           "--json", str(out), *case_args(args.case)]
     if args.threshold:
         cmd += ["--threshold", str(args.threshold)]
     out.unlink(missing_ok=True)
@@ -110,7 +125,8 @@ def compare(a: Path, b: Path, args: argparse.Namespace, out: Path) -> dict:
     return {"exit_code": proc.returncode, "verdict": doc.get("verdict"),
             "ratio": ratio.get("geomean"), "ci95": ratio.get("ci95"), "runs": doc.get("runs"),
             "stopped_early": doc.get("stopped_early"), "wall_s": wall,
-            "error": doc.get("error") or (None if doc else proc.stdout[-1500:] + proc.stderr[-1500:])}
+            "error": doc.get("error") or (
+                None if doc else proc.stdout[-1500:] + proc.stderr[-1500:])}
 
 
 def ordered_right(rec: dict) -> bool:
@@ -147,11 +163,12 @@ def main() -> int:
     target = args.slower * a_ns
     # The wait's own launch costs time beyond it: B is measured, and its wait shortened by
     # that excess once, so that B's measured time is A's plus `slower`.
+    rate = gpu_cycles_per_ns() if args.device == "cuda" else 0.0
     pad_ns = target
-    b.write_text(padded(source, pad_ns, args.device))
+    b.write_text(padded(source, pad_ns, args.device, rate))
     first_b_ns = score(b, args, tmp)
     pad_ns = max(0.0, target - (first_b_ns - a_ns - pad_ns))
-    b.write_text(padded(source, pad_ns, args.device))
+    b.write_text(padded(source, pad_ns, args.device, rate))
     b_ns = score(b, args, tmp)
     report = {"command": sys.argv, "a_score_ns": a_ns, "pad_ns": pad_ns,
               "b_first_score_ns": first_b_ns, "b_score_ns": b_ns, "b_over_a": b_ns / a_ns,

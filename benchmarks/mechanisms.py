@@ -12,8 +12,9 @@ baseline (the defaults) always runs. Each is loaded by the harness's settings lo
 one refused, or changing nothing, stops the script before any run (`--dry-run`: that check
 and the plan, no GPU). `--checkout NAME=PATH` adds a variant that is another checkout of
 this project (another commit's tree) run with its own defaults: the guard of a change, its
-tree before beside its tree after (baseline) in the same rounds. Per round and pair: the public evaluator once, then the harness once
-per variant that can act on the pair (`ACTS_ON`), the order rotated from round to round.
+tree before beside its tree after (baseline) in the same rounds. Per round and pair: the
+public evaluator once, then the harness once per variant that can act on the pair
+(`ACTS_ON`), the order rotated from round to round.
 OUT/mechanisms.json is rewritten after every run, OUT/summary.md (ratios to the public
 evaluator and to baseline, spreads, readings) at the end; nothing else goes to OUT. A run
 that would not fit in the budget (from the walls so far) is not started; past it by

@@ -145,7 +145,8 @@ def main() -> int:
               f"({report['throughput_per_min'][name]:.2f}/min), statuses "
               f"{dict((s, route['statuses'].count(s)) for s in set(route['statuses']))}, "
               f"GPU idle between jobs median {idle['median_s'] or 0:.2f} s, max "
-              f"{idle['max_s'] or 0:.2f} s, job wall median {idle['job_wall_median_s'] or 0:.2f} s, "
+              f"{idle['max_s'] or 0:.2f} s, job wall median "
+              f"{idle['job_wall_median_s'] or 0:.2f} s, "
               f"most running at once {route['most_running']}")
     print(f"throughput ratio server / batch: {report['ratio']:.3f}; served ranking equals "
           f"leaderboard --json: {served['ranking_equal']}; client exit codes "

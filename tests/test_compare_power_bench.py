@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -48,6 +47,7 @@ def test_one_compare_of_each_kind_on_the_cpu(tmp_path):
     report = json.loads((tmp_path / "compare_power.json").read_text())
     assert report["b_score_ns"] > 2 * report["a_score_ns"] and report["pad_ns"] > 0
     assert [len(report["different"]), len(report["copies"])] == [1, 1]
-    assert all(r["exit_code"] == 0 and r["runs"] == 2 for r in report["different"] + report["copies"])
+    assert all(r["exit_code"] == 0 and r["runs"] == 2
+               for r in report["different"] + report["copies"])
     assert report["different"][0]["ratio"] > 2  # ten times A's time, whatever the CPU's noise
     assert "ordered right" in proc.stdout

@@ -12,7 +12,8 @@ from harness.server import stream
 from harness.server.queue import Job
 
 
-def job(status: str, doc: dict | None = None, mode: str = "profile", error: str | None = None) -> Job:
+def job(status: str, doc: dict | None = None, mode: str = "profile",
+        error: str | None = None) -> Job:
     return Job(id=1, user_name="alice", task="vectoradd", mode=mode, gpu="H200", file_name="a.py",
                code="", status=status, created_at="", created_ts=0.0, error=error,
                result=json.dumps(doc) if doc else None)
@@ -46,7 +47,8 @@ def profile_doc(tmp_path) -> dict:
 def test_status_is_said_when_it_changes_and_as_a_heartbeat_then_the_result(tmp_path, monkeypatch):
     monkeypatch.setattr(stream, "report_text", lambda doc: "REPORT")
     now = [0.0]
-    states = iter([(job("queued"), "queued: position 2 of 2"), (job("queued"), "queued: position 2 of 2"),
+    states = iter([(job("queued"), "queued: position 2 of 2"),
+                   (job("queued"), "queued: position 2 of 2"),
                    (job("queued"), "queued: position 1 of 1"), (job("running"), "running"),
                    (job("running"), "running"), (job("running"), "running"),
                    (job("done", profile_doc(tmp_path)), "running")])
@@ -54,7 +56,8 @@ def test_status_is_said_when_it_changes_and_as_a_heartbeat_then_the_result(tmp_p
     def sleep(seconds: float) -> None:
         now[0] += 10 * seconds  # ten seconds a poll: the heartbeat falls due on the third
 
-    events = parse(list(stream.job_events(lambda: next(states), lambda d: d, sleep, lambda: now[0])))
+    events = parse(list(stream.job_events(lambda: next(states), lambda d: d, sleep,
+                                          lambda: now[0])))
     assert [e for e, _ in events] == ["status"] * 4 + ["result"]
     assert [d["message"] for _, d in events[:4]] == [
         "queued: position 2 of 2", "queued: position 1 of 1", "running", "running"]
