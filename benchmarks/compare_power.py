@@ -3,7 +3,7 @@ file read as no difference, and the wall of each compare.
 
     python benchmarks/compare_power.py [--compares 20] [--slower 0.02]
         [--case "size: 8192; seed: 1"] [--runs 5] [--min-runs 3] [--threshold 0.01]
-        [--device cuda|cpu] [--budget-seconds 540] [--out DIR]
+        [--device cuda|cpu] [--budget-seconds 540] [--out DIR] [--resume JSON]
 
 A is the vectoradd torch example. One benchmark run of A on the case gives its time t; B is
 A followed by a fixed wait on the same device (a GPU sleep of so many clock cycles,
@@ -13,13 +13,15 @@ wait's own launch to add, so that B takes (1 + slower) x t; A2 is a copy of A. T
 `compare A B` and `compare A A2` in turn, `--compares` of each or until the budget would be
 passed. Ordered right: the verdict says B is slower (the interval above 1).
 Copies right: the verdict says no difference. OUT/compare_power.json holds every compare's
-verdict, ratio, interval, runs and wall.
+verdict, ratio, interval, runs and wall. `--resume` continues an earlier report (its wait
+kept, A and B scored once more to show B/A on this machine) up to `--compares` of each.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -125,6 +127,7 @@ def compare(a: Path, b: Path, args: argparse.Namespace, out: Path) -> dict:
     return {"exit_code": proc.returncode, "verdict": doc.get("verdict"),
             "ratio": ratio.get("geomean"), "ci95": ratio.get("ci95"), "runs": doc.get("runs"),
             "stopped_early": doc.get("stopped_early"), "wall_s": wall,
+            "gpu_shared": "the GPU was shared" in proc.stdout,
             "error": doc.get("error") or (
                 None if doc else proc.stdout[-1500:] + proc.stderr[-1500:])}
 
@@ -139,26 +142,10 @@ def copies_right(rec: dict) -> bool:
     return (rec["verdict"] or "").startswith("no difference")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--compares", type=int, default=20)
-    parser.add_argument("--slower", type=float, default=0.02)
-    parser.add_argument("--case", action="append", default=[])
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--min-runs", type=int, default=3)
-    parser.add_argument("--threshold", type=float, default=0.01)
-    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
-    parser.add_argument("--budget-seconds", type=float, default=540.0)
-    parser.add_argument("--out", type=Path, default=Path("compare-power-out"))
-    args = parser.parse_args()
-    args.case = args.case or ["size: 8192; seed: 1"]
-    args.out.mkdir(parents=True, exist_ok=True)
-    began = time.monotonic()
-    tmp = Path(tempfile.mkdtemp(prefix="compare-power-"))
-    a, b, copy = tmp / "a.py", tmp / "b.py", tmp / "a_copy.py"
-    source = EXAMPLE.read_text()
-    a.write_text(source)
-    copy.write_text(source + "\n# a copy\n")
+def calibrated(args: argparse.Namespace, source: str, a: Path, b: Path,
+               tmp: Path) -> tuple[dict, float, float, float]:
+    """A scored, B written with its wait sized so that B scores (1 + slower) x A: the report
+    begun, A's score, the wait and B's score (ns)."""
     a_ns = score(a, args, tmp)
     target = args.slower * a_ns
     # The wait's own launch costs time beyond it: B is measured, and its wait shortened by
@@ -170,14 +157,54 @@ def main() -> int:
     pad_ns = max(0.0, target - (first_b_ns - a_ns - pad_ns))
     b.write_text(padded(source, pad_ns, args.device, rate))
     b_ns = score(b, args, tmp)
-    report = {"command": sys.argv, "a_score_ns": a_ns, "pad_ns": pad_ns,
+    report = {"command": sys.argv, "a_score_ns": a_ns, "pad_ns": pad_ns, "cycles_per_ns": rate,
               "b_first_score_ns": first_b_ns, "b_score_ns": b_ns, "b_over_a": b_ns / a_ns,
               "slower": args.slower, "case": args.case, "runs": args.runs,
               "min_runs": args.min_runs, "threshold": args.threshold,
-              "different": [], "copies": [], "stopped": None}
-    walls: list[float] = []
+              "different": [], "copies": []}
+    return report, a_ns, pad_ns, b_ns
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--compares", type=int, default=20)
+    parser.add_argument("--slower", type=float, default=0.02)
+    parser.add_argument("--case", action="append", default=[])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--min-runs", type=int, default=3)
+    parser.add_argument("--threshold", type=float, default=0.01)
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    parser.add_argument("--budget-seconds", type=float, default=540.0)
+    parser.add_argument("--out", type=Path, default=Path("compare-power-out"))
+    parser.add_argument("--resume", type=Path, help="an earlier compare_power.json to continue")
+    args = parser.parse_args()
+    args.case = args.case or ["size: 8192; seed: 1"]
+    args.out.mkdir(parents=True, exist_ok=True)
+    began = time.monotonic()
+    tmp = Path(tempfile.mkdtemp(prefix="compare-power-"))
+    a, b, copy = tmp / "a.py", tmp / "b.py", tmp / "a_copy.py"
+    source = EXAMPLE.read_text()
+    a.write_text(source)
+    copy.write_text(source + "\n# a copy\n")
+    if args.resume:
+        report = json.loads(args.resume.read_text())
+        rate, pad_ns = report["cycles_per_ns"], report["pad_ns"]
+        b.write_text(padded(source, pad_ns, args.device, rate))
+        a_ns, b_ns = score(a, args, tmp), score(b, args, tmp)
+        report.setdefault("rechecks", []).append(
+            {"a_score_ns": a_ns, "b_score_ns": b_ns, "b_over_a": b_ns / a_ns})
+        report["command"] = [report["command"], sys.argv]
+    else:
+        report, a_ns, pad_ns, b_ns = calibrated(args, source, a, b, tmp)
+    # Where the environment forbids bytecode files, every worker compiles torch's sources.
+    report["bytecode_kept"] = not os.environ.get("PYTHONDONTWRITEBYTECODE")
+    report["stopped"] = None
+    (args.out / "compare_power.json").write_text(json.dumps(report, indent=2))
+    walls = [r["wall_s"] for r in report["different"] + report["copies"]]
     for k in range(args.compares):
         for kind, other in (("different", b), ("copies", copy)):
+            if len(report[kind]) > k:
+                continue  # done in the run resumed
             need = statistics.median(walls) if walls else 0.0
             if time.monotonic() - began + need > args.budget_seconds:
                 report["stopped"] = f"the budget, before compare {k + 1} of {kind}"

@@ -37,7 +37,7 @@ def test_verdicts_are_read_by_their_interval_and_words():
 
 
 @pytest.mark.slow
-def test_one_compare_of_each_kind_on_the_cpu(tmp_path):
+def test_one_compare_of_each_kind_on_the_cpu_then_one_more_resumed(tmp_path):
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "compare_power.py"), "--compares", "1",
          "--runs", "2", "--min-runs", "2", "--device", "cpu", "--case", "size: 256; seed: 1",
@@ -51,3 +51,14 @@ def test_one_compare_of_each_kind_on_the_cpu(tmp_path):
                for r in report["different"] + report["copies"])
     assert report["different"][0]["ratio"] > 2  # ten times A's time, whatever the CPU's noise
     assert "ordered right" in proc.stdout
+    resumed = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "compare_power.py"), "--compares", "2",
+         "--runs", "2", "--min-runs", "2", "--device", "cpu", "--case", "size: 256; seed: 1",
+         "--out", str(tmp_path / "more"), "--resume", str(tmp_path / "compare_power.json")],
+        capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    more = json.loads((tmp_path / "more" / "compare_power.json").read_text())
+    assert more["pad_ns"] == report["pad_ns"] and len(more["rechecks"]) == 1
+    assert more["different"][0] == report["different"][0]  # kept, one more of each added
+    assert [len(more["different"]), len(more["copies"])] == [2, 2]
+    assert more["different"][1]["ratio"] > 2
