@@ -167,6 +167,8 @@ def _run_judge(judge: Judge, specs: list[PhaseSpec], evaluation: Evaluation) -> 
     evaluation.worker_output = judge.worker_output
     if judge.memory_cap is not None:
         evaluation.harness["memory_cap_bytes"] = judge.memory_cap
+    if judge.cpu_heap:
+        evaluation.harness["cpu_heap_bytes"] = judge.cpu_heap
     evaluation.warnings += judge.warnings
     evaluation.gpu_shared = judge.gpu_watch.summary()
     if evaluation.gpu_shared:

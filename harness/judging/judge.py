@@ -116,6 +116,7 @@ class Judge:
         self.base_calibration: Calibration | None = None
         self.load_error: dict[str, Any] | None = None
         self.memory_cap: int | None = None  # the CPU worker's RLIMIT_AS (memory_cap.py)
+        self.cpu_heap: int | None = None  # the CPU worker's heap touched up front (cpu_heap.py)
         self.flusher = Flusher(device)
         self.shm_root = entry.shm_root or shm_folder()
         self._started = entry.started
@@ -177,8 +178,8 @@ class Judge:
             if ready.get("event") == Event.ERROR:
                 self._worker_could_not_start(Status.CRASHED, str(ready.get("message", "")))
                 return False
-            cap = ready.get("memory_cap_bytes")
-            self.memory_cap = cap if isinstance(cap, int) and not isinstance(cap, bool) else None
+            self.memory_cap = _whole(ready.get("memory_cap_bytes"))
+            self.cpu_heap = _whole(ready.get("cpu_heap_bytes"))
             self.base_calibration = self.sampling.calibrate_before_import(timeout)
         except WorkerDied:
             self._worker_could_not_start(Status.CRASHED, w.exit_description("as it started"))
@@ -524,3 +525,8 @@ class Judge:
         failed = ncu.failure(result.profile["ncu"])  # no report: the case does not pass
         if failed:
             result.status, result.message = failed
+
+
+def _whole(value: object) -> int | None:
+    """A whole number the worker reported, or None (its messages are diagnostics only)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

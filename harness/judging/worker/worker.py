@@ -165,12 +165,15 @@ class Worker:
 
     def _before_import(self, init: dict[str, Any]) -> None:
         """The submission's compiler caches pointed at its folder, and (on the CPU) the
-        address space capped: both before the submission is imported."""
+        heap touched and the address space capped: all before the submission is imported."""
         from harness.judging.startup.compile_cache import device_tag, point_worker
+        from harness.judging.worker.cpu_heap import touch_heap
 
         torch = self.torch
         # Before the submission is imported: its compiler caches into its file's folder.
         point_worker(device_tag(torch, self.device))
+        # On the CPU, outputs reuse touched heap pages (cpu_heap.py); inside the cap's base.
+        self.heap_bytes = 0 if self.cuda else touch_heap()
         self.memory_cap = None
         memory_limit = int(init.get("memory_limit_bytes") or 0)
         if memory_limit > 0:
@@ -184,7 +187,7 @@ class Worker:
 
     def serve(self) -> None:
         info = {"event": Event.READY, "torch": self.torch.__version__, "python": sys.version.split()[0],
-                "memory_cap_bytes": self.memory_cap}
+                "memory_cap_bytes": self.memory_cap, "cpu_heap_bytes": self.heap_bytes}
         if self.cuda:
             info["device_name"] = self.torch.cuda.get_device_name(0)
         self.send(info)
