@@ -13,9 +13,9 @@ from harness.judging.worker import cpu_heap
 
 glibc = pytest.mark.skipif(cpu_heap._glibc() is None, reason="the C library is not glibc")
 
-# Two 2 MiB outputs alive per sample and a small tensor kept between samples, as the
-# worker's calls leave them: without the touched heap each sample's blocks move up the heap
-# onto fresh pages.
+# Two 2 MiB outputs alive per sample and a small tensor kept between samples: without the
+# touched heap each sample's blocks move up the heap onto fresh pages; with it, they stay on
+# touched ones for these 60 samples (the climb reaches its end after about 120).
 PATTERN = """
 import resource, sys
 import torch
@@ -57,10 +57,18 @@ def _pattern(mode: str) -> tuple[int, int]:
 
 @glibc
 def test_outputs_reuse_the_touched_heap_where_they_would_fault_without_it():
-    assert _pattern("none")[1] >= 10 * 512  # fresh 2 MiB blocks: 512 faults each
+    if _pattern("none")[1] < 10 * 512:  # fresh 2 MiB blocks: 512 faults each (4 KiB pages)
+        pytest.skip("this host's heap does not fault 4 KiB pages on this pattern (huge pages?)")
     touched, faults = _pattern("touch")
     assert touched == cpu_heap.HEAP_BYTES
     assert faults < 512  # not one fresh block after the first samples
+
+
+def test_the_touched_heap_is_a_share_of_a_capped_allowance():
+    assert cpu_heap.heap_size(0) == cpu_heap.HEAP_BYTES  # no cap
+    assert cpu_heap.heap_size(16 << 30) == cpu_heap.HEAP_BYTES
+    assert cpu_heap.heap_size(256 << 20) == 64 << 20
+    assert cpu_heap.touch_heap(cpu_heap.heap_size(32 << 20)) == 0  # 8 MiB: less than a block
 
 
 def test_nothing_is_touched_without_glibc(monkeypatch):

@@ -9,8 +9,16 @@ from dataclasses import replace
 
 import pytest
 
+from harness.judging.worker import cpu_heap
 from harness.judging.worker.protocol import Event, Mailbox
 from harness.judging.worker.worker import TorchCalls, Worker
+
+
+@pytest.fixture(autouse=True)
+def _untouched_heap(monkeypatch):
+    """Workers built in this process leave its heap as it is (cpu_heap.py's settings would
+    stay for the rest of the session)."""
+    monkeypatch.setattr(cpu_heap, "touch_heap", lambda total=0: 0)
 
 
 def _wait(conn, init: dict) -> None:

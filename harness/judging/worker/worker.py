@@ -167,20 +167,20 @@ class Worker:
         """The submission's compiler caches pointed at its folder, and (on the CPU) the
         heap touched and the address space capped: all before the submission is imported."""
         from harness.judging.startup.compile_cache import device_tag, point_worker
-        from harness.judging.worker.cpu_heap import touch_heap
+        from harness.judging.worker.cpu_heap import heap_size, touch_heap
 
         torch = self.torch
         # Before the submission is imported: its compiler caches into its file's folder.
         point_worker(device_tag(torch, self.device))
-        # On the CPU, outputs reuse touched heap pages (cpu_heap.py); inside the cap's base.
-        self.heap_bytes = 0 if self.cuda else touch_heap()
-        self.memory_cap = None
         memory_limit = int(init.get("memory_limit_bytes") or 0)
+        # On the CPU, outputs reuse touched heap pages (cpu_heap.py), counted in the allowance.
+        self.heap_bytes = 0 if self.cuda else touch_heap(heap_size(memory_limit))
+        self.memory_cap = None
         if memory_limit > 0:
             from harness.judging.sandbox.memory_cap import cap_self
 
             torch.ones(1 << 16).add_(1)  # torch's CPU thread pool starts here, not under the cap
-            self.memory_cap = cap_self(memory_limit)
+            self.memory_cap = cap_self(memory_limit - self.heap_bytes)
 
     def send(self, message: dict[str, Any]) -> None:
         self.conn.send_bytes(encode(message))
