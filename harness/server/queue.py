@@ -23,13 +23,13 @@ from harness.results.store import Store, now
 QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
 
 
-
 def standing(state: str, position: int | None, queued: int, attempts: int) -> str:
     """Where a job not yet ended stands, in words: its queue position, or running (with its
     attempt after a dead worker's)."""
     if state == QUEUED:
         return f"queued: position {position} of {queued}"
     return "running" + (f" (attempt {attempts})" if attempts > 1 else "")
+
 
 @dataclass
 class Job:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.durations import readable
+from harness.loading.cases import format_case
 from harness.server.queue import DONE, FAILED, Job
 
 POLL_SECONDS = 1.0  # how often the stream looks at its job
@@ -97,7 +98,7 @@ def case_reports(doc: dict[str, Any]) -> dict[str, Any]:
     cases = _cases(doc)
     out: dict[str, Any] = {"benchmark-count": len(cases)}
     for i, case in enumerate(cases):
-        out[f"benchmark.{i}.spec"] = "; ".join(f"{k}: {v}" for k, v in case.get("case", {}).items())
+        out[f"benchmark.{i}.spec"] = format_case(case.get("case", {}))
         out[f"benchmark.{i}.report"] = base64.b64encode(case_text(case).encode()).decode()
     return out
 
