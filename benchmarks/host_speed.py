@@ -161,8 +161,10 @@ def harness(submission: Path, device: str, config: Path | None, tmp: Path) -> fl
     try:
         case = doc["phases"][-1]["cases"][0]
         return float(case["score_ns"]) / 1e3
-    except (KeyError, IndexError, TypeError):
-        raise SystemExit(f"harness run failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    except (KeyError, IndexError, TypeError) as error:
+        raise SystemExit(
+            f"harness run failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+        ) from error
 
 
 def main() -> int:
