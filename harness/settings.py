@@ -36,7 +36,6 @@ class TimingSettings:
 class IntegritySettings:
     """Thresholds of the judge's integrity checks (`integrity:`)."""
 
-    floor_margin: float
     refuse_ranking_on: list[str]
 
 
@@ -49,7 +48,6 @@ class WorkerSettings:
     file_size_limit_bytes: int
     cpu_memory_limit_gb: float
     gpu_memory_fraction: float
-    max_restarts: int
     head_start: bool
     sandbox: str
     sandbox_read: list[str]
@@ -122,7 +120,6 @@ class WebSettings:
     host: str
     port: int
     show_code: bool
-    output_tail_chars: int
 
     def __post_init__(self) -> None:
         if not 0 <= int(self.port) < 65536:
@@ -215,6 +212,15 @@ def _section(data: dict[str, Any], name: str) -> dict[str, Any]:
     return section
 
 
+# Keys that were settings once and are now the engine's constants: a configuration that still
+# sets one is told where it went, not only that the key is unknown.
+RETIRED = {
+    "integrity.floor_margin": "a score below the physics floor is always rejected",
+    "worker.max_restarts": "MAX_RESTARTS in harness/judging/judge.py",
+    "web.output_tail_chars": "OUTPUT_TAIL_CHARS in harness/web/app.py",
+}
+
+
 def _fill(kind: type, data: dict[str, Any], name: str) -> Any:
     """The dataclass `kind` from the section `name` of `data`; a key it lacks, or one that
     is not a setting (misspelt, or an engine constant that the YAML cannot set), is refused
@@ -222,6 +228,10 @@ def _fill(kind: type, data: dict[str, Any], name: str) -> Any:
     values = _section(data, name)
     known = set(kind.__dataclass_fields__)
     unknown = sorted(f"{name}.{key}" for key in set(values) - known)
+    retired = [f"{key} ({RETIRED[key]})" for key in unknown if key in RETIRED]
+    if retired:
+        raise ValueError(f"no longer a setting: {', '.join(retired)}; remove it from the "
+                         "configuration (docs/organisers.md)")
     if unknown:
         raise ValueError(f"not a setting: {', '.join(unknown)} (configs/defaults.yaml lists "
                          "every setting)")

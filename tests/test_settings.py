@@ -75,3 +75,21 @@ def test_a_key_that_is_an_engine_constant_is_refused_by_its_full_name(tmp_path, 
     extra.write_text(text)
     with pytest.raises(ValueError, match=f"not a setting: {key}"):
         Settings.load(extra)
+
+
+@pytest.mark.parametrize("section,key", [
+    ("integrity", "floor_margin"), ("worker", "max_restarts"), ("web", "output_tail_chars"),
+])
+def test_a_retired_key_is_refused_with_where_it_went(tmp_path, section, key):
+    extra = tmp_path / "old.yaml"
+    extra.write_text(f"{section}:\n  {key}: 2\n")
+    with pytest.raises(ValueError, match=f"no longer a setting: {section}.{key} \\("):
+        Settings.load(extra)
+
+
+def test_the_defaults_hold_at_most_forty_keys():
+    """Organisers read every key of configs/defaults.yaml; the engine's constants stay in code."""
+    def leaves(mapping):
+        return sum(leaves(v) if isinstance(v, dict) and v else 1 for v in mapping.values())
+
+    assert leaves(Settings.load().raw) <= 40

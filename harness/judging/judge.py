@@ -82,6 +82,9 @@ WARM_REFERENCE = True
 MAILBOX = {"cuda": True, "cpu": False}
 # A case that ends with the SM clock below this share of its maximum gets a throttling warning.
 THROTTLE_RATIO = 0.9
+# Fresh workers an evaluation starts after crashes or CUDA faults; past them the remaining
+# cases are skipped (a submission that always crashes is not retried for ever).
+MAX_RESTARTS = 3
 
 
 @dataclass
@@ -320,7 +323,7 @@ class Judge:
                     stop_reason = "not run: an earlier case of this phase timed out"
                 elif result.status == Status.NEEDS_GPU:
                     stop_reason = "not run: the submission needs a GPU"
-                elif self.restarts > self.settings.worker.max_restarts:
+                elif self.restarts > MAX_RESTARTS:
                     stop_reason = "not run: the worker failed too many times"
             phase.cases.append(result)
             self.progress.case_done(spec, result)

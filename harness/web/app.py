@@ -24,6 +24,9 @@ from harness.web import charts
 from harness.web.contest import add_contest_pages
 from harness.web.format import FILTERS
 
+# Characters of the worker's output a submission page shows (its end, where errors are).
+OUTPUT_TAIL_CHARS = 4000
+
 
 class Reader:
     """One connection to the database, used by one request at a time."""
@@ -104,7 +107,7 @@ def _add_pages(app: Flask, read: Reader, show_code: bool, web: WebSettings) -> N
             ranked, ranked_of = boards.standing(store, sub)
         output = next((r["messages"].get("output") for r in sub["runs"]
                        if r["messages"].get("output")), {}) or {}
-        tails = {k: v[-web.output_tail_chars:] for k, v in output.items() if v and v.strip()}
+        tails = {k: v[-OUTPUT_TAIL_CHARS:] for k, v in output.items() if v and v.strip()}
         return render_template("submission.html", sub=sub, ranked=ranked, ranked_of=ranked_of,
                                output=tails, show_code=show_code)
 

@@ -616,7 +616,7 @@ class Sampling:
             return
         result.integrity["floor_ns"] = floor.ns
         result.integrity["speed_of_light_fraction"] = floor.ns / result.score_ns
-        if result.score_ns < floor.ns * j.settings.integrity.floor_margin:
+        if result.score_ns < floor.ns:
             result.status = Status.REJECTED
             result.message = (
                 f"rejected: a mean of {micros(result.score_ns, 3)} is below the physical floor "
