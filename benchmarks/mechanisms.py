@@ -42,7 +42,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 import contest_parity as parity  # noqa: E402
 
 from harness.results.document import case_flags, case_notes, write_json  # noqa: E402
-from harness.scores import combine  # noqa: E402
+from harness.scores import geomean  # noqa: E402
 from harness.settings import Settings  # noqa: E402
 
 PUBLIC, BASELINE = "public", "baseline"
@@ -159,8 +159,9 @@ def wall_needed(walls: dict[tuple[str, str], list[float]], pair: str, what: str)
 
 
 def _geomean(means: list[float | None]) -> float:
-    """The geomean of a run's case means (nan where a case was not timed)."""
-    return combine(means, "geom") if means and all(means) else math.nan
+    """harness.scores.geomean of a run's case means; nan where a case was not timed (a run
+    with a gap has no geomean, rather than one over fewer cases)."""
+    return geomean(means) if means and all(means) else math.nan
 
 
 def harness_record(r: int, means: list, wall: float, doc: dict) -> dict:
