@@ -54,13 +54,24 @@ def needs_shared(test):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Skips the tests marked `gpu` where there is no CUDA GPU."""
+    """Skips the tests marked `gpu` where there is no CUDA GPU. Under pytest-xdist (`-n`),
+    the `slow` tests go first, so that the long ones start early and the many short ones
+    fill the test processes' last minutes (the order is the same in every process)."""
+    if hasattr(config, "workerinput"):
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     if HAS_GPU:
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU")
     for item in items:
         if item.get_closest_marker("gpu"):
             item.add_marker(skip)
+
+
+def pytest_xdist_auto_num_workers(config) -> int:
+    """`-n auto` (pytest-xdist): a test process per core this process may use, or none (the
+    tests in turn, in this process) on a GPU machine, where tests time kernels and look for
+    other processes on the GPU, so must not run beside each other."""
+    return 0 if HAS_GPU else len(os.sched_getaffinity(0))
 
 
 @pytest.fixture(scope="session", autouse=True)

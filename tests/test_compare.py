@@ -27,6 +27,7 @@ def _file(folder: Path, name: str, sleep_ms: float = 0.0, leaderboard: str = "ve
     return path
 
 
+@pytest.mark.slow  # ten runner.py processes
 def test_usage_errors_exit_2(cli, tmp_path):
     a, b = _file(tmp_path, "a.py"), _file(tmp_path, "b.py")
     other = _file(tmp_path, "other.py", leaderboard="mxfp4_mm")

@@ -226,12 +226,13 @@ def test_another_runs_scratch_is_unreadable_while_it_runs(arena, tmp_path):
         cwd=arena.work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 120
-        while not set(glob.glob("/tmp/harness-worker-*/VICTIM_MARKER.txt")) - known:
+        while not (marker := set(glob.glob("/tmp/harness-worker-*/VICTIM_MARKER.txt")) - known):
             assert victim.poll() is None and time.monotonic() < deadline, "the victim never ran"
             time.sleep(0.2)
         r, refused = attack(arena, tmp_path, "read_other_scratch")
         assert "victim's private" not in json.dumps(r.doc)
         assert victim.poll() is None  # the attack ran while the victim did
+        (Path(marker.pop()).parent / "ATTACK_DONE").write_text("")  # the victim goes on
         assert victim.wait(timeout=300) == 0  # and the victim's own run was undisturbed
     finally:
         if victim.poll() is None:

@@ -160,6 +160,7 @@ def stop(proc: subprocess.Popen) -> None:
             proc.wait()
 
 
+@pytest.mark.slow  # two real workers and a lease that runs out
 def test_a_worker_killed_mid_job_is_replaced(tmp_path):
     """SIGKILL a worker while it judges: after the lease another worker judges the job,
     which is recorded once."""

@@ -25,7 +25,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_cli
 
-pytestmark = pytest.mark.slow  # each test runs runner.py end to end
+# Each test runs runner.py end to end; under `-n` one test process runs them all, so that the
+# module's database (`filled`, a dozen judged runs) is built once.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("web")]
 
 flask = pytest.importorskip("flask", reason="the web leaderboard needs Flask")
 
