@@ -189,3 +189,39 @@ def test_a_worker_killed_mid_job_is_replaced(tmp_path):
     subs = queue.store.query("SELECT id, user_name FROM submissions")
     assert [(s["id"], s["user_name"]) for s in subs] == [(job.submission_id, "alice")]
     assert job.document()["record"]["submission_id"] == job.submission_id
+
+
+def test_uploads_count_whatever_became_of_their_jobs(db_url):
+    """The rate limit's count: a job deleted by its owner still counts; a refunded one (an
+    organiser's delete) does not; a window that has passed counts nothing."""
+    clock = Clock()
+    queue = JobQueue(Store(db_url), clock=clock)
+    first, second, third = fill(queue, 3)  # user0, user1, user2
+    mine = [queue.enqueue(NewJob("user0", "vectoradd", "test", "CPU", "g.py", "code"))
+            for _ in range(2)]
+    assert len(queue.recent_uploads("user0", clock.t - 60)) == 3
+    queue.delete(first)
+    queue.delete(mine[0])
+    assert len(queue.recent_uploads("user0", clock.t - 60)) == 3  # the owner's deletes
+    queue.delete(mine[1], refund=True)
+    assert len(queue.recent_uploads("user0", clock.t - 60)) == 2
+    clock.t += 120
+    assert queue.recent_uploads("user0", clock.t - 60) == []
+    assert len(queue.recent_uploads("user1", 0)) == 1 and queue.get(second) is not None
+
+
+def test_jobs_of_an_older_schema_count_as_uploads(tmp_path):
+    """A schema 4 database (before the upload log): its jobs are counted after the upgrade."""
+    import sqlite3
+
+    path = tmp_path / "old.db"
+    queue = JobQueue(Store(str(path)))
+    fill(queue, 3)
+    queue.store.close()
+    raw = sqlite3.connect(path)
+    raw.execute("DROP TABLE uploads")
+    raw.execute("DELETE FROM schema_version WHERE version >= 5")
+    raw.commit()
+    raw.close()
+    again = JobQueue(Store(str(path)))
+    assert [len(again.recent_uploads(f"user{i}", 0)) for i in range(3)] == [1, 1, 1]

@@ -29,7 +29,8 @@ def served(tmp_path_factory):
     db = str(tmp / "api.db")
     config = tmp / "server.yaml"
     config.write_text("server:\n  rate_limit: 3\n  rate_window_seconds: 3600\n")
-    tokens = {name: add_user(db, name) for name in ("alice", "bob", "carol", "dave", "erin")}
+    tokens = {name: add_user(db, name)
+              for name in ("alice", "bob", "carol", "dave", "erin", "frank")}
     tokens["root"] = add_user(db, "root", admin=True)
     JobQueue(Store(db)).register_worker("parked", PARKED)
     server = Server(db, tmp / "serve.log", "--workers", "1", "--device", "cpu", *CASE,
@@ -217,6 +218,31 @@ def test_rate_limit_answers_429_with_retry_after(served):
     assert reply.code == 429 and "rate limit" in reply.body["detail"]
     assert 3500 <= int(reply.headers["Retry-After"]) <= 3600
     assert counts(served["db"]) == before
+
+
+def test_deleting_ones_own_uploads_frees_no_quota_an_admins_delete_refunds_one(served):
+    """The limit (3 an hour here) counts accepted uploads, whatever became of them."""
+    base, frank, root = served["base"], served["tokens"]["frank"], served["tokens"]["root"]
+
+    def send(name="a.py"):
+        return upload(base, frank, "vectoradd", PARKED, "test", name, TRIVIAL)
+
+    ids = []
+    for _ in range(3):
+        reply = send()
+        assert reply.code == 200, reply.body
+        ids.append(reply.body["details"]["id"])
+    for job_id in ids[:2]:
+        assert request(f"{base}/user/submissions/{job_id}", "DELETE", frank).code == 200
+    before = counts(served["db"])
+    for _ in range(2):  # her deletes freed nothing; a refusal is no upload and frees nothing
+        refused = send()
+        assert refused.code == 429 and "rate limit" in refused.body["detail"]
+        assert counts(served["db"]) == before
+    # the organiser's delete refunds the upload: one more is accepted, then the limit again
+    assert request(f"{base}/admin/submissions/{ids[2]}", "DELETE", root, bearer=True).code == 200
+    assert send("b.py").code == 200
+    assert send("c.py").code == 429
 
 
 def test_contest_rules_and_admin(served):

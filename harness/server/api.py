@@ -435,7 +435,7 @@ def _add_admin_endpoints(api: Blueprint, a: Api) -> None:
     def admin_delete(job_id: int) -> Any:
         a.admin()
         with a.db() as queue:
-            job = queue.delete(job_id)
+            job = queue.delete(job_id, refund=True)
         if job is None:
             fail(404, f"no submission {job_id}")
         return jsonify({"status": "deleted", "id": job_id, "user": job.user_name})

@@ -115,7 +115,7 @@ def contest_delete(console: Console, job_id: int, db: str | None) -> int:
 
     store = open_store(db)
     try:
-        job = JobQueue(store).delete(job_id)
+        job = JobQueue(store).delete(job_id, refund=True)  # the organiser's: the upload refunded
     finally:
         store.close()
     if job is None:

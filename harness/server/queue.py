@@ -96,12 +96,16 @@ class JobQueue:
         with self.store.transaction():
             if check is not None:
                 check(self.store)
+            ts = self.clock()
             cur = self.store.execute(
                 "INSERT INTO jobs (user_name, task, mode, gpu, file_name, code, status, "
                 "created_at, created_ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (job.user, job.task, job.mode, job.gpu, job.file_name, job.code, QUEUED, now(),
-                 self.clock()))
-            return int(cur.fetchone()[0])
+                 ts))
+            job_id = int(cur.fetchone()[0])
+            self.store.execute("INSERT INTO uploads (user_name, created_ts, job_id) "
+                               "VALUES (?, ?, ?)", (job.user, ts, job_id))
+            return job_id
 
     def get(self, job_id: int) -> Job | None:
         rows = self.store.query("SELECT * FROM jobs WHERE id = ?", (job_id,))
@@ -141,18 +145,24 @@ class JobQueue:
         return [Job.from_row(r) for r in self.store.query(sql, params)]
 
     def recent_uploads(self, user: str, since: float) -> list[float]:
-        """When `user` uploaded since `since` (epoch seconds), oldest first."""
-        rows = self.store.query("SELECT created_ts FROM jobs WHERE user_name = ? AND "
-                                "created_ts > ? ORDER BY created_ts", (user, since))
+        """When `user` uploaded since `since` (epoch seconds), oldest first: every accepted
+        upload, its job judged, failed or deleted by its owner, less those an admin
+        refunded (the rate limit counts these)."""
+        rows = self.store.query("SELECT created_ts FROM uploads WHERE user_name = ? AND "
+                                "created_ts > ? AND refunded = 0 ORDER BY created_ts",
+                                (user, since))
         return [float(r["created_ts"]) for r in rows]
 
-    def delete(self, job_id: int) -> Job | None:
+    def delete(self, job_id: int, refund: bool = False) -> Job | None:
         """Remove a job and what it recorded (its submission and runs); the job, if it was
-        there. A slot judging it then cannot close it, and its result is dropped."""
+        there. A slot judging it then cannot close it, and its result is dropped. Its upload
+        still counts towards its owner's rate limit unless `refund` (an admin's delete)."""
         with self.store.transaction():
             job = self.get(job_id)
             if job is None:
                 return None
+            if refund:
+                self.store.execute("UPDATE uploads SET refunded = 1 WHERE job_id = ?", (job_id,))
             if job.submission_id is not None:
                 self.store.execute("DELETE FROM runs WHERE submission_id = ?", (job.submission_id,))
                 self.store.execute("DELETE FROM submissions WHERE id = ?", (job.submission_id,))
