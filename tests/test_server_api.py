@@ -30,7 +30,7 @@ def served(tmp_path_factory):
     config = tmp / "server.yaml"
     config.write_text("server:\n  rate_limit: 3\n  rate_window_seconds: 3600\n")
     tokens = {name: add_user(db, name)
-              for name in ("alice", "bob", "carol", "dave", "erin", "frank")}
+              for name in ("alice", "bob", "carol", "dave", "erin", "frank", "gina")}
     tokens["root"] = add_user(db, "root", admin=True)
     JobQueue(Store(db)).register_worker("parked", PARKED)
     server = Server(db, tmp / "serve.log", "--workers", "1", "--device", "cpu", *CASE,
@@ -178,6 +178,28 @@ BAD = [  # (why, token, path, file name, bytes, code, words in the detail)
      "Python"),
     ("binary", "carol", "vectoradd/H200/test", "a.py", b"x = 1\x00\n", 400, "NUL"),
 ]
+
+
+def test_a_file_that_does_not_load_is_a_failed_job_with_the_loaders_message(served):
+    """popcorn-cli prints `Submission N failed: <job.error>` for a failed job and a success
+    otherwise: a file with a syntax error must reach it as failed, in every mode."""
+    base, gina = served["base"], served["tokens"]["gina"]
+    broken = b"def custom_kernel(data:\n    return data\n"
+    ids = {}
+    for mode in ("test", "benchmark", "leaderboard"):
+        body, ctype = multipart("broken.py", broken)
+        accepted = request(f"{base}/submission/vectoradd/CPU/{mode}", "POST", gina, body, ctype)
+        assert accepted.code == 200, accepted.body
+        ids[mode] = accepted.body["details"]["id"]
+    for mode, job_id in ids.items():
+        details = wait_done(base, gina, job_id)
+        assert details["job"]["status"] == "failed", (mode, details["job"])
+        assert "syntax error" in details["job"]["error"], (mode, details["job"])
+        assert all(r["passed"] is False for r in details["runs"]), (mode, details["runs"])
+        listed = request(f"{base}/user/submissions", token=gina).body
+        assert next(s for s in listed if s["id"] == job_id)["status"] == "failed"
+        ours = request(f"{base}/api/jobs/{job_id}", token=gina).body
+        assert ours["status"] == "failed" and "syntax error" in ours["error"]
 
 
 @pytest.mark.parametrize("why,who,path,name,data,code,words", BAD, ids=[b[0] for b in BAD])

@@ -129,9 +129,29 @@ def public_document(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
+def load_error_of(job: Job) -> str | None:
+    """The loader's message where a judged job's file could not be loaded (a syntax error,
+    a missing custom_kernel, an import that fails); None otherwise."""
+    if job.status != DONE:
+        return None
+    error = (job.document() or {}).get("load_error")
+    if not error:
+        return None
+    parts = [error.get("title") or error.get("status"), error.get("message"), error.get("hint")]
+    return "\n".join(str(p) for p in parts if p)
+
+
+def job_error(job: Job) -> str | None:
+    """What popcorn-cli prints after `Submission N failed:`: why the job failed, or why its
+    file could not be loaded."""
+    return job.error or load_error_of(job)
+
+
 def job_status(job: Job, hacked: bool = False) -> str:
-    """popcorn-cli's job status: queued, running, succeeded, failed, timed_out or hacked."""
-    if job.status == FAILED:
+    """popcorn-cli's job status: queued, running, succeeded, failed, timed_out or hacked. A
+    file that could not be loaded was judged, but is `failed`, so that popcorn-cli says so
+    (with `job_error`) instead of printing it as a success."""
+    if job.status == FAILED or load_error_of(job) is not None:
         return "failed"
     if job.status != DONE:
         return job.status
@@ -385,7 +405,8 @@ def _add_own_endpoints(api: Blueprint, a: Api) -> None:
                         "file_name": job.file_name, "user_id": job.user_name,
                         "submission_time": job.created_at, "done": job.status in (DONE, FAILED),
                         "code": job.code, "runs": runs_of_job(job),
-                        "job": {"status": status, "error": job.error}, "runner_queue": queued})
+                        "job": {"status": status, "error": job_error(job)},
+                        "runner_queue": queued})
 
     @api.delete("/user/submissions/<int:job_id>")
     def delete_mine(job_id: int) -> Any:
@@ -408,7 +429,7 @@ def _add_own_endpoints(api: Blueprint, a: Api) -> None:
                         "file_name": job.file_name, "state": job.status, "status": status,
                         "position": position, "queued_jobs": queued, "attempts": job.attempts,
                         "created_at": job.created_at, "started_ts": job.started_ts,
-                        "ended_ts": job.ended_ts, "error": job.error, "verdict": job.verdict,
+                        "ended_ts": job.ended_ts, "error": job_error(job), "verdict": job.verdict,
                         "exit_code": job.exit_code, "submission_id": job.submission_id,
                         "document": public_document(doc) if doc else None})
 
