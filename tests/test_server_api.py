@@ -30,7 +30,7 @@ def served(tmp_path_factory):
     config = tmp / "server.yaml"
     config.write_text("server:\n  rate_limit: 3\n  rate_window_seconds: 3600\n")
     tokens = {name: add_user(db, name)
-              for name in ("alice", "bob", "carol", "dave", "erin", "frank", "gina")}
+              for name in ("alice", "bob", "carol", "dave", "erin", "frank", "gina", "hank")}
     tokens["root"] = add_user(db, "root", admin=True)
     JobQueue(Store(db)).register_worker("parked", PARKED)
     server = Server(db, tmp / "serve.log", "--workers", "1", "--device", "cpu", *CASE,
@@ -309,3 +309,51 @@ def test_contest_rules_and_admin(served):
     again = try_upload().body["details"]["id"]
     assert run_cli("contest", "delete", str(again), "--db", db).rc == 0
     assert run_cli("contest", "delete", str(again), "--db", db).rc == 2
+
+
+PROBE = b'''import sys
+from task import input_t, output_t
+
+
+def custom_kernel(data: input_t) -> output_t:
+    a, b = data
+    print("PROBE-OUT", a.flatten()[:4].tolist())
+    print("PROBE-ERR", b.flatten()[:4].tolist(), file=sys.stderr)
+    return a + b
+'''
+
+
+def test_nothing_printed_in_a_secret_phase_reaches_the_submitter(served):
+    """A submission that prints its inputs in every call: after its leaderboard run, the lines
+    it printed only in the secret phases (the organiser's document has them) appear in no
+    response of popcorn-cli's routes, ours, the web pages and their JSON, nor in what
+    `submit --server` prints; the public phases' lines do reach the submitter."""
+    base, hank, root = served["base"], served["tokens"]["hank"], served["tokens"]["root"]
+    accepted = upload(base, hank, "vectoradd", "CPU", "leaderboard", "probe.py", PROBE)
+    assert accepted.code == 200, accepted.body
+    job_id = accepted.body["details"]["id"]
+    details = wait_done(base, hank, job_id)
+    assert details["job"]["status"] == "succeeded", details["job"]
+    full = request(f"{base}/admin/submissions/{job_id}", token=root, bearer=True).body["document"]
+    public_lines = set((full["worker_output"]["stdout"] + full["worker_output"]["stderr"]).splitlines())
+    secret_lines = set((full["secret_output"]["stdout"] + full["secret_output"]["stderr"]).splitlines())
+    only_secret = {line for line in secret_lines - public_lines if line.startswith("PROBE-")}
+    assert only_secret and any(line.startswith("PROBE-") for line in public_lines)
+    ours = request(f"{base}/api/jobs/{job_id}", token=hank).body
+    sub_id = ours["submission_id"]
+    seen = {
+        "popcorn-cli's submission": json.dumps(details),
+        "popcorn-cli's list": json.dumps(request(f"{base}/user/submissions", token=hank).body),
+        "our job": json.dumps(ours),
+        "the web page": urllib.request.urlopen(f"{base}/submissions/{sub_id}").read().decode(),
+        "its JSON": urllib.request.urlopen(f"{base}/api/submissions/{sub_id}").read().decode(),
+    }
+    for where, text in seen.items():
+        leaked = [line for line in only_secret if line in text or json.dumps(line)[1:-1] in text]
+        assert not leaked, f"{where} shows what the secret phases printed: {leaked[:2]}"
+    assert "PROBE-OUT" in seen["our job"] and "PROBE-OUT" in seen["the web page"]
+    secret_cases = [c for p in ours["document"]["phases"] if p["seeds"] == "secret"
+                    for c in p["cases"]]
+    assert secret_cases and all(c["case"] == {} and c["stats"] is None and not c["message"]
+                                for c in secret_cases)
+    assert all(p["score_ns"] for p in ours["document"]["phases"] if p["name"] == "benchmark")

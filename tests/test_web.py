@@ -25,6 +25,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_cli
 
+from harness.results.disclosure import public_submission
+
 # Each test runs runner.py end to end; under `-n` one test process runs them all, so that the
 # module's database (`filled`, a dozen judged runs) is built once.
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("web")]
@@ -146,7 +148,13 @@ def test_json_endpoints_equal_the_commands(server, filled):
     assert get(f"{server}/api/users/alice") == cli_json(db, "history", "--user", "alice", "--json")
     for sid in (ids["alice"][0], ids["dave"][0]):
         shown = get(f"{server}/api/submissions/{sid}")
-        assert shown == cli_json(db, "show", str(sid), "--json")
+        organiser = cli_json(db, "show", str(sid), "--json")
+        # the organiser's `show`, less what the public may not see of the secret runs
+        assert shown == public_submission(organiser)
+        secret = [c for r in shown["runs"] if r["seeds"] == "secret" for c in r["cases"]]
+        assert secret and all(c["stats"] is None and c["case"] == {} for c in secret)
+        assert all(c["case"] for r in organiser["runs"] if r["seeds"] == "secret"
+                   for c in r["cases"])
         assert "code" not in shown  # the organiser's default: code hidden
     ranked = [r["user"] for r in board["devices"]["CPU"]]
     assert "mallory" not in ranked and "dave" not in ranked and len(ranked) == 3

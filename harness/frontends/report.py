@@ -140,6 +140,7 @@ def print_evaluation(console: Console, ev: Evaluation, verbose: bool = False) ->
         _print_failures(console, phase, tell)
     _print_output(console, ev.worker_output,
                   "the worker's" if not_judged(ev.load_error) else "the submission's")
+    _print_output(console, ev.secret_output, "the submission's (secret phases)")
     colour = "green" if ev.passed else "red"
     console.print(f"[bold {colour}]{ev.status.upper()}[/]  ({ev.wall_seconds:.1f} s, "
                   f"exit code {ev.exit_code})")

@@ -165,6 +165,7 @@ def _run_judge(judge: Judge, specs: list[PhaseSpec], evaluation: Evaluation) -> 
     finally:
         judge.close()
     evaluation.worker_output = judge.worker_output
+    evaluation.secret_output = judge.secret_output
     if judge.memory_cap is not None:
         evaluation.harness["memory_cap_bytes"] = judge.memory_cap
     if judge.cpu_heap:

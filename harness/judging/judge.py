@@ -125,6 +125,11 @@ class Judge:
         self._started = entry.started
         self.compile_cache = entry.compile_cache
         self.worker_output = {"stdout": "", "stderr": ""}
+        # What the worker printed once the secret phases began, kept apart: organisers see it,
+        # the submitter does not (harness/results/disclosure.py). The mark is the worker then
+        # running and its output's sizes at that moment; a worker started later is all secret.
+        self.secret_output = {"stdout": "", "stderr": ""}
+        self.secret_mark: tuple[Any, tuple[int, int]] | None = None
         self.warnings: list[str] = []
         self.stray_pids: list[int] = []
         self.containment = None  # the sandbox's report (harness.judging.sandbox.landlock.Report)
@@ -278,9 +283,15 @@ class Judge:
         shutil.rmtree(self.shm_root, ignore_errors=True)
 
     def _collect_output(self) -> None:
-        if self.worker is not None:
-            out, err = self.worker.output()
+        if self.worker is None:
+            return
+        marked, mark = self.secret_mark or (self.worker, None)
+        if marked is self.worker:  # this worker ran public phases: their output, to the mark
+            out, err = self.worker.output(end=mark)
             self.worker_output = {"stdout": out, "stderr": err}
+        if self.secret_mark is not None:
+            out, err = self.worker.output(start=mark if marked is self.worker else (0, 0))
+            self.secret_output = {"stdout": out, "stderr": err}
 
     def explain_compile_error(self, message: str) -> str:
         """A compile error's message, with what the compiler said in the worker's stderr."""
@@ -303,6 +314,8 @@ class Judge:
     def run_phase(self, spec: PhaseSpec) -> PhaseResult:
         """Run every case of a phase; a hang ends the phase, a crash only its case."""
         phase = PhaseResult(spec.name, spec.seeds)
+        if spec.seeds == "secret" and self.secret_mark is None:
+            self.secret_mark = (self.worker, self.worker.output_sizes() if self.worker else (0, 0))
         self.progress.phase_start(spec)
         before = self.gpu_watch.look(f"start of the {spec.name} phase ({spec.seeds} seeds)")
         phase_started = self.clock()

@@ -67,7 +67,8 @@ class Evaluation:
     phases: list[PhaseResult] = field(default_factory=list)
     load_error: dict[str, Any] | None = None
     screen: list[dict[str, Any]] = field(default_factory=list)
-    worker_output: dict[str, str] = field(default_factory=dict)
+    worker_output: dict[str, str] = field(default_factory=dict)  # before the secret phases
+    secret_output: dict[str, str] = field(default_factory=dict)  # during them: organisers only
     warnings: list[str] = field(default_factory=list)
     harness: dict[str, Any] = field(default_factory=dict)
     calibration: dict[str, Any] = field(default_factory=dict)

@@ -47,9 +47,10 @@ def runs_of(ev: Evaluation) -> list[dict[str, Any]]:
             "score_ns": bench.score_ns if bench else None, "cases": cases,
             "messages": {"load_error": ev.load_error, "warnings": ev.warnings,
                          "flags": [f for c in cases for f in c["flags"]],
-                         # the worker's output (bounded by worker.output_limit_bytes) is the
-                         # whole evaluation's: kept once, with the first run
-                         "output": ev.worker_output if not rows else {}},
+                         # the worker's output (bounded by worker.output_limit_bytes): what
+                         # it printed before the secret phases with the public run, during
+                         # them with the secret run (results/disclosure.py hides that one)
+                         "output": ev.secret_output if kind == "secret" else ev.worker_output},
             "harness_version": ev.harness.get("version", ""),
             "system": {"harness": ev.harness, "device": ev.device},
         })

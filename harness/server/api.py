@@ -5,12 +5,12 @@ POPCORN_API_URL pointing here: its token arrives in `X-Popcorn-Cli-Id` (ours als
 `Authorization: Bearer`), errors answer `{"detail": ...}` with a 4xx code. Each endpoint
 checks the token, validates the upload and queues a job (harness/server/queue.py); worker
 slots judge it as `runner.py submit` would. The user is only ever the token's. A contestant
-is never served another user's code, nor the secret seeds of a leaderboard run.
+is never served another user's code, nor more of a secret phase than
+harness/results/disclosure.py allows.
 """
 
 from __future__ import annotations
 
-import copy
 import math
 import threading
 import time
@@ -23,6 +23,7 @@ from flask import Blueprint, Flask, Response, abort, jsonify, make_response, req
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from harness.options import MODES
+from harness.results.disclosure import public_document
 from harness.results.store import Store
 from harness.server.config import ServerSettings
 from harness.server.queue import DONE, FAILED, Job, JobQueue, NewJob, standing
@@ -112,23 +113,6 @@ def token_of_request() -> str | None:
 
 
 # -- what a contestant is shown ----------------------------------------------------------
-def public_document(doc: dict[str, Any]) -> dict[str, Any]:
-    """A result document as its own submitter may see it: the secret seeds (the cases'
-    `seed`, and its value in their messages) and the server's database path left out."""
-    doc = copy.deepcopy(doc)
-    for phase in doc.get("phases", []):
-        if phase.get("seeds") != "secret":
-            continue
-        for case in phase.get("cases", []):
-            seed = case.get("case", {}).pop("seed", None)
-            if seed is not None and case.get("message"):
-                case["message"] = case["message"].replace(str(seed), "(secret)")
-            case.pop("samples", None)
-    if isinstance(doc.get("record"), dict):
-        doc["record"].pop("database", None)
-    return doc
-
-
 def load_error_of(job: Job) -> str | None:
     """The loader's message where a judged job's file could not be loaded (a syntax error,
     a missing custom_kernel, an import that fails); None otherwise."""

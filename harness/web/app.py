@@ -16,6 +16,7 @@ from flask import Flask, abort, jsonify, render_template, request
 from markupsafe import Markup
 
 from harness.frontends import boards
+from harness.results.disclosure import public_submission
 from harness.results.store import Store
 from harness.server.api import make_api
 from harness.server.config import ServerSettings
@@ -72,12 +73,13 @@ def _task_board(read: Reader, task: str, **kw: Any) -> boards.Board:
 
 
 def _one_submission(read: Reader, submission_id: int, show_code: bool) -> dict[str, Any]:
-    """One submission as `runner.py show` shows it; 404 for an unknown id."""
+    """One submission as `runner.py show` shows it, less what the public may not see of its
+    secret runs (results/disclosure.py); 404 for an unknown id."""
     with read() as store:
         sub = boards.submission(store, submission_id, show_code)
     if sub is None:
         abort(404, f"no submission {submission_id}")
-    return sub
+    return public_submission(sub)
 
 
 def _add_pages(app: Flask, read: Reader, show_code: bool, web: WebSettings) -> None:

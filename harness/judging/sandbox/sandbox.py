@@ -423,9 +423,21 @@ class WorkerProcess:
                        "(worker.scratch_mb): past it, writes fail")
         return met
 
-    def output(self) -> tuple[str, str]:
-        """Captured stdout and stderr, each cut to the configured limit (the tail kept)."""
-        return tuple(_tail(f, self.settings.output_limit_bytes) for f in (self._out, self._err))
+    def output(self, start: tuple[int, int] = (0, 0),
+               end: tuple[int, int] | None = None) -> tuple[str, str]:
+        """Captured stdout and stderr from byte offsets `start` to `end` (the end of each file
+        when None), each cut to the configured limit (the tail kept)."""
+        ends = end or (None, None)
+        return tuple(_tail(f, self.settings.output_limit_bytes, a, b)
+                     for f, a, b in zip((self._out, self._err), start, ends))
+
+    def output_sizes(self) -> tuple[int, int]:
+        """How many bytes of stdout and stderr were captured so far: a mark for `output`."""
+        sizes = []
+        for f in (self._out, self._err):
+            f.flush()
+            sizes.append(os.fstat(f.fileno()).st_size)
+        return sizes[0], sizes[1]
 
     def kill(self) -> list[int]:
         """Kill the worker's process group and every stray it left; return stray pids."""
@@ -452,15 +464,16 @@ class WorkerProcess:
         return strays
 
 
-def _tail(f, limit: int) -> str:
+def _tail(f, limit: int, first: int = 0, end: int | None = None) -> str:
+    """The file's bytes from `first` to `end` (its end when None), at most the last `limit`."""
     f.flush()
-    size = f.seek(0, os.SEEK_END)
-    start = max(0, size - limit)
+    size = f.seek(0, os.SEEK_END) if end is None else end
+    start = max(first, size - limit)
     f.seek(start)
-    text = f.read().decode("utf-8", "replace")
+    text = f.read(max(size - start, 0)).decode("utf-8", "replace")
     f.seek(0, os.SEEK_END)
-    if start:
-        text = f"[... {start} earlier bytes cut ...]\n" + text
+    if start > first:
+        text = f"[... {start - first} earlier bytes cut ...]\n" + text
     return text
 
 
