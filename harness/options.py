@@ -33,6 +33,9 @@ class RunOptions:
     repeat: int = 1  # benchmark mode: evaluations in a row, read together (frontends/repeats)
     verbose: bool = False  # print notes, flags and warnings whole (frontends/brief)
     secret: bytes | None = field(default=None, repr=False)  # the judge's only; never printed
+    # a ranked run's nonce (judging/seeds.run_key); None draws a fresh one, a recorded one
+    # runs the same secret inputs again
+    secret_nonce: str | None = None
 
     @property
     def records(self) -> bool:

@@ -103,3 +103,33 @@ def test_one_evaluation_on_the_cpu():
     assert evaluation.device["kind"] == "cpu" and evaluation.harness["head_start"] is False
     assert evaluation.submission["name"] == "add_torch.py"
     assert evaluation.harness["containment"]["level"] in ("full", "partial", "off")
+
+
+PROBE = ROOT / "tests" / "submissions" / "vectoradd" / "print_inputs.py"
+
+
+@pytest.mark.slow  # three leaderboard evaluations
+def test_each_ranked_run_gets_other_secret_inputs_and_its_nonce_runs_them_again():
+    """Two leaderboard evaluations with one leaderboard secret: the public phases see the
+    same inputs, the secret phases none of the same; the first run's recorded nonce, given
+    back, gives its secret inputs again."""
+    secret = b"k" * 32
+
+    def run(nonce=None):
+        options = {"mode": "leaderboard", "cases": ["size: 8; seed: 5"], "secret": secret,
+                   "secret_nonce": nonce}
+        ev = evaluate(_prepared(PROBE, **options), Settings.load())
+        assert ev.passed, ev.status
+        return ev
+
+    def inputs(output: dict) -> set[str]:
+        return {line for line in output["stdout"].splitlines() if line.startswith("INPUT")}
+
+    first, second = run(), run()
+    assert first.harness["secret_nonce"] != second.harness["secret_nonce"]
+    public = inputs(first.worker_output) & inputs(second.worker_output)
+    assert len(public) >= 3  # the public calls' inputs are the same in every run
+    assert inputs(first.secret_output) and not inputs(first.secret_output) & inputs(
+        second.secret_output)
+    again = run(first.harness["secret_nonce"])
+    assert len(inputs(again.secret_output) & inputs(first.secret_output)) >= 3

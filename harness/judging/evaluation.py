@@ -23,12 +23,14 @@ from harness.judging.preparation import Prepared, UsageError
 from harness.judging.sandbox.containment import expected_containment, refusals
 from harness.judging.sandbox.leftovers import make_folder, sweep_once
 from harness.judging.sandbox.procfs import start_ticks
+from harness.judging.seeds import new_run_nonce, run_key
 from harness.judging.startup import compile_cache
 from harness.judging.startup.head_start import HeadStart
 from harness.judging.verdicts import load_error_verdict
 from harness.loading.cases import parse_case
 from harness.loading.screen import screen
 from harness.loading.task_folder import import_reference
+from harness.options import RunOptions
 from harness.results.document import Evaluation
 from harness.settings import Settings
 
@@ -57,6 +59,16 @@ def phase_specs(prepared: Prepared, settings: Settings) -> list[PhaseSpec]:
         specs.append(PhaseSpec("test", seeds, tests, False, timeout("test")))
         specs.append(PhaseSpec("benchmark", seeds, benchmarks, True, timeout("ranked")))
     return specs
+
+
+def _run_secret(request: RunOptions, evaluation: Evaluation) -> bytes | None:
+    """The key of this run's secret seeds (seeds.run_key), its nonce recorded in the document
+    (`harness.secret_nonce`); None without a leaderboard secret."""
+    if request.secret is None:
+        return None
+    nonce = request.secret_nonce or new_run_nonce()
+    evaluation.harness["secret_nonce"] = nonce
+    return run_key(request.secret, nonce)
 
 
 def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None = None,
@@ -93,7 +105,8 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
         worker_dir = task.stage(work / "worker", Path(request.file), for_worker=True,
                                 text=prepared.source)
         reference = import_reference(task, judge_dir)
-        entry = Entry(Path(request.file), worker_dir, request.secret, started=early,
+        entry = Entry(Path(request.file), worker_dir, _run_secret(request, evaluation),
+                      started=early,
                       shm_root=head.shm_root if early is not None else None,
                       compile_cache=cache)
         judge = Judge(task, reference, device, settings, entry, progress)

@@ -10,8 +10,22 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import secrets
 
 _MASK = 0x7FFFFFFF
+
+
+def new_run_nonce() -> str:
+    """A fresh nonce for one ranked run (`run_key`): 128 random bits, as hex."""
+    return secrets.token_hex(16)
+
+
+def run_key(board_secret: bytes, nonce: str) -> bytes:
+    """The key of one ranked run's secret seeds: the leaderboard's secret keyed with the run's
+    nonce. Each run's secret inputs differ, so that nothing learned of one run's inputs (its
+    score and pass or fail are all a submitter sees) helps in the next; the nonce is
+    recorded, so that the organiser, who holds the secret, can run the same inputs again."""
+    return hmac.new(board_secret, f"run:{nonce}".encode(), hashlib.sha256).digest()
 
 
 class SeedPlan:
