@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import json
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -161,7 +162,7 @@ def test_popcorn_cli_requests(served):
     assert request(f"{base}/user/submissions/{job_id}", "DELETE", bob).code == 404
     # delete_user_submission: one's own; its recorded result leaves the ranking
     gone = request(f"{base}/user/submissions/{job_id}", "DELETE", alice)
-    assert gone.code == 200 and isinstance(gone.body, dict)
+    assert gone.code == 200 and gone.body["status"] == "ok"  # the public service's word
     assert request(f"{base}/user/submissions/{job_id}", token=alice).code == 404
     assert request(f"{base}/api/leaderboard/vectoradd").body["devices"].get("CPU", []) == []
 
@@ -357,3 +358,31 @@ def test_nothing_printed_in_a_secret_phase_reaches_the_submitter(served):
     assert secret_cases and all(c["case"] == {} and c["stats"] is None and not c["message"]
                                 for c in secret_cases)
     assert all(p["score_ns"] for p in ours["document"]["phases"] if p["name"] == "benchmark")
+
+
+def test_every_error_is_json_and_popcorn_routes_not_offered_say_so(served):
+    """An unknown path, a method a route does not take, and popcorn-cli's routes this server
+    lacks answer `{"detail": ...}` with their code, which popcorn-cli prints; a browser
+    asking for a page gets one."""
+    base, alice, root = served["base"], served["tokens"]["alice"], served["tokens"]["root"]
+    before = counts(served["db"])
+    unknown = request(f"{base}/no-such-page", token=alice)
+    assert unknown.code == 404 and isinstance(unknown.body["detail"], str)
+    wrong_method = request(f"{base}/user/submissions", "PUT", alice)
+    assert wrong_method.code == 405 and "method" in wrong_method.body["detail"].lower()
+    from harness.server.api import NOT_OFFERED
+    for method, path, _ in NOT_OFFERED:
+        url = base + path.replace("<code>", "abc").replace("<name>", "vectoradd").replace(
+            "<job_id>", "1")
+        reply = request(url, method, root, b"{}" if method == "POST" else None,
+                        "application/json" if method == "POST" else None, bearer=True)
+        assert reply.code == 501, (method, path, reply.body)
+        assert "not offered by this server" in reply.body["detail"], (method, path)
+    assert counts(served["db"]) == before
+    page = urllib.request.Request(f"{base}/no-such-page", headers={"Accept": "text/html"})
+    try:
+        urllib.request.urlopen(page, timeout=30)
+    except urllib.error.HTTPError as exc:
+        assert exc.code == 404 and b"<html" in exc.read().lower()
+    else:
+        raise AssertionError("a page that does not exist answered 200")

@@ -275,7 +275,7 @@ def test_views_and_the_code_setting(filled):
             assert page.count(b'class="note">note: ') == held, (user, n, held)
     for url in ("/tasks/no_such_task", "/submissions/9999", "/users/nobody"):
         assert hidden.get(url).status_code == 404
-    assert hidden.get("/api/leaderboard/no_such_task").get_json()["error"].startswith("no task")
+    assert hidden.get("/api/leaderboard/no_such_task").get_json()["detail"].startswith("no task")
     assert hidden.get("/static/style.css").status_code == 200
     assert hidden.get(f"/tasks/{TASK}").data.count(b"<svg") == 1
     assert charts.trend_svg({"device": "CPU", "overall": [], "users": {}}, 600, 200) == ""

@@ -165,6 +165,40 @@ def runs_of_job(job: Job) -> list[dict[str, Any]]:
     return runs
 
 
+# popcorn-cli's routes that this server does not offer (its sign-in, invites and the public
+# service's machine controls): each answers 501 with what to do instead, as JSON that
+# popcorn-cli prints, not a bare 404.
+TOKENS_INSTEAD = ("this server has no sign-in: an organiser gives each contestant a token "
+                  "(`runner.py users add NAME`), set as cli_id in popcorn-cli's config")
+NOT_OFFERED: list[tuple[str, str, str]] = [
+    ("GET", "/auth/init", TOKENS_INSTEAD),
+    ("POST", "/user/join", TOKENS_INSTEAD),
+    ("POST", "/admin/invites", TOKENS_INSTEAD),
+    ("DELETE", "/admin/invites/<code>", "no invites here: revoke a token with `runner.py "
+                                         "users revoke NAME`"),
+    ("POST", "/admin/start", "worker slots start with `runner.py serve --workers` or "
+                             "`runner.py worker`"),
+    ("POST", "/admin/stop", "close a leaderboard instead: POST /admin/leaderboards/NAME/close"),
+    ("GET", "/admin/stats", "the queue is at /api/queue; results with `runner.py history`"),
+    ("POST", "/admin/update-problems", "tasks are folders under tasks/ on the server's "
+                                       "machine: add or change one there"),
+    ("POST", "/admin/leaderboards", "a leaderboard is a task folder under tasks/ on the "
+                                    "server's machine"),
+    ("DELETE", "/admin/leaderboards/<name>", "close it instead: POST "
+                                             "/admin/leaderboards/NAME/close"),
+    ("GET", "/jobs/<job_id>", "read a submission with GET /user/submissions/ID"),
+]
+
+
+def _add_not_offered(api: Blueprint) -> None:
+    """popcorn-cli's routes this server lacks: 501 with what to do instead."""
+    for method, path, instead in NOT_OFFERED:
+        def answer(_instead: str = instead, _path: str = path, **_: Any) -> Any:
+            fail(501, f"{request.method} {_path} is not offered by this server: {_instead}")
+
+        api.add_url_rule(path, f"not_offered_{method}_{path}", answer, methods=[method])
+
+
 def make_api(app: Flask, db_url: str, server: ServerSettings,
              on_enqueue: Callable[[], None] = lambda: None) -> None:
     """Add the API's endpoints to `app`."""
@@ -175,6 +209,7 @@ def make_api(app: Flask, db_url: str, server: ServerSettings,
     _add_contest_endpoints(api, a)
     _add_own_endpoints(api, a)
     _add_admin_endpoints(api, a)
+    _add_not_offered(api)
 
     @app.errorhandler(RequestEntityTooLarge)
     def too_large(exc: HTTPException) -> Any:
@@ -398,7 +433,7 @@ def _add_own_endpoints(api: Blueprint, a: Api) -> None:
         a.own_job(job_id, a.user())
         with a.db() as queue:
             queue.delete(job_id)
-        return jsonify({"status": "deleted", "id": job_id})
+        return jsonify({"status": "ok", "id": job_id})
 
     @api.get("/api/jobs/<int:job_id>")
     def job_document(job_id: int) -> Any:
@@ -443,7 +478,7 @@ def _add_admin_endpoints(api: Blueprint, a: Api) -> None:
             job = queue.delete(job_id, refund=True)
         if job is None:
             fail(404, f"no submission {job_id}")
-        return jsonify({"status": "deleted", "id": job_id, "user": job.user_name})
+        return jsonify({"status": "ok", "id": job_id, "user": job.user_name})
 
     @api.post("/admin/leaderboards/<leaderboard>/<action>")
     def admin_rules(leaderboard: str, action: str) -> Any:

@@ -12,8 +12,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from flask import Flask, abort, jsonify, render_template, request
+from flask import Flask, abort, current_app, jsonify, render_template, request
 from markupsafe import Markup
+from werkzeug.exceptions import HTTPException
 
 from harness.frontends import boards
 from harness.results.disclosure import public_submission
@@ -59,7 +60,8 @@ def create_app(db_url: str, show_code: bool, settings: WebSettings | None = None
     read = Reader(db_url)
     _add_pages(app, read, show_code, web)
     _add_api(app, read, show_code)
-    app.register_error_handler(404, _not_found)
+    app.register_error_handler(HTTPException, _http_error)
+    app.register_error_handler(Exception, _internal_error)
     return app
 
 
@@ -164,9 +166,33 @@ def _add_api(app: Flask, read: Reader, show_code: bool) -> None:
         return jsonify(_one_submission(read, submission_id, show_code))
 
 
-def _not_found(exc: Any) -> Any:
-    """A 404 as JSON under /api/, as a page elsewhere."""
-    message = getattr(exc, "description", "not found")
-    if request.path.startswith("/api/"):
-        return jsonify({"error": message}), 404
-    return render_template("error.html", message=message), 404
+def _wants_page() -> bool:
+    """Whether the request is a browser's for a page: it prefers HTML to JSON and is not for
+    /api/. Clients (popcorn-cli sends `Accept: */*`, ours none) get JSON."""
+    accept = request.accept_mimetypes
+    return (not request.path.startswith("/api/")
+            and accept["text/html"] > accept["application/json"])
+
+
+def _http_error(exc: HTTPException) -> Any:
+    """Any HTTP error (an unknown path, a method a route does not take, an abort) as
+    `{"detail": ...}` with its code, the shape popcorn-cli prints; a page for a browser."""
+    if exc.response is not None:  # a reply made whole already (api.fail)
+        return exc.response
+    code, message = exc.code or 500, exc.description or exc.name
+    if _wants_page():
+        return render_template("error.html", title=exc.name, message=message), code
+    return jsonify(detail=message), code
+
+
+def _internal_error(exc: Exception) -> Any:
+    """An error the server did not expect: 500 with `{"detail": ...}` (a page for a
+    browser), the traceback in the server's log, never in the reply."""
+    if isinstance(exc, HTTPException):
+        return _http_error(exc)
+    current_app.logger.error("internal error on %s %s", request.method, request.path,
+                             exc_info=exc)
+    message = "internal server error: the organiser can read the server's log"
+    if _wants_page():
+        return render_template("error.html", title="Server error", message=message), 500
+    return jsonify(detail=message), 500
