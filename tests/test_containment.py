@@ -30,6 +30,7 @@ from harness.judging.sandbox.landlock import probe
 
 pytestmark = [
     pytest.mark.slow,  # each test runs runner.py end to end
+    pytest.mark.xdist_group("containment"),  # under -n, one process builds the module's arena
     pytest.mark.skipif(probe().level != "full",
                        reason="needs Landlock ABI 6 or later (full containment)"),
 ]

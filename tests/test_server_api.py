@@ -19,6 +19,9 @@ from harness.results.store import Store
 from harness.server.queue import JobQueue
 
 pytest.importorskip("flask", reason="the server needs Flask")
+# One server for the module (`served`): under `-n`, one test process runs every test of it,
+# in order, as its users' uploads and rate limits assume.
+pytestmark = pytest.mark.xdist_group("server_api")
 
 TRIVIAL = (ROOT / "submissions" / "vectoradd" / "add_torch.py").read_bytes()
 PARKED = "H200"  # a GPU kind registered with no slot running: its jobs wait, never judged
@@ -31,7 +34,8 @@ def served(tmp_path_factory):
     config = tmp / "server.yaml"
     config.write_text("server:\n  rate_limit: 3\n  rate_window_seconds: 3600\n")
     tokens = {name: add_user(db, name)
-              for name in ("alice", "bob", "carol", "dave", "erin", "frank", "gina", "hank")}
+              for name in ("alice", "bob", "carol", "dave", "erin", "frank", "gina", "hank",
+                           "ivan")}
     tokens["root"] = add_user(db, "root", admin=True)
     JobQueue(Store(db)).register_worker("parked", PARKED)
     server = Server(db, tmp / "serve.log", "--workers", "1", "--device", "cpu", *CASE,
@@ -178,6 +182,9 @@ BAD = [  # (why, token, path, file name, bytes, code, words in the detail)
     ("not Python", "carol", "vectoradd/H200/test", "a.cu", b"__global__ void f() {}\n", 400,
      "Python"),
     ("binary", "carol", "vectoradd/H200/test", "a.py", b"x = 1\x00\n", 400, "NUL"),
+    ("empty", "carol", "vectoradd/H200/test", "a.py", b" \n\n", 400, "empty"),
+    ("long name, not Python", "carol", "vectoradd/H200/test", "x" * 300 + ".cu", TRIVIAL, 400,
+     "not a Python file"),
 ]
 
 
@@ -215,6 +222,18 @@ def test_bad_input_is_refused_with_nothing_recorded(served, why, who, path, name
     assert counts(served["db"]) == before
 
 
+def test_an_upload_of_thousands_of_parts_is_refused_for_its_parts(served):
+    before = counts(served["db"])
+    boundary = "b0undary"
+    parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="f{i}"\r\n\r\nx\r\n'
+             for i in range(5000)]
+    body = ("".join(parts) + f"--{boundary}--\r\n").encode()
+    reply = request(f"{served['base']}/submission/vectoradd/{PARKED}/test", "POST",
+                    served["tokens"]["carol"], body, f"multipart/form-data; boundary={boundary}")
+    assert reply.code == 413 and "form parts" in reply.body["detail"], reply.body
+    assert counts(served["db"]) == before
+
+
 def test_a_huge_body_is_cut_off_with_413(served):
     before = counts(served["db"])
     try:
@@ -230,6 +249,9 @@ def test_file_names_lose_their_path(served):
     reply = upload(served["base"], served["tokens"]["carol"], "vectoradd", PARKED, "test",
                    "../../etc/evil name.py", TRIVIAL)
     assert reply.code == 200 and reply.body["details"]["file_name"] == "evil_name.py"
+    long = upload(served["base"], served["tokens"]["ivan"], "vectoradd", PARKED, "test",
+                  "k" * 300 + ".py", TRIVIAL)  # cut to 100 characters, still a .py
+    assert long.code == 200 and long.body["details"]["file_name"] == "k" * 97 + ".py"
 
 
 def test_rate_limit_answers_429_with_retry_after(served):
@@ -288,6 +310,13 @@ def test_contest_rules_and_admin(served):
     reply = try_upload("leaderboard")
     assert reply.code == 403 and "not allowed" in reply.body["detail"]
     assert run_cli("contest", "set", "vectoradd", "--modes", "all", "--db", db).rc == 0
+    # rules of the wrong shape: 400 with what is wanted, nothing changed
+    rules = f"{base}/admin/leaderboards/vectoradd/rules"
+    for bad, words in ((b'{"deadline": 123}', "deadline"), (b'{"modes": "test"}', "modes"),
+                       (b'[1, 2]', "send JSON"), (b'{"deadline": "soon"}', "bad deadline")):
+        reply = request(rules, "POST", root, bad, "application/json", bearer=True)
+        assert reply.code == 400 and words in reply.body["detail"], (bad, reply.body)
+    assert try_upload().code == 200  # still open, no deadline, every mode
     # close and reopen: admins only (Authorization: Bearer)
     assert request(f"{base}/admin/leaderboards/vectoradd/close", "POST", carol,
                    bearer=True).code == 403

@@ -35,7 +35,7 @@ def profile_doc(tmp_path) -> dict:
     kernel = {"name": "_add", "duration_ns": 4096.0, "sm_throughput_pct": 4.09,
               "dram_throughput_pct": 21.48, "achieved_occupancy_pct": 19.73,
               "registers_per_thread": 26.0, "findings": [{"rule": "AchievedOccupancy"}]}
-    return {"passed": True, "exit_code": 0, "worker_output": "hello\n",
+    return {"passed": True, "exit_code": 0, "worker_output": {"stdout": "hello\n", "stderr": "oops\n"},
             "phases": [{"name": "profile", "seeds": "public", "cases": [
                 {"case": {"size": 1024, "seed": 7}, "status": "passed", "message": "",
                  "score_ns": 1792.0,
@@ -64,6 +64,7 @@ def test_status_is_said_when_it_changes_and_as_a_heartbeat_then_the_result(tmp_p
     result = events[-1][1]
     run = result["results"][0]["runs"]["profile.0"]
     assert result["reports"] == ["REPORT"] and run["run"]["stdout"] == "hello\n"
+    assert run["run"]["stderr"] == "oops\n"  # strings, as popcorn-cli reads them
     assert run["profile"]["profiler"] == "Nsight Compute, torch.profiler"
 
 

@@ -165,6 +165,9 @@ def runs_of_job(job: Job) -> list[dict[str, Any]]:
     return runs
 
 
+# Parts a multipart upload may hold: the file, and a few fields a client may add.
+MAX_FORM_PARTS = 16
+
 # popcorn-cli's routes that this server does not offer (its sign-in, invites and the public
 # service's machine controls): each answers 501 with what to do instead, as JSON that
 # popcorn-cli prints, not a bare 404.
@@ -211,8 +214,13 @@ def make_api(app: Flask, db_url: str, server: ServerSettings,
     _add_admin_endpoints(api, a)
     _add_not_offered(api)
 
+    app.config["MAX_FORM_PARTS"] = MAX_FORM_PARTS
+
     @app.errorhandler(RequestEntityTooLarge)
     def too_large(exc: HTTPException) -> Any:
+        if (request.content_length or 0) <= app.config["MAX_CONTENT_LENGTH"]:
+            return jsonify(detail=f"the upload has more than {MAX_FORM_PARTS} form parts: "
+                                  "send the file alone, as the multipart field 'file'"), 413
         return jsonify(detail=f"the upload is over {server.max_upload_bytes} bytes"), 413
 
     app.register_blueprint(api)
@@ -312,6 +320,8 @@ class Api:
         name = safe_file_name(file_name or "submission.py")
         if not name.endswith(".py"):
             raise Rejected(400, f"{name} is not a Python file: the server takes .py submissions")
+        if not data.strip():
+            raise Rejected(400, f"{name} is empty: there is nothing to judge")
         try:
             code = data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -489,7 +499,15 @@ def _add_admin_endpoints(api: Blueprint, a: Api) -> None:
         if action in ("close", "open"):
             changes["closed"] = action == "close"
         elif action == "rules":
-            body = request.get_json(silent=True) or {}
+            body = request.get_json(silent=True)
+            if not isinstance(body, dict):
+                fail(400, 'send JSON {"deadline": ISO 8601 time or null, "modes": [...] or null}')
+            deadline, modes = body.get("deadline"), body.get("modes")
+            if deadline is not None and not isinstance(deadline, str):
+                fail(400, f"deadline must be an ISO 8601 time as a string, or null, not {deadline!r}")
+            if modes is not None and not (isinstance(modes, list)
+                                          and all(isinstance(m, str) for m in modes)):
+                fail(400, f"modes must be a list of mode names, or null, not {modes!r}")
             try:
                 if "deadline" in body:
                     changes["deadline"] = body["deadline"] and parse_deadline(

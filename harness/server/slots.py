@@ -64,11 +64,19 @@ def make_slots(device: str | None, workers: str | int) -> list[Slot]:
     return slots
 
 
+MAX_NAME = 100  # characters of a stored file name
+
+
 def safe_file_name(name: str) -> str:
     """The last part of an uploaded file's name, in letters, digits and ._- only."""
     base = name.replace("\\", "/").rsplit("/", 1)[-1]
     cleaned = "".join(c if c in SAFE else "_" for c in base).lstrip(".") or "submission.py"
-    return cleaned[:100]
+    if len(cleaned) <= MAX_NAME:
+        return cleaned
+    stem, dot, suffix = cleaned.rpartition(".")
+    if dot and stem and len(suffix) < 10:  # cut the stem, keep what says the file's kind
+        return stem[:MAX_NAME - len(suffix) - 1] + "." + suffix
+    return cleaned[:MAX_NAME]
 
 
 class Judging:

@@ -65,8 +65,10 @@ def job_events(read: Callable[[], tuple[Job | None, str]], public: Callable[[dic
 def result_payload(job: Job, doc: dict[str, Any]) -> dict[str, Any]:
     """The `result` event's data for a judged job."""
     report = report_text(doc)
+    output = doc.get("worker_output") or {}
     run = {"success": bool(doc.get("passed")), "exit_code": doc.get("exit_code"),
-           "stdout": doc.get("worker_output") or "", "stderr": "", "result": case_reports(doc)}
+           "stdout": str(output.get("stdout") or ""), "stderr": str(output.get("stderr") or ""),
+           "result": case_reports(doc)}
     entry: dict[str, Any] = {"run": run}
     if job.mode == "profile":
         entry["profile"] = {"profiler": profiler_name(doc), **trace(doc)}
