@@ -55,10 +55,12 @@ def needs_shared(test):
 
 def pytest_collection_modifyitems(config, items):
     """Skips the tests marked `gpu` where there is no CUDA GPU. Under pytest-xdist (`-n`),
-    the `slow` tests go first, so that the long ones start early and the many short ones
-    fill the test processes' last minutes (the order is the same in every process)."""
+    the `slow` tests go first, then those of an `xdist_group` (one process runs each group
+    whole), so that the long runs start early and the many short tests fill the test
+    processes' last minutes (the order is the same in every process)."""
     if hasattr(config, "workerinput"):
-        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+        items.sort(key=lambda item: (item.get_closest_marker("slow") is None,
+                                     item.get_closest_marker("xdist_group") is None))
     if HAS_GPU:
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU")

@@ -188,6 +188,7 @@ BAD = [  # (why, token, path, file name, bytes, code, words in the detail)
 ]
 
 
+@pytest.mark.slow  # judged runs, end to end
 def test_a_file_that_does_not_load_is_a_failed_job_with_the_loaders_message(served):
     """popcorn-cli prints `Submission N failed: <job.error>` for a failed job and a success
     otherwise: a file with a syntax error must reach it as failed, in every mode."""
@@ -353,6 +354,7 @@ def custom_kernel(data: input_t) -> output_t:
 '''
 
 
+@pytest.mark.slow  # judged runs, end to end
 def test_nothing_printed_in_a_secret_phase_reaches_the_submitter(served):
     """A submission that prints its inputs in every call: after its leaderboard run, the lines
     it printed only in the secret phases (the organiser's document has them) appear in no
