@@ -67,6 +67,7 @@ def test_upload_form_own_submissions_and_queue(tmp_path):
                 time.sleep(1)
             assert "passed" in row.inner_text() and "recorded as" in row.inner_text()
             assert page.locator("table.mine tbody tr").count() == 1  # not bob's
+            assert token not in page.content()  # the page never holds the token
             # a wrong token shows nothing; bob sees only his own
             page.goto(server.base + "/me")
             page.locator('input[name="token"]').fill("wrong")

@@ -42,8 +42,7 @@ def add_contest_pages(app: Flask) -> None:
         if who is None:
             return render_template("me.html", user=None, jobs=[],
                                    message="unknown token"), 401
-        return render_template("me.html", user=who.name, jobs=mine(who.name), message=None,
-                               token=request.form.get("token", ""))
+        return render_template("me.html", user=who.name, jobs=mine(who.name), message=None)
 
     @app.post("/tasks/<task>/upload")
     def upload(task: str) -> Any:
@@ -60,10 +59,10 @@ def add_contest_pages(app: Flask) -> None:
                 task, request.form.get("gpu", ""), request.form.get("mode", ""),
                 upload.filename if upload else None, data))
         except Rejected as exc:
-            return render_template("me.html", user=who.name, jobs=mine(who.name), token=token,
+            return render_template("me.html", user=who.name, jobs=mine(who.name),
                                    message=f"not submitted: {exc.detail}"), exc.code
         details = reply["details"]
         where = (f", number {details['position']} in the {details['gpu']} queue"
                  if details["position"] else "")
-        return render_template("me.html", user=who.name, jobs=mine(who.name), token=token,
+        return render_template("me.html", user=who.name, jobs=mine(who.name),
                                message=f"submission {details['id']} accepted{where}")
