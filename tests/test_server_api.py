@@ -133,6 +133,8 @@ def test_popcorn_cli_requests(served):
     # end_time, mode, secret, runner, score (a number or a string), passed
     details = wait_done(base, alice, job_id)
     assert details["job"] == {"status": "succeeded", "error": None}
+    board_ids = Store(served["db"]).query("SELECT leaderboard_id FROM submissions")
+    assert details["leaderboard_id"] in {r["leaderboard_id"] for r in board_ids} - {0}
     assert details["id"] == job_id and details["leaderboard_name"] == "vectoradd"
     assert details["user_id"] == "alice" and details["code"] == TRIVIAL.decode()
     runs = details["runs"]
@@ -418,3 +420,20 @@ def test_every_error_is_json_and_popcorn_routes_not_offered_say_so(served):
         assert exc.code == 404 and b"<html" in exc.read().lower()
     else:
         raise AssertionError("a page that does not exist answered 200")
+
+
+def test_the_access_log_never_holds_a_query_strings_values(served):
+    """A client that puts its token in a query string (the server reads tokens from headers
+    only) does not leave it in the server's log."""
+    secret = "tok-" + "q" * 30
+    assert request(f"{served['base']}/api/queue?token={secret}&limit=2").code == 200
+    time.sleep(0.5)
+    log = served["log"].read_text()
+    assert "/api/queue?token=...&limit=..." in log and secret not in log
+
+
+def test_redact_query_keeps_the_path_and_the_keys():
+    from harness.frontends.serve import redact_query
+
+    assert redact_query("/a/b") == "/a/b"
+    assert redact_query("/a?x=1&token=abc&flag") == "/a?x=...&token=...&flag=..."

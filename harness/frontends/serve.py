@@ -28,6 +28,32 @@ class ServeOptions:
     workers: str = "0"
 
 
+def redact_query(path: str) -> str:
+    """A request path as the access log writes it: the query's values hidden (a client may
+    put a token there; the server reads tokens from headers only), its keys kept."""
+    base, sep, query = path.partition("?")
+    if not sep:
+        return path
+    keys = [part.split("=", 1)[0] for part in query.split("&") if part]
+    return base + "?" + "&".join(f"{key}=..." for key in keys)
+
+
+def _handler() -> type:
+    """Werkzeug's request handler, its access log lines written with `redact_query`."""
+    from werkzeug.serving import WSGIRequestHandler
+
+    class RedactingHandler(WSGIRequestHandler):
+        def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+            full = self.path
+            self.path = redact_query(full)
+            try:
+                super().log_request(code, size)
+            finally:
+                self.path = full
+
+    return RedactingHandler
+
+
 def run_serve(console: Console, opts: ServeOptions, judge: RunOptions | None = None) -> int:
     """Serve the board and the API (and judge with `opts.workers` slots) until
     interrupted; the exit code."""
@@ -62,7 +88,7 @@ def run_serve(console: Console, opts: ServeOptions, judge: RunOptions | None = N
     app = create_app(url, show, web, server_settings, judging.wake.set)
     host, port = opts.host or web.host, web.port if opts.port is None else opts.port
     try:
-        server = make_server(host, port, app, threaded=True)
+        server = make_server(host, port, app, threaded=True, request_handler=_handler())
     except (OSError, SystemExit):  # Werkzeug has said why (port in use, unknown address)
         console.print(f"[red]error:[/] cannot listen on {host}:{port}")
         return ExitCode.USAGE

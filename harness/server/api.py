@@ -331,6 +331,17 @@ class Api:
             raise Rejected(400, f"{name} is not a Python source file: it holds a NUL byte")
         return name, code
 
+    def leaderboard_id(self, queue: JobQueue, job: Job) -> int:
+        """The id of the leaderboard (a task version) a job was ranked on, or the task's
+        newest one before it is judged; 0 where the task has none yet."""
+        if job.submission_id is not None:
+            rows = queue.store.query("SELECT leaderboard_id FROM submissions WHERE id = ?",
+                                     (job.submission_id,))
+        else:
+            rows = queue.store.query("SELECT id AS leaderboard_id FROM leaderboards WHERE "
+                                     "task = ? ORDER BY id DESC LIMIT 1", (job.task,))
+        return int(rows[0]["leaderboard_id"]) if rows else 0
+
     def where(self, job_id: int) -> tuple[Job | None, str]:
         """A job (None once deleted) and where it stands, in words."""
         with self.db() as queue:
@@ -430,7 +441,8 @@ def _add_own_endpoints(api: Blueprint, a: Api) -> None:
         with a.db() as queue:
             status = job_status(job, a.hacked(queue, job))
             queued = a.runner_queue(queue, job)
-        return jsonify({"id": job.id, "leaderboard_id": 0, "leaderboard_name": job.task,
+            board_id = a.leaderboard_id(queue, job)
+        return jsonify({"id": job.id, "leaderboard_id": board_id, "leaderboard_name": job.task,
                         "file_name": job.file_name, "user_id": job.user_name,
                         "submission_time": job.created_at, "done": job.status in (DONE, FAILED),
                         "code": job.code, "runs": runs_of_job(job),
