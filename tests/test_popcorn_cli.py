@@ -55,18 +55,20 @@ def contest(tmp_path_factory):
         homes[name] = tmp / name
         homes[name].mkdir()
         (homes[name] / ".popcorn.yaml").write_text(f"cli_id: {add_user(db, name)}\n")
+    admin = add_user(db, "root", admin=True)
     homes["nobody"] = tmp / "nobody"
     homes["nobody"].mkdir()
     (homes["nobody"] / ".popcorn.yaml").write_text("cli_id: not-a-token\n")
     server = Server(db, tmp / "serve.log", "--workers", "1", "--device", "cpu", *CASE).start()
-    yield {"base": server.base, "homes": homes, "tmp": tmp}
+    yield {"base": server.base, "homes": homes, "tmp": tmp, "admin": admin}
     server.stop()
 
 
-def popcorn(contest, who: str, *args: str, timeout: float = 300) -> tuple[int, str]:
+def popcorn(contest, who: str, *args: str, timeout: float = 300,
+            env: dict | None = None) -> tuple[int, str]:
     """popcorn-cli ARGS as `who` (their own home and config): its exit code and output."""
     env = {"PATH": os.environ["PATH"], "HOME": str(contest["homes"][who]),
-           "POPCORN_API_URL": contest["base"], "NO_COLOR": "1", "TERM": "dumb"}
+           "POPCORN_API_URL": contest["base"], "NO_COLOR": "1", "TERM": "dumb", **(env or {})}
     proc = subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=timeout,
                           env=env, cwd=contest["tmp"], stdin=subprocess.DEVNULL)
     return proc.returncode, proc.stdout + proc.stderr
@@ -129,3 +131,12 @@ def test_a_wrong_token_and_an_unknown_leaderboard_are_refused_with_the_reason(co
     rc, out = submit(contest, "alice", FAST, "test", board="nosuchtask")
     assert rc != 0 and "nosuchtask" in out, out
     assert "<html" not in out.lower() and "<!doctype" not in out.lower()
+
+
+def test_admin_stats_and_the_admin_commands_this_server_lacks(contest):
+    rc, out = popcorn(contest, "alice", "admin", "stats",
+                      env={"POPCORN_ADMIN_TOKEN": contest["admin"]})
+    assert rc == 0 and '"uploads"' in out and '"jobs"' in out, out
+    rc, out = popcorn(contest, "alice", "admin", "start",
+                      env={"POPCORN_ADMIN_TOKEN": contest["admin"]})
+    assert rc != 0 and "501" in out and "not offered by this server" in out, out

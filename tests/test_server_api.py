@@ -437,3 +437,20 @@ def test_redact_query_keeps_the_path_and_the_keys():
 
     assert redact_query("/a/b") == "/a/b"
     assert redact_query("/a?x=1&token=abc&flag") == "/a?x=...&token=...&flag=..."
+
+
+def test_admin_stats_counts_jobs_uploads_users_and_workers(served):
+    """popcorn-cli's `admin stats`: admins only; `last_day_only` counts the last 24 hours."""
+    base, root, carol = served["base"], served["tokens"]["root"], served["tokens"]["carol"]
+    assert request(f"{base}/admin/stats", token=carol, bearer=True).code == 403
+    stats = request(f"{base}/admin/stats", token=root, bearer=True)
+    assert stats.code == 200, stats.body
+    body = stats.body
+    store = Store(served["db"])
+    uploads = store.query("SELECT COUNT(*) AS n FROM uploads")[0]["n"]
+    jobs = store.query("SELECT COUNT(*) AS n FROM jobs")[0]["n"]
+    assert body["since"] is None and body["uploads"] == uploads >= 1
+    assert sum(body["jobs"].values()) == jobs and body["users"] >= 10
+    assert {w["gpu"] for w in body["workers"]} == {"CPU", PARKED}
+    day = request(f"{base}/admin/stats?last_day_only=true", token=root, bearer=True).body
+    assert day["since"] is not None and day["uploads"] == uploads  # all made just now

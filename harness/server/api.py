@@ -182,7 +182,6 @@ NOT_OFFERED: list[tuple[str, str, str]] = [
     ("POST", "/admin/start", "worker slots start with `runner.py serve --workers` or "
                              "`runner.py worker`"),
     ("POST", "/admin/stop", "close a leaderboard instead: POST /admin/leaderboards/NAME/close"),
-    ("GET", "/admin/stats", "the queue is at /api/queue; results with `runner.py history`"),
     ("POST", "/admin/update-problems", "tasks are folders under tasks/ on the server's "
                                        "machine: add or change one there"),
     ("POST", "/admin/leaderboards", "a leaderboard is a task folder under tasks/ on the "
@@ -492,6 +491,14 @@ def _add_admin_endpoints(api: Blueprint, a: Api) -> None:
             fail(404, f"no submission {job_id}")
         return jsonify({k: v for k, v in vars(job).items() if k != "result"}
                        | {"document": job.document()})
+
+    @api.get("/admin/stats")
+    def admin_stats() -> Any:
+        """popcorn-cli's `admin stats` (`?last_day_only=true`: the last 24 hours)."""
+        a.admin()
+        last_day = request.args.get("last_day_only", "").lower() in ("1", "true", "yes")
+        with a.db() as queue:
+            return jsonify(queue.stats(time.time() - 86400 if last_day else None))
 
     @api.delete("/admin/submissions/<int:job_id>")
     def admin_delete(job_id: int) -> Any:

@@ -261,6 +261,25 @@ class JobQueue:
                 "DO UPDATE SET gpu = excluded.gpu, seen_ts = excluded.seen_ts",
                 (name, gpu, self.clock()))
 
+    def stats(self, since: float | None = None) -> dict[str, Any]:
+        """The contest in numbers (popcorn-cli's `admin stats`): jobs by state, uploads and
+        the users who made them since `since` (epoch seconds; None: ever), users with a live
+        token, and each worker slot with when it was last seen."""
+        t0 = since if since is not None else -1e18  # ever
+        jobs = self.store.query("SELECT status, COUNT(*) AS n FROM jobs WHERE created_ts > ? "
+                                "GROUP BY status", (t0,))
+        uploads = self.store.query("SELECT COUNT(*) AS n, COUNT(DISTINCT user_name) AS users "
+                                   "FROM uploads WHERE created_ts > ?", (t0,))[0]
+        tokens = self.store.query("SELECT COUNT(*) AS n FROM users WHERE revoked_at IS NULL")
+        workers = self.store.query("SELECT name, gpu, seen_ts FROM workers ORDER BY name")
+        now = self.clock()
+        return {"since": since, "jobs": {r["status"]: int(r["n"]) for r in jobs},
+                "uploads": int(uploads["n"]), "uploading_users": int(uploads["users"]),
+                "users": int(tokens[0]["n"]), "queued_now": self.queued_count(),
+                "workers": [{"name": w["name"], "gpu": w["gpu"],
+                             "seen_seconds_ago": round(now - float(w["seen_ts"]), 1)}
+                            for w in workers]}
+
     def gpu_kinds(self) -> list[str]:
         """Every GPU kind a worker slot of this database has judged on."""
         return sorted({r["gpu"] for r in self.store.query("SELECT gpu FROM workers")})
