@@ -392,6 +392,18 @@ def test_nothing_printed_in_a_secret_phase_reaches_the_submitter(served):
     assert secret_cases and all(c["case"] == {} and c["stats"] is None and not c["message"]
                                 for c in secret_cases)
     assert all(p["score_ns"] for p in ours["document"]["phases"] if p["name"] == "benchmark")
+    # the same file through `runner.py submit --server`: its report shows the public prints only
+    probe = served["log"].with_name("probe.py")
+    probe.write_bytes(PROBE)
+    client = run_cli("submit", str(probe), "--task", "vectoradd", "--mode", "leaderboard",
+                     "--server", base, "--token", hank)
+    assert client.rc == 0, client.out
+    latest = max(s["id"] for s in request(f"{base}/user/submissions", token=hank).body)
+    full = request(f"{base}/admin/submissions/{latest}", token=root, bearer=True).body["document"]
+    printed = set(full["secret_output"]["stdout"].splitlines()) - set(
+        full["worker_output"]["stdout"].splitlines())
+    assert printed and not [line for line in printed if line in client.out]
+    assert "PROBE-OUT" in client.out
 
 
 def test_every_error_is_json_and_popcorn_routes_not_offered_say_so(served):
