@@ -192,6 +192,16 @@ NOT_OFFERED: list[tuple[str, str, str]] = [
 ]
 
 
+def _add_admin_stats(api: Blueprint, a: Api) -> None:
+    """popcorn-cli's `admin stats` (`?last_day_only=true`: the last 24 hours)."""
+    @api.get("/admin/stats")
+    def admin_stats() -> Any:
+        a.admin()
+        last_day = request.args.get("last_day_only", "").lower() in ("1", "true", "yes")
+        with a.db() as queue:
+            return jsonify(queue.stats(time.time() - 86400 if last_day else None))
+
+
 def _add_not_offered(api: Blueprint) -> None:
     """popcorn-cli's routes this server lacks: 501 with what to do instead."""
     for method, path, instead in NOT_OFFERED:
@@ -211,6 +221,7 @@ def make_api(app: Flask, db_url: str, server: ServerSettings,
     _add_contest_endpoints(api, a)
     _add_own_endpoints(api, a)
     _add_admin_endpoints(api, a)
+    _add_admin_stats(api, a)
     _add_not_offered(api)
 
     app.config["MAX_FORM_PARTS"] = MAX_FORM_PARTS
@@ -491,14 +502,6 @@ def _add_admin_endpoints(api: Blueprint, a: Api) -> None:
             fail(404, f"no submission {job_id}")
         return jsonify({k: v for k, v in vars(job).items() if k != "result"}
                        | {"document": job.document()})
-
-    @api.get("/admin/stats")
-    def admin_stats() -> Any:
-        """popcorn-cli's `admin stats` (`?last_day_only=true`: the last 24 hours)."""
-        a.admin()
-        last_day = request.args.get("last_day_only", "").lower() in ("1", "true", "yes")
-        with a.db() as queue:
-            return jsonify(queue.stats(time.time() - 86400 if last_day else None))
 
     @api.delete("/admin/submissions/<int:job_id>")
     def admin_delete(job_id: int) -> Any:
