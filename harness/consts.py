@@ -13,6 +13,7 @@ class Status(StrEnum):
     ERROR = "error"  # an exception in the submission (load or call)
     COMPILE_ERROR = "compile error"
     NEEDS_GPU = "needs a GPU"
+    CANNOT_RUN = "cannot run here"  # needs what this machine lacks: ROCm, a B200, a package
     REJECTED = "rejected"
     CRASHED = "crashed"
     TIMED_OUT = "timed out"
@@ -33,13 +34,14 @@ class ExitCode(IntEnum):
 
 # From best to worst: a run's status is the worst of its cases'.
 SEVERITY = [Status.PASSED, Status.SKIPPED, Status.FAILED, Status.ERROR, Status.COMPILE_ERROR,
-            Status.NEEDS_GPU, Status.REJECTED, Status.CUDA_ERROR, Status.TIMED_OUT,
+            Status.NEEDS_GPU, Status.CANNOT_RUN, Status.REJECTED, Status.CUDA_ERROR, Status.TIMED_OUT,
             Status.CRASHED]
 
 EXIT_BY_STATUS = {
     Status.PASSED: ExitCode.OK, Status.SKIPPED: ExitCode.FAILED, Status.FAILED: ExitCode.FAILED,
     Status.ERROR: ExitCode.FAILED, Status.COMPILE_ERROR: ExitCode.FAILED,
-    Status.NEEDS_GPU: ExitCode.FAILED, Status.REJECTED: ExitCode.REJECTED,
+    Status.NEEDS_GPU: ExitCode.FAILED, Status.CANNOT_RUN: ExitCode.FAILED,
+    Status.REJECTED: ExitCode.REJECTED,
     Status.CRASHED: ExitCode.CRASHED, Status.TIMED_OUT: ExitCode.CRASHED,
     Status.CUDA_ERROR: ExitCode.CRASHED,
 }

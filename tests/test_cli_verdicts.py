@@ -38,8 +38,9 @@ def test_missing_module_names_it(cli):
 def test_aiter_is_explained_as_amd_rocm_only(cli):
     r = submit(cli, "import_aiter")
     err = r.doc["load_error"]
-    assert r.rc == 1 and "'aiter'" in err["title"]
-    assert "ROCm" in err["hint"] and "amd-aiter" in err["hint"] and "cannot run" in err["hint"]
+    assert r.rc == 1 and r.doc["status"] == "cannot run here"
+    assert err["title"] == "the submission needs a ROCm GPU and aiter"
+    assert "ROCm" in err["hint"] and "amd-aiter" in err["hint"] and "not on this one" in err["hint"]
 
 
 def test_no_custom_kernel(cli):

@@ -16,9 +16,12 @@ from pathlib import Path
 
 from harness import __version__, bytecode
 from harness.consts import Status
+from harness.judging import needs
 from harness.judging.foreign import MARK, NOT_APPLIED, run_foreign
 from harness.judging.judge import Entry, Judge, PhaseSpec, Progress
 from harness.judging.measure import gpu_share
+from harness.judging.measure.devices import DeviceInfo
+from harness.judging.needs import TaskNeeds
 from harness.judging.preparation import Prepared, UsageError
 from harness.judging.sandbox.containment import expected_containment, refusals
 from harness.judging.sandbox.leftovers import make_folder, sweep_once
@@ -29,7 +32,7 @@ from harness.judging.startup.head_start import HeadStart
 from harness.judging.verdicts import load_error_verdict
 from harness.loading.cases import parse_case
 from harness.loading.screen import screen
-from harness.loading.task_folder import import_reference
+from harness.loading.task_folder import Reference, ReferenceImportError, Task, import_reference
 from harness.options import RunOptions
 from harness.results.document import Evaluation
 from harness.settings import Settings
@@ -84,6 +87,9 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
     evaluation = _new_evaluation(prepared, settings)
     specs = phase_specs(prepared, settings)
     evaluation.load_error = _syntax_error(prepared.source, Path(request.file).name)
+    ranks = needs.ranks(bool(task.spec.get("multi_gpu")), [c for s in specs for c in s.cases])
+    if ranks is not None and evaluation.load_error is None:
+        evaluation.load_error = TaskNeeds(ranks, f"{task.root}/task.yml: multi_gpu: true").verdict()
     if evaluation.load_error is not None:
         return _finish(evaluation, started)
     # A folder with its own evaluator runs that instead: its worker is stopped at once,
@@ -104,7 +110,7 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
         # The text read, hashed and recorded is the text that runs (not a second read).
         worker_dir = task.stage(work / "worker", Path(request.file), for_worker=True,
                                 text=prepared.source)
-        reference = import_reference(task, judge_dir)
+        reference = _reference(task, judge_dir, device)
         entry = Entry(Path(request.file), worker_dir, _run_secret(request, evaluation),
                       started=early,
                       shm_root=head.shm_root if early is not None else None,
@@ -112,6 +118,8 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
         judge = Judge(task, reference, device, settings, entry, progress)
         early = None  # the judge's now: judge.close() stops it
         _run_judge(judge, specs, evaluation)
+    except TaskNeeds as exc:  # this machine lacks what the task's own code needs
+        evaluation.load_error = exc.verdict()
     finally:
         if early is not None:  # the task could not be staged or imported
             early.close()
@@ -148,6 +156,20 @@ def _new_evaluation(prepared: Prepared, settings: Settings) -> Evaluation:
     )
 
 
+def _reference(task: Task, staged: Path, device: DeviceInfo) -> Reference:
+    """The task's reference, imported from its staged copy; `TaskNeeds` where its import
+    failed for want of what this machine lacks (a package, a GPU), else `TaskError`."""
+    try:
+        return import_reference(task, staged)
+    except ReferenceImportError as exc:
+        cause = exc.__cause__ or exc
+        need = needs.of_exception(cause, device.kind, device.capability, exc.source)
+        if need is None:
+            raise
+        raise TaskNeeds(need, f"{task.root}: reference.py failed to import: "
+                              f"{needs.brief(cause)}") from exc
+
+
 def _syntax_error(source: str, name: str) -> dict | None:
     """The verdict of a submission Python cannot parse, None for one it can."""
     try:
@@ -168,13 +190,9 @@ def _run_judge(judge: Judge, specs: list[PhaseSpec], evaluation: Evaluation) -> 
         ready = judge.start(specs[0].timeout, warm_case=first)
         evaluation.startup_seconds = time.monotonic() - judge_started
         if ready:
-            for spec in specs:
-                phase = judge.run_phase(spec)
-                evaluation.phases.append(phase)
-                if any(c.status == Status.TIMED_OUT for c in phase.cases):
-                    evaluation.warnings.append("later phases were not run: this one timed out")
-                    break
-        evaluation.load_error = judge.load_error if not evaluation.phases else None
+            _run_phases(judge, specs, evaluation)
+        if evaluation.load_error is None:
+            evaluation.load_error = judge.load_error if not evaluation.phases else None
     finally:
         judge.close()
     evaluation.worker_output = judge.worker_output
@@ -198,6 +216,21 @@ def _run_judge(judge: Judge, specs: list[PhaseSpec], evaluation: Evaluation) -> 
         evaluation.calibration = vars(judge.base_calibration)
 
 
+def _run_phases(judge: Judge, specs: list[PhaseSpec], evaluation: Evaluation) -> None:
+    """Run the phases in turn, until one times out or the task's own code shows that this
+    machine lacks what it needs (the run's verdict then: never recorded)."""
+    for spec in specs:
+        try:
+            phase = judge.run_phase(spec)
+        except TaskNeeds as exc:
+            evaluation.load_error = exc.verdict()
+            return
+        evaluation.phases.append(phase)
+        if any(c.status == Status.TIMED_OUT for c in phase.cases):
+            evaluation.warnings.append("later phases were not run: this one timed out")
+            return
+
+
 def _compile_cache(prepared: Prepared, settings: Settings, head: HeadStart | None,
                    contained: bool) -> tuple[compile_cache.CompileCache | None, str | None]:
     """The submission's compiler-cache folder (compile_cache.py), held for the run: the
@@ -213,7 +246,11 @@ def _own_evaluator(prepared: Prepared, settings: Settings, specs: list[PhaseSpec
     """A folder whose own eval.py judges: run it contained, mark the result as such."""
     task = prepared.task
     started = time.monotonic()
-    evaluation.phases, tail, report, cap = run_foreign(prepared, specs, settings, progress)
+    try:
+        evaluation.phases, tail, report, cap = run_foreign(prepared, specs, settings, progress)
+    except TaskNeeds as exc:  # the evaluator failed for want of what this machine lacks
+        evaluation.load_error = exc.verdict()
+        return evaluation
     if cap:
         evaluation.harness["memory_cap_bytes"] = cap
     evaluation.startup_seconds = 0.0

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.consts import Status
+from harness.judging import needs
+from harness.judging.needs import TaskNeeds
 from harness.judging.phases import PhaseSpec, Progress
 from harness.judging.sandbox import landlock
 from harness.judging.sandbox.bounds import Quota, kill_user
@@ -73,9 +75,11 @@ def run_foreign(prepared: Prepared, specs: list[PhaseSpec], settings: Settings,
             phase = to_phase(run, spec, task.ranking_by)
             for case in phase.cases:
                 progress.case_done(spec, case)
-            phases.append(phase)
             if not phase.passed:
+                _raise_if_this_machine_lacks(run, task.main, mode, prepared)
+                phases.append(phase)
                 break
+            phases.append(phase)
     finally:
         if limits is not None:
             limits.close()
@@ -84,6 +88,19 @@ def run_foreign(prepared: Prepared, specs: list[PhaseSpec], settings: Settings,
         shutil.rmtree(scratch, ignore_errors=True)
     tail = "\n".join(outputs)[-settings.worker.output_limit_bytes:]
     return phases, tail, report, limits.address_space if limits is not None else None
+
+
+def _raise_if_this_machine_lacks(run: EvalRun, main: str, mode: str,
+                                 prepared: Prepared) -> None:
+    """`TaskNeeds` where the evaluator failed only because this machine lacks what it
+    needs (its report's `error`, its output: "No CUDA GPU available")."""
+    said = run.report.get("error", "")
+    device = prepared.device
+    need = needs.of_failure(f"{said}\n{run.output}", device.kind, device.capability,
+                            prepared.source)
+    if need is not None:
+        first = (said or run.output).strip().splitlines()
+        raise TaskNeeds(need, f"{main} {mode}: {first[-1] if first else 'failed'}")
 
 
 def to_phase(run: EvalRun, spec: PhaseSpec, ranking_by: str) -> PhaseResult:
@@ -98,7 +115,8 @@ def to_phase(run: EvalRun, spec: PhaseSpec, ranking_by: str) -> PhaseResult:
     if not spec.timed:
         verdicts = run.case_verdicts()
         for i, case in enumerate(spec.cases):
-            ok, message = verdicts[i] if i < len(verdicts) else (False, "no verdict for this case")
+            missing = run.report.get("error") or "no verdict for this case"
+            ok, message = verdicts[i] if i < len(verdicts) else (False, missing)
             phase.cases.append(CaseResult(i, case, Status.PASSED if ok else Status.FAILED,
                                           "" if ok else message))
         return phase

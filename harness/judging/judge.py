@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from harness.consts import Status
+from harness.judging import needs
 from harness.judging.checking import all_finite
 from harness.judging.measure.devices import DeviceInfo, Flusher
 from harness.judging.measure.gpu_share import ShareWatch
@@ -31,6 +32,7 @@ from harness.judging.measure.timing import (
     SPIN_SECONDS,
     Laps,
 )
+from harness.judging.needs import TaskNeeds
 from harness.judging.phases import PhaseSpec, Progress
 from harness.judging.sandbox.memory_cap import gb_to_bytes
 from harness.judging.sandbox.sandbox import (
@@ -46,6 +48,7 @@ from harness.judging.verdicts import (
     FATAL,
     STATUS_BY_KIND,
     CaseFailure,
+    Where,
     compile_reason,
     load_error_verdict,
     out_of_memory,
@@ -219,11 +222,21 @@ class Judge:
             self.load_error = load_error_verdict(
                 loaded.get("kind", "load_error"),
                 self._with_bounds(str(loaded.get("message", ""))), str(loaded.get("module", "")),
+                self.where(),
             )
             self._collect_output()
             self.stop()
             return False
         return True
+
+    def where(self) -> Where:
+        """This run's machine and the submission's text, which a failure's verdict reads
+        (harness.judging.needs)."""
+        try:
+            source = (self.staging / self.task.submission_name).read_text(errors="replace")
+        except OSError:
+            source = ""
+        return Where(self.device.kind, self.device.capability, source)
 
     def _with_bounds(self, message: str) -> str:
         """A failure's message, led by the bounds the worker's processes meet now (its
@@ -334,8 +347,8 @@ class Judge:
                     before = self.gpu_watch.last
                 if result.status == Status.TIMED_OUT:
                     stop_reason = "not run: an earlier case of this phase timed out"
-                elif result.status == Status.NEEDS_GPU:
-                    stop_reason = "not run: the submission needs a GPU"
+                elif result.status in (Status.NEEDS_GPU, Status.CANNOT_RUN):
+                    stop_reason = f"not run: {result.message.split(':')[0]}"
                 elif self.restarts > MAX_RESTARTS:
                     stop_reason = "not run: the worker failed too many times"
             phase.cases.append(result)
@@ -405,7 +418,7 @@ class Judge:
         try:
             template = self.ref.reference(clone(data))
         except Exception as exc:  # noqa: BLE001 - the task's own code failed
-            raise TaskError(f"{self.task.name}: ref_kernel failed on case {case}: {exc!r}") from exc
+            raise self.task_failure(exc, f"ref_kernel failed on case {case}") from exc
         laps.lap("inputs")
         per = max(1, int(self.task.timing.get("calls_per_sample", 1))) if spec.timed else 1
         # Rehearsals run the previous sample's slots while the next sample's hold fresh
@@ -482,8 +495,16 @@ class Judge:
         try:
             return self.ref.generate(kwargs, self.device.kind)
         except Exception as exc:  # noqa: BLE001 - the task's own code (or the case) failed
-            raise TaskError(f"{self.task.name}: generate_input failed on case {case}: "
-                            f"{exc!r}") from exc
+            raise self.task_failure(exc, f"generate_input failed on case {case}") from exc
+
+    def task_failure(self, exc: Exception, what: str) -> TaskError | TaskNeeds:
+        """What the task's own code failing with `exc` means: that this machine lacks what
+        the task needs (`TaskNeeds`), or that the folder is broken (`TaskError`)."""
+        need = needs.of_exception(exc, self.device.kind, self.device.capability,
+                                  self.ref.source())
+        if need is None:
+            return TaskError(f"{self.task.name}: {what}: {exc!r}")
+        return TaskNeeds(need, f"{self.task.name}: {what}: {needs.brief(exc)}")
 
     def _expect_ack(self, deadline: float) -> None:
         reply = self.worker.recv(max(deadline - self.clock(), 1.0))

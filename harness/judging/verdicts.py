@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from harness.consts import Status
+from harness.judging import needs
+from harness.judging.needs import TASK_NEEDS
 
 STATUS_BY_KIND = {
     "wrong_output": Status.FAILED, "exception": Status.ERROR, "load_error": Status.ERROR,
@@ -14,6 +17,16 @@ STATUS_BY_KIND = {
     "cuda_error": Status.CUDA_ERROR, "protocol": Status.CRASHED, "output_layout": Status.FAILED,
 }
 FATAL = {Status.CUDA_ERROR, Status.CRASHED, Status.TIMED_OUT, Status.REJECTED}
+
+
+@dataclass(frozen=True)
+class Where:
+    """What a failure's verdict reads besides its text: the device kind ("cuda", "cpu"),
+    the GPU's compute capability ("90"; None on the CPU), the code that failed."""
+
+    device: str
+    capability: str | None
+    source: str = ""
 
 
 class CaseFailure(Exception):
@@ -53,14 +66,24 @@ def worker_start_verdict(status: str, message: str, said: str = "") -> dict[str,
 
 def not_judged(load_error: dict[str, Any] | None) -> str:
     """Why a run judged nothing of its submission, so that it is not recorded against it
-    (a worker that never got to the submission); "" for every other run."""
-    if (load_error or {}).get("kind") == WORKER_START:
+    (a worker that never got to the submission, a task this machine cannot run); "" for
+    every other run."""
+    if (load_error or {}).get("kind") in (WORKER_START, TASK_NEEDS):
         return f"not recorded: {load_error['title']}"
     return ""
 
 
-def load_error_verdict(kind: str, message: str, module: str = "") -> dict[str, Any]:
-    """The verdict for a submission that could not be loaded, with a hint."""
+def load_error_verdict(kind: str, message: str, module: str = "",
+                       where: Where | None = None) -> dict[str, Any]:
+    """The verdict for a submission that could not be loaded, with a hint. `where`: the
+    machine and the submission's text, which say whether it failed for want of something
+    this machine lacks (harness.judging.needs)."""
+    if where is not None and kind not in ("syntax_error", "missing_entry"):
+        need = needs.of_failure(message, where.device, where.capability, where.source,
+                                module if kind == "import_error" else "")
+        if need is not None:
+            return {"status": need.status, "kind": "needs", "title": f"the submission {need.title}",
+                    "hint": need.hint, "message": message}
     status = STATUS_BY_KIND.get(kind, Status.ERROR)
     titles = {
         "syntax_error": "the submission has a syntax error",
@@ -70,13 +93,11 @@ def load_error_verdict(kind: str, message: str, module: str = "") -> dict[str, A
     }
     title = titles.get(kind, "the submission failed while loading")
     hint = ""
-    if kind == "import_error" and module.split(".")[0] == "aiter":
-        hint = ("aiter is AMD's ROCm kernel library (published as 'amd-aiter'); it needs an AMD "
-                "GPU with ROCm and cannot run on this machine")
-    elif kind == "import_error" and module.split(".")[0] in ("reference", "eval"):
+    if kind == "import_error" and module.split(".")[0] in ("reference", "eval"):
         hint = "submissions cannot import the task's reference or evaluator"
     elif kind == "import_error":
-        hint = f"install {module.split('.')[0]!r} where the harness runs, or remove the import"
+        hint = (f"install the package that provides {module.split('.')[0]!r} where the "
+                "harness runs, or remove the import")
     return {"status": status, "kind": kind, "title": title, "hint": hint, "message": message}
 
 

@@ -26,6 +26,15 @@ class TaskError(ValueError):
     """A task that cannot be found or is malformed; the message says which and why."""
 
 
+class ReferenceImportError(TaskError):
+    """reference.py raised as it was imported; `source`: its text (which says whether it is
+    written for a machine other than this one: harness.judging.needs)."""
+
+    def __init__(self, message: str, source: str) -> None:
+        super().__init__(message)
+        self.source = source
+
+
 @dataclass
 class TaskFile:
     name: str
@@ -264,6 +273,13 @@ class Reference:
     def reference(self, data: Any) -> Any:
         return self.module.ref_kernel(data)
 
+    def source(self) -> str:
+        """The text of reference.py ("" where it cannot be read)."""
+        try:
+            return Path(self.module.__file__).read_text(errors="replace")
+        except (OSError, TypeError):
+            return ""
+
     def check(self, data: Any, output: Any) -> tuple[bool, str]:
         """Run the task's check; accept both `(bool, str)` and the older string form."""
         result = self.module.check_implementation(data, output)
@@ -302,7 +318,9 @@ def import_reference(task: Task, staged: Path) -> Reference:
     try:
         module = importlib.import_module("reference")
     except Exception as exc:
-        raise TaskError(f"{task.root}: reference.py failed to import: {exc!r}") from exc
+        raise ReferenceImportError(f"{task.root}: reference.py failed to import: {exc!r}",
+                                   (staged / "reference.py").read_text(errors="replace")
+                                   ) from exc
     finally:
         sys.path.remove(str(staged))
         for n in names:

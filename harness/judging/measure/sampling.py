@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from harness.consts import Status
 from harness.durations import micros
+from harness.judging import needs
 from harness.judging.checking import output_sanity
 from harness.judging.measure.devices import ClockReading, DeviceInfo, Flusher
 from harness.judging.measure.integrity import (
@@ -46,6 +47,7 @@ from harness.judging.measure.timing import (
     long_samples,
     summarize,
 )
+from harness.judging.needs import Need
 from harness.judging.phases import Progress
 from harness.judging.sandbox.sandbox import WorkerDied, WorkerTimeout
 from harness.judging.seeds import SeedPlan
@@ -317,13 +319,18 @@ class Sampling:
         if kind == "output_layout" and relayout:
             raise OutputLayout(message, reply.get("layout"))
         status = STATUS_BY_KIND.get(kind, Status.ERROR)
-        if status == Status.COMPILE_ERROR:
+        need = (self._need(message) if status in (Status.NEEDS_GPU, Status.COMPILE_ERROR,
+                                                  Status.ERROR) else None)
+        if need is not None:
+            status, message = need.status, f"the submission {need.title}: {need.hint}\n{message}"
+        elif status == Status.COMPILE_ERROR:
             message = self.judge.explain_compile_error(message)
-        elif status == Status.NEEDS_GPU:
-            message = ("this submission needs a GPU (it launches GPU kernels or asks for "
-                       "CUDA), and this run is on the CPU: run it where a GPU is visible\n"
-                       + message)
         raise CaseFailure(status, message, fatal=status in FATAL)
+
+    def _need(self, message: str) -> Need | None:
+        """What a failed call says this machine lacks (harness.judging.needs), if anything."""
+        where = self.judge.where()
+        return needs.of_failure(message, where.device, where.capability, where.source)
 
     def _check_output(self, data: Any, output: Any, finite: bool, what: str) -> None:
         problem = output_sanity(output, finite)

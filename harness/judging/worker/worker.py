@@ -21,16 +21,11 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from harness.judging.needs import needs_gpu
 from harness.judging.worker.protocol import Event, encode
 
 _TRACE_LIMIT = 12000
 _WARM_ELEMENTS = 1 << 17  # the warm-up before the start event: a 1 MiB tensor of int64
-_NEEDS_GPU_SIGNS = (
-    "Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "active drivers",
-    "cannot be accessed from Triton", "No CUDA GPUs are available", "CUDA driver",
-    "libcuda", "no GPU", "cuda is not available",
-    "Cannot access accelerator device",  # pin_memory() without a GPU
-)
 _COMPILE_SIGNS = ("PassManager::run failed", "CompilationError", "ptxas", "LLVM ERROR")
 _CUDA_SIGNS = (
     "CUDA error", "illegal memory access", "device-side assert", "misaligned address",
@@ -512,7 +507,7 @@ class Worker:
     # -- errors ----------------------------------------------------------------------
     def _classify(self, exc: BaseException, default: str) -> str:
         text = f"{type(exc).__module__}.{type(exc).__name__}: {exc}"
-        if not self.cuda and any(s in text for s in _NEEDS_GPU_SIGNS):
+        if not self.cuda and needs_gpu(text):
             return "needs_gpu"
         if isinstance(exc, MemoryError) or "OutOfMemoryError" in text:
             return "out_of_memory"
