@@ -196,3 +196,31 @@ def db_url(request, tmp_path):
     if not PG_URL:
         pytest.skip("set HARNESS_TEST_POSTGRES to a postgresql:// URL to run these")
     return fresh_postgres_url()
+
+
+PUBLIC_TASK_YML = """\
+files:
+  - {{"name": "submission.py", "source": "@SUBMISSION@"}}
+  - {{"name": "task.py", "source": "task.py"}}
+  - {{"name": "reference.py", "source": "reference.py"}}
+lang: "py"
+description: a small task of the tests, in the public (reference-kernels) format
+tests:
+{tests}
+benchmarks:
+{benchmarks}
+"""
+
+
+def public_format_folder(root: Path, reference: str, tests: list[str],
+                         benchmarks: list[str]) -> Path:
+    """A task folder laid out as reference-kernels' are (`files:` naming the submission,
+    task.py and reference.py); cases as flow mappings, e.g. '{"size": 64, "seed": 1}'."""
+    root.mkdir(parents=True)
+    (root / "task.yml").write_text(PUBLIC_TASK_YML.format(
+        tests="\n".join(f"  - {c}" for c in tests),
+        benchmarks="\n".join(f"  - {c}" for c in benchmarks)))
+    (root / "task.py").write_text("import torch\ninput_t = tuple\noutput_t = torch.Tensor\n")
+    (root / "reference.py").write_text(reference)
+    return root
+

@@ -11,23 +11,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import cpu_only
+from conftest import cpu_only, public_format_folder
 
 pytestmark = pytest.mark.slow  # each test runs runner.py end to end
 
-TASK_YML = """\
-files:
-  - {"name": "submission.py", "source": "@SUBMISSION@"}
-  - {"name": "task.py", "source": "task.py"}
-  - {"name": "reference.py", "source": "reference.py"}
-lang: "py"
-description: a small task in the public format
-tests:
-  - {"size": 64, "seed": 1}
-benchmarks:
-  - {"size": 64, "seed": 2}
-"""
-TASK_PY = "import torch\ninput_t = torch.Tensor\noutput_t = torch.Tensor\n"
 REFERENCE = """\
 import torch
 {imports}
@@ -48,11 +35,8 @@ DOUBLES = "def custom_kernel(data):\n    return data * 2\n"
 
 
 def public_folder(root: Path, device: str = "cpu", imports: str = "") -> Path:
-    root.mkdir(parents=True)
-    (root / "task.yml").write_text(TASK_YML)
-    (root / "task.py").write_text(TASK_PY)
-    (root / "reference.py").write_text(REFERENCE.format(device=device, imports=imports))
-    return root
+    return public_format_folder(root, REFERENCE.format(device=device, imports=imports),
+                                ['{"size": 64, "seed": 1}'], ['{"size": 64, "seed": 2}'])
 
 
 def submit(cli, tmp_path: Path, task: Path, code: str = DOUBLES, *extra: str):
@@ -172,3 +156,16 @@ def test_an_own_evaluator_that_finds_no_gpu_needs_one(cli, tmp_path):
     assert r.rc == 1 and r.doc["status"] == "needs a GPU", r.out
     assert r.doc["load_error"]["title"] == "the task needs a GPU"
     assert "No CUDA GPU available" in r.doc["load_error"]["message"]
+
+
+@cpu_only
+def test_a_check_that_moves_the_output_to_the_gpu_needs_one(cli, tmp_path):
+    task = public_folder(tmp_path / "gpu_check")
+    reference = (task / "reference.py").read_text().replace(
+        "ok = torch.allclose(output, ref_kernel(data))",
+        "ok = torch.allclose(output.cuda(), ref_kernel(data).cuda())")
+    (task / "reference.py").write_text(reference)
+    r = submit(cli, tmp_path, task, DOUBLES, "--mode", "test")
+    assert r.rc == 1 and r.doc["status"] == "needs a GPU", r.out
+    assert r.doc["load_error"]["title"] == "the task needs a GPU"
+    assert "check_implementation" in r.doc["load_error"]["message"]

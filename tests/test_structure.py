@@ -1,7 +1,13 @@
+from collections import namedtuple
+from dataclasses import dataclass
+
+import pytest
 import torch
 
-from harness.judging.worker.sharing import SharedAllocator, WorkerArenas
+from harness.judging.worker.input_objects import put_back, saved_state
+from harness.judging.worker.sharing import SharedAllocator, WireObject, WorkerArenas
 from harness.judging.worker.structure import (
+    InputLayoutError,
     clone,
     describe,
     fill_slot,
@@ -9,6 +15,7 @@ from harness.judging.worker.structure import (
     make_slot,
     poison,
     structure_error,
+    tensors,
 )
 
 
@@ -74,3 +81,83 @@ def test_clone_is_deep_and_strided():
     copy[0][0][1].add_(1)
     assert not torch.equal(copy[0][0][1], data[0][0][1])
     assert copy[0][0][0].stride() == data[0][0][0].stride()
+
+
+# Inputs that hold objects: a dataclass of a task's own, an nn.Module with a buffer.
+
+
+@dataclass
+class Config:
+    size: int
+    weight: torch.Tensor
+
+
+class Cache(torch.nn.Module):
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.register_buffer("data", torch.zeros(size))
+        self.filled = 0
+
+
+Pair = namedtuple("Pair", "left right")
+
+
+def with_objects(seed: int):
+    g = torch.Generator().manual_seed(seed)
+    cache = Cache(4)
+    cache.data.copy_(torch.randn(4, generator=g))
+    return Config(4, torch.randn(4, generator=g)), Pair(cache, torch.randn(2, generator=g))
+
+
+def test_objects_are_walked_copied_and_filled_like_tuples(tmp_path):
+    data = with_objects(1)
+    assert len(list(tensors(data))) == 3
+    copy = clone(data)
+    assert type(copy[0]) is Config and type(copy[1]) is Pair and type(copy[1].left) is Cache
+    assert copy[0].weight is not data[0].weight and torch.equal(copy[0].weight, data[0].weight)
+    slot = make_slot(data, SharedAllocator(tmp_path))
+    fresh = with_objects(2)
+    fill_slot(slot, fresh)
+    assert torch.equal(slot[0].weight, fresh[0].weight)
+    assert torch.equal(slot[1].left.data, fresh[1].left.data)  # a module's buffer, shared
+
+
+def test_an_object_that_changes_between_calls_is_refused(tmp_path):
+    slot = make_slot(with_objects(1), SharedAllocator(tmp_path))
+    other = with_objects(2)
+    other[0].size = 5
+    with pytest.raises(InputLayoutError):
+        fill_slot(slot, other)
+
+
+def test_objects_travel_by_class_name_and_are_rebuilt_around_the_shared_memory(tmp_path):
+    alloc = SharedAllocator(tmp_path)
+    slot = make_slot(with_objects(1), alloc)
+    wire = alloc.to_wire(slot)
+    assert isinstance(wire[0], WireObject) and wire[0].qualname == "Config"
+    asked = []
+
+    def classes(module: str, qualname: str) -> type:
+        asked.append(qualname)
+        return {"Config": Config, "Cache": Cache}[qualname]
+
+    mapped = WorkerArenas(classes).from_wire(wire)
+    assert type(mapped[0]) is Config and type(mapped[1].left) is Cache
+    assert sorted(asked) == ["Cache", "Config"]
+    mapped[1].left.data.fill_(3)  # the worker writes the judge's memory
+    assert torch.equal(slot[1].left.data, torch.full((4,), 3.0))
+
+
+def test_what_a_call_changes_in_an_object_is_put_back():
+    config, pair = with_objects(1)
+    cache = pair.left
+    saved = saved_state((config, pair))
+    buffer = cache.data
+    cache.filled = 3
+    cache.extra = "left by a call"
+    cache.register_buffer("data", torch.ones(4))  # replaced in the module's _buffers
+    config.size = 9
+    put_back(saved)
+    assert cache.filled == 0 and not hasattr(cache, "extra") and cache.data is buffer
+    assert config.size == 4
+    assert saved_state((torch.zeros(2), [1, 2])) == []  # plain inputs: nothing to put back

@@ -58,7 +58,7 @@ from harness.judging.worker.buffers import CaseBuffers, OutputLayout
 from harness.judging.worker.channel import Channel
 from harness.judging.worker.cuda_vmm import CudaVmmError
 from harness.judging.worker.protocol import Event, ProtocolError
-from harness.judging.worker.sharing import SharedAllocator
+from harness.judging.worker.sharing import SharedAllocator, object_modules
 from harness.judging.worker.structure import (
     clone,
     describe,
@@ -126,6 +126,7 @@ class Judge:
         self.flusher = Flusher(device)
         self.shm_root = entry.shm_root or shm_folder()
         self._started = entry.started
+        self.modules_sent: dict[int, set[str]] = {}  # per worker: task modules it holds
         self.compile_cache = entry.compile_cache
         self.worker_output = {"stdout": "", "stderr": ""}
         # What the worker printed once the secret phases began, kept apart: organisers see it,
@@ -427,8 +428,9 @@ class Judge:
         alloc = SharedAllocator(Path(tempfile.mkdtemp(dir=self.shm_root)))
         slots = [make_slot(data, alloc) for _ in range(ring)]
         box = CaseBuffers(alloc, slots, template, all_finite(template), per)
+        wired = [alloc.to_wire(s) for s in slots]
         self._share(alloc, {
-            "op": "case", "slots": [alloc.to_wire(s) for s in slots],
+            "op": "case", "slots": wired, "modules": self._modules_for(wired),
             "outputs": box.wire_outputs(), "expected": describe(template),
             "calls_per_sample": per,
         })
@@ -476,6 +478,19 @@ class Judge:
             self._expect_ack(run.deadline)
             return self.sampling.sample(run, 0, 0, "the first call", first=data,
                                         relayout=False)
+
+    def _modules_for(self, wired: list[Any]) -> dict[str, str]:
+        """The text of each module of the task that the input's objects are instances of
+        and that the worker's folder leaves out (the reference), not yet sent to this
+        worker: it loads them privately (harness.judging.worker.input_objects)."""
+        judge_dir = Path(self.ref.module.__file__).parent
+        out = {}
+        for name in sorted(object_modules(wired) - self.modules_sent.get(id(self.worker), set())):
+            mine, theirs = judge_dir / f"{name}.py", self.staging / f"{name}.py"
+            if "." not in name and mine.is_file() and not theirs.exists():
+                out[name] = mine.read_text()
+        self.modules_sent.setdefault(id(self.worker), set()).update(out)
+        return out
 
     def _share(self, alloc: SharedAllocator, message: dict) -> None:
         """Send a message naming shared buffers, with the descriptors of new GPU arenas."""

@@ -47,7 +47,7 @@ from harness.judging.measure.timing import (
     long_samples,
     summarize,
 )
-from harness.judging.needs import Need
+from harness.judging.needs import Need, TaskNeeds
 from harness.judging.phases import Progress
 from harness.judging.sandbox.sandbox import WorkerDied, WorkerTimeout
 from harness.judging.seeds import SeedPlan
@@ -55,6 +55,7 @@ from harness.judging.verdicts import (
     FATAL,
     STATUS_BY_KIND,
     CaseFailure,
+    Where,
     out_of_memory,
 )
 from harness.judging.worker.buffers import CaseBuffers, OutputLayout
@@ -127,6 +128,12 @@ class SamplingHost(Protocol):
 
     def explain_compile_error(self, message: str) -> str:
         """A compile error's message, with what the compiler said in the worker."""
+
+    def where(self) -> Where:
+        """The machine and the submission's text, which a failure's verdict reads."""
+
+    def task_failure(self, exc: Exception, what: str) -> TaskError | TaskNeeds:
+        """What the task's own code failing with `exc` means (harness.judging.needs)."""
 
 
 @dataclass
@@ -340,6 +347,9 @@ class Sampling:
             except Exception as exc:  # noqa: BLE001 - the check met an output it cannot read
                 if out_of_memory(exc):  # the judge's own memory: Judge._starved
                     raise
+                lacking = self.judge.task_failure(exc, "check_implementation failed")
+                if isinstance(lacking, TaskNeeds):  # the check itself needs a GPU, say
+                    raise lacking from exc
                 ok, problem = False, f"the check could not read the output: {exc!r}"
             if ok:
                 return

@@ -14,13 +14,14 @@ descriptor; `from_wire` in the worker turns descriptors back into tensors.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from harness.judging.worker.structure import map_tensors
+from harness.judging.worker.structure import rebuilt, transform
 
 # GPU buffers are packed into arenas of at least this size (the driver's granularity is
 # 2 MiB on Hopper); each tensor starts on a boundary of _ALIGN bytes.
@@ -54,6 +55,32 @@ class SharedGpuTensor:
     dtype: str
     shape: tuple[int, ...]
     stride: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class WireObject:
+    """An object of an input on the wire: its class by module and name, its attributes
+    (their tensors as descriptors). The worker rebuilds it (`WorkerArenas.from_wire`)."""
+
+    module: str
+    qualname: str
+    attrs: dict[str, Any]
+
+
+def object_modules(obj: Any) -> set[str]:
+    """The modules whose classes the objects of a nested value are (`WireObject`s)."""
+    found: set[str] = set()
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, WireObject):
+            found.add(item.module)
+            stack.extend(item.attrs.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+    return found
 
 
 @dataclass(frozen=True)
@@ -128,8 +155,12 @@ class SharedAllocator:
         return out
 
     def to_wire(self, obj: Any) -> Any:
-        """The form in which a nested value of shared buffers is sent to the worker."""
-        return map_tensors(obj, lambda t: self._shared[id(t)][1] if id(t) in self._shared else t)
+        """The form in which a nested value of shared buffers is sent to the worker (an
+        object as a `WireObject`: its class may live in a module the judge imported
+        privately, which pickle cannot name)."""
+        return transform(obj, lambda t: self._shared[id(t)][1] if id(t) in self._shared else t,
+                         lambda o, attrs: WireObject(type(o).__module__, type(o).__qualname__,
+                                                     attrs))
 
     def pending(self) -> tuple[list[ArenaNotice], list[int]]:
         """The arenas the worker has not been sent yet: notices and file descriptors."""
@@ -145,10 +176,12 @@ class SharedAllocator:
 
 
 class WorkerArenas:
-    """In the worker: the arenas of the current case, mapped from received descriptors."""
+    """In the worker: the arenas of the current case, mapped from received descriptors.
+    `classes(module, qualname)` finds the class of a received object."""
 
-    def __init__(self) -> None:
+    def __init__(self, classes: Callable[[str, str], type] | None = None) -> None:
         self.arenas: dict[int, Any] = {}
+        self.classes = classes or _importable
 
     def add(self, notices: list[ArenaNotice], fds: list[int]) -> None:
         from harness.judging.worker.cuda_vmm import Arena
@@ -170,10 +203,25 @@ class WorkerArenas:
             arena = self.arenas[obj.arena]
             return arena.view(torch, obj.offset, obj.nbytes, getattr(torch, obj.dtype),
                               obj.shape, obj.stride)
+        if isinstance(obj, WireObject):
+            attrs = {k: self.from_wire(v) for k, v in obj.attrs.items()}
+            return rebuilt(self.classes(obj.module, obj.qualname), attrs)
         if isinstance(obj, list):
             return [self.from_wire(x) for x in obj]
         if isinstance(obj, tuple):
-            return tuple(self.from_wire(x) for x in obj)
+            items = [self.from_wire(x) for x in obj]
+            return type(obj)(*items) if hasattr(obj, "_fields") else tuple(items)
         if isinstance(obj, dict):
-            return {k: self.from_wire(v) for k, v in obj.items()}
+            items = {k: self.from_wire(v) for k, v in obj.items()}
+            return items if type(obj) is dict else type(obj)(items)
         return obj
+
+
+def _importable(module: str, qualname: str) -> type:
+    """A class by its module (imported as usual) and qualified name."""
+    import importlib
+
+    found: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found

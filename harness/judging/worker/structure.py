@@ -7,12 +7,16 @@ output against the expected description and copies it into the judge's buffers.
 
 from __future__ import annotations
 
+import dataclasses
+import enum
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
 
 _FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+_MAX_DEPTH = 64  # nesting of an input; deeper is taken for a cycle
 
 
 def describe(obj: Any) -> dict[str, Any]:
@@ -33,6 +37,36 @@ def describe(obj: Any) -> dict[str, Any]:
     return {"kind": "other", "type": type(obj).__name__}
 
 
+def is_object(obj: Any) -> bool:
+    """Whether a value is an object whose attributes hold the input (a dataclass, an
+    `nn.Module`, any instance with attributes): its tensors are shared and filled like
+    those of a tuple, its class rebuilt around them in the worker."""
+    if isinstance(obj, (torch.Tensor, list, tuple, dict, str, bytes, int, float, bool,
+                        type, enum.Enum, types.ModuleType, types.FunctionType,
+                        types.BuiltinFunctionType, types.MethodType)) or obj is None:
+        return False
+    return hasattr(obj, "__dict__") or (dataclasses.is_dataclass(obj) and hasattr(obj, "__slots__"))
+
+
+def attributes(obj: Any) -> dict[str, Any]:
+    """An object's attributes (its `__dict__`, or a slotted dataclass's fields)."""
+    if hasattr(obj, "__dict__"):
+        return dict(vars(obj))
+    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+
+
+def rebuilt(cls: type, attrs: dict[str, Any]) -> Any:
+    """An instance of `cls` with these attributes, made without calling its `__init__`
+    (as pickle makes one)."""
+    obj = object.__new__(cls)
+    if hasattr(obj, "__dict__"):
+        obj.__dict__.update(attrs)
+    else:
+        for name, value in attrs.items():
+            object.__setattr__(obj, name, value)
+    return obj
+
+
 def tensors(obj: Any) -> Iterator[torch.Tensor]:
     """The tensors of a nested value, depth first."""
     if isinstance(obj, torch.Tensor):
@@ -43,19 +77,49 @@ def tensors(obj: Any) -> Iterator[torch.Tensor]:
     elif isinstance(obj, dict):
         for item in obj.values():
             yield from tensors(item)
+    elif is_object(obj):
+        for item in attributes(obj).values():
+            yield from tensors(item)
+
+
+def transform(obj: Any, on_tensor: Callable[[torch.Tensor], Any],
+              on_object: Callable[[Any, dict[str, Any]], Any], depth: int = 0) -> Any:
+    """The same nested value with `on_tensor` applied to each tensor, and each object
+    replaced by `on_object(obj, its attributes transformed)`. Tuples keep their named-tuple
+    class, dicts their dict class."""
+    if depth > _MAX_DEPTH:
+        raise InputLayoutError(f"the input nests deeper than {_MAX_DEPTH} levels (a cycle?)")
+    if isinstance(obj, torch.Tensor):
+        return on_tensor(obj)
+
+    def inner(x: Any) -> Any:
+        return transform(x, on_tensor, on_object, depth + 1)
+
+    if isinstance(obj, list):
+        return [inner(x) for x in obj]
+    if isinstance(obj, tuple):
+        items = [inner(x) for x in obj]
+        return type(obj)(*items) if hasattr(obj, "_fields") else tuple(items)
+    if isinstance(obj, dict):
+        items = {k: inner(v) for k, v in obj.items()}
+        return items if type(obj) is dict else _same_kind(obj, items)
+    if is_object(obj):
+        return on_object(obj, {k: inner(v) for k, v in attributes(obj).items()})
+    return obj
+
+
+def _same_kind(like: dict, items: dict) -> dict:
+    """`items` as a dict of `like`'s class where it can be made from pairs (OrderedDict)."""
+    try:
+        return type(like)(items)
+    except TypeError:
+        return items
 
 
 def map_tensors(obj: Any, fn: Callable[[torch.Tensor], torch.Tensor]) -> Any:
-    """The same nested value with `fn` applied to each tensor."""
-    if isinstance(obj, torch.Tensor):
-        return fn(obj)
-    if isinstance(obj, list):
-        return [map_tensors(x, fn) for x in obj]
-    if isinstance(obj, tuple):
-        return tuple(map_tensors(x, fn) for x in obj)
-    if isinstance(obj, dict):
-        return {k: map_tensors(v, fn) for k, v in obj.items()}
-    return obj
+    """The same nested value with `fn` applied to each tensor (objects copied around the
+    new tensors)."""
+    return transform(obj, fn, lambda o, attrs: rebuilt(type(o), attrs))
 
 
 def clone(obj: Any) -> Any:
@@ -104,6 +168,14 @@ def fill_slot(slot: Any, data: Any) -> None:
             raise InputLayoutError("the input changed structure between calls of one case")
         for key in slot:
             fill_slot(slot[key], data[key])
+    elif is_object(slot):
+        if type(slot) is not type(data):
+            raise InputLayoutError("the input changed class between calls of one case")
+        mine, theirs = attributes(slot), attributes(data)
+        if mine.keys() != theirs.keys():
+            raise InputLayoutError("the input's attributes changed between calls of one case")
+        for key in mine:
+            fill_slot(mine[key], theirs[key])
     elif type(slot) is not type(data) or slot != data:
         raise InputLayoutError("the input's non-tensor part changed between calls of one case: "
                                f"{slot!r} != {data!r}")

@@ -120,9 +120,13 @@ class Worker:
         self.refresh: list[list[tuple[Any, Any]]] = []  # per slot: (shared, private) CPU tensors
         self.expected: dict | None = None
         self.noop_output: Any = None
+        from harness.judging.worker.input_objects import TaskModules, put_back
         from harness.judging.worker.sharing import WorkerArenas
 
-        self.arenas = WorkerArenas()
+        self.put_back = put_back
+        self.task_modules = TaskModules(self.staging)
+        self.arenas = WorkerArenas(self.task_modules.find)
+        self.saved: list[list[tuple[Any, Any]]] = []  # per slot: its objects' state
         self.calls_per_sample = 1
         self.cuda = self.device == "cuda"
         self.spin_seconds = float(init.get("spin_seconds", 0.0))  # the polling loop's
@@ -273,10 +277,14 @@ class Worker:
 
     # -- cases and calls -------------------------------------------------------------
     def set_case(self, message: dict[str, Any]) -> None:
+        from harness.judging.worker.input_objects import saved_state
+
+        self.task_modules.load(message.get("modules") or {})
         self.slots = [self.arenas.from_wire(s) for s in message["slots"]]
         self.refresh = [[] for _ in self.slots]
         if self.cuda:
             self.slots = [self._private_host(s, k) for k, s in enumerate(self.slots)]
+        self.saved = [saved_state(s) for s in self.slots]
         self._take_outputs(message)
         self.calls_per_sample = max(1, int(message.get("calls_per_sample", 1)))
         self.send({"event": Event.ACK})
@@ -299,6 +307,7 @@ class Worker:
 
     def release(self, message: dict[str, Any]) -> None:
         self.slots, self.outputs, self.noop_output, self.refresh = [], [], None, []
+        self.saved = []
         self.arenas.clear()
         if self.cuda:
             self.torch.cuda.synchronize()
@@ -360,6 +369,12 @@ class Worker:
         picks = [(slot + j) % ring for j in range(count)]
         return picks, [self.slots[i] if self.slots else None for i in picks]
 
+    def _put_back(self, picks: list[int]) -> None:
+        """Put back what earlier calls changed in the objects of these slots' inputs."""
+        for i in picks if self.saved else ():
+            if self.saved[i]:
+                self.put_back(self.saved[i])
+
     def _rehearse(self, slot: int) -> dict[str, Any]:
         """The calls of an earlier sample (from `slot`) again: untimed, outputs unchecked
         and dropped. The next sample's calls then start on the host
@@ -369,7 +384,8 @@ class Worker:
         these calls compute can answer a timed call (a thread left running is another
         matter: the screen flags threads, and the judge's clock sees work outside the timed
         region)."""
-        _, data = self._inputs(slot, self.calls_per_sample)
+        picks, data = self._inputs(slot, self.calls_per_sample)
+        self._put_back(picks)
         try:
             for d in data:
                 self.kernel(d)
@@ -395,6 +411,7 @@ class Worker:
         for i in picks if self.slots else ():
             for shared, mine in self.refresh[i]:
                 calls.copy(mine, shared)
+        self._put_back(picks)
         t_in = time.perf_counter_ns()
         try:
             if self.cuda:
