@@ -234,14 +234,21 @@ def export(fmt: str, output: Path | None, db: str | None) -> None:
 @click.option("--repeat", type=int, default=1, hidden=True)
 @click.option("--allow-shared-gpu", is_flag=True,
               help="Record leaderboard runs even where other processes used the GPU meanwhile.")
+@click.option("--allow-partial-containment", is_flag=True,
+              help="Record leaderboard runs even where the worker's sandbox was partial or off.")
 @db_option
 def record(documents: tuple[Path, ...], user: str | None, repeat: int, allow_shared_gpu: bool,
-           db: str | None) -> None:
-    """Record result documents written by `submit --json` (for example CI artifacts)."""
+           allow_partial_containment: bool, db: str | None) -> None:
+    """Record result documents written by `submit --json` (for example CI artifacts), as
+    the admission policy decides: a ranked run under partial containment or on a shared GPU
+    is refused (exit code 2) unless allowed."""
     from harness.frontends.browse import record as run
     from harness.frontends.errors import guarded
+    from harness.results.admission import Policy
+    from harness.settings import Settings
 
-    sys.exit(guarded(run, console, list(documents), user, db, repeat, allow_shared_gpu))
+    policy = Policy.of(Settings.load(), allow_partial_containment, allow_shared_gpu)
+    sys.exit(guarded(run, console, list(documents), user, db, repeat, policy))
 
 
 @cli.command()

@@ -128,7 +128,8 @@ def _shared_evaluation() -> Evaluation:
                       mode="leaderboard", started="", phases=[PhaseResult(
                           "benchmark", "public", [case], 6_000.0)],
                       warnings=[gpu_share.describe({"processes": 1, "memory_mib": 512.0})],
-                      gpu_shared={"processes": 1, "memory_mib": 512.0, "seen": []})
+                      gpu_shared={"processes": 1, "memory_mib": 512.0, "seen": []},
+                      harness={"containment": {"level": "full", "missing": []}})
 
 
 def test_submit_on_a_shared_gpu_reports_and_refuses_to_record(monkeypatch):
@@ -143,7 +144,7 @@ def test_submit_on_a_shared_gpu_reports_and_refuses_to_record(monkeypatch):
     class Recorder:
         recorded = False
 
-        def record(self, ev):
+        def record(self, ev, decision):
             Recorder.recorded = True
 
     monkeypatch.setattr(harness.judging, "evaluate", lambda *a, **k: _shared_evaluation(),
@@ -161,19 +162,18 @@ def test_submit_on_a_shared_gpu_reports_and_refuses_to_record(monkeypatch):
 
 
 @pytest.mark.slow
-def test_the_record_command_skips_a_shared_ranked_run_unless_allowed(cli, tmp_path):
-    from harness.results.recording import status_of
+def test_the_record_command_refuses_a_shared_ranked_run_unless_allowed(cli, tmp_path):
+    from harness.results.admission import Policy, admit
 
     document = tmp_path / "shared.json"
-    ev = _shared_evaluation()
-    assert status_of(ev) == Mark.OK  # an excused flag is no suspicion
-    doc = ev.to_dict()
+    doc = _shared_evaluation().to_dict()
+    assert admit(doc, Policy(allow_shared_gpu=True)).mark == Mark.OK  # excused: no suspicion
     doc["task"] = {"name": "vectoradd", "path": "", "content_hash": "x", "ranking_by": "geom"}
     doc["submission"] |= {"file": "add.py", "sha256": "0" * 64, "code": "", "directives": {}}
     document.write_text(json.dumps(doc))
-    skipped = cli("record", str(document), want_json=False)
-    assert skipped.rc == 0 and "skipped" in skipped.out and "--allow-shared-gpu" in skipped.out
-    assert "recorded" not in skipped.out.replace("not recorded", "")
+    refused = cli("record", str(document), want_json=False)
+    assert refused.rc == 2 and "refused" in refused.out and "--allow-shared-gpu" in refused.out
+    assert "recorded" not in refused.out.replace("not recorded", "")
     allowed = cli("record", str(document), "--allow-shared-gpu", want_json=False)
     assert allowed.rc == 0 and "recorded" in allowed.out, allowed.out
 
@@ -181,14 +181,14 @@ def test_the_record_command_skips_a_shared_ranked_run_unless_allowed(cli, tmp_pa
 def test_batch_does_not_record_a_shared_ranked_run():
     import threading
     from pathlib import Path
-    from types import SimpleNamespace
 
     from harness.frontends.batch import Batch, Job
+    from harness.results.admission import Policy
 
     batch = Batch.__new__(Batch)
     batch.mode, batch.lock = "leaderboard", threading.Lock()
-    batch.options = SimpleNamespace(allow_partial_containment=False, allow_shared_gpu=False)
-    doc = _shared_evaluation().to_dict() | {"harness": {"containment": {"level": "full"}}}
+    batch.policy = Policy()
+    doc = _shared_evaluation().to_dict()
     job = Job(Path("add.py"), "vectoradd", started=time.time())
     batch.finish(job, doc)
     assert job.error.startswith("not recorded: the GPU was shared") and job.submission_id is None
@@ -267,14 +267,20 @@ def test_without_nvml_or_nvidia_smi_the_list_is_unreadable(monkeypatch):
 def test_a_server_slot_does_not_record_a_shared_ranked_run_unless_allowed():
     """The contest server's worker slot (one per GPU) gets the judge's document back: a
     ranked run another program shared the GPU with is no verdict to record."""
-    from types import SimpleNamespace
-
     from harness.options import RunOptions
+    from harness.server.config import ServerSettings
     from harness.server.slots import Judging
+    from harness.settings import Settings
 
-    doc = _shared_evaluation().to_dict() | {"harness": {"containment": {"level": "full"}}}
-    refused = Judging._problem(SimpleNamespace(options=RunOptions()), doc, "leaderboard")
-    assert refused.startswith("not recorded: the GPU was shared with 1 other process")
-    allowed = SimpleNamespace(options=RunOptions(allow_shared_gpu=True))
-    assert Judging._problem(allowed, doc, "leaderboard") is None
-    assert Judging._problem(SimpleNamespace(options=RunOptions()), doc, "benchmark") is None
+    def slot(**options) -> Judging:
+        return Judging("unused", RunOptions(**options), Settings.load(), ServerSettings(),
+                       print)
+
+    doc = _shared_evaluation().to_dict()
+    refused = slot().admitted(doc, None, "alice", records=True)
+    assert refused["error"].startswith("not recorded: the GPU was shared with 1 other process")
+    assert refused["verdict"] is None
+    allowed = slot(allow_shared_gpu=True).admitted(doc, None, "alice", records=True)
+    assert allowed["error"] is None and allowed["record"] is not None
+    unranked_mode = slot().admitted(doc | {"mode": "benchmark"}, None, "alice", records=False)
+    assert unranked_mode["error"] is None and unranked_mode["record"] is None

@@ -25,9 +25,10 @@ from harness.consts import ExitCode, JobState, Status
 from harness.durations import readable
 from harness.frontends.backends import make_backend
 from harness.frontends.report import print_ranked
-from harness.judging import not_judged, recording_refusal, shared_gpu_refusal
+from harness.judging import recording_refusal
 from harness.loading.task_folder import TaskError, load_task
 from harness.options import RunOptions
+from harness.results.admission import Policy, admit
 from harness.results.document import case_flags, document_to_evaluation
 from harness.results.recording import record_evaluation
 from harness.results.store import Store, resolve_db
@@ -96,6 +97,8 @@ class Batch:
                        for name, t in self.tasks.items()}
         self.device, self.timeout, self.user = options.device, options.timeout, options.user
         self.lock = threading.Lock()
+        self.policy = Policy.of(settings, options.allow_partial_containment,
+                                options.allow_shared_gpu)
 
     def request(self, job: Job) -> dict[str, Any]:
         board = self.boards[job.task]
@@ -117,30 +120,17 @@ class Batch:
         with self.lock:
             job.wall = time.time() - job.started
             job.state = JobState.DONE
-            if "error" in doc:
-                job.error = doc["error"]
-                return
-            job.doc = doc
-            unjudged = not_judged(doc.get("load_error"))
-            if unjudged:  # the worker never got to the submission: the machine's side
-                job.error = f"{unjudged}: {doc['load_error']['message']}"
-                return
-            level = doc.get("harness", {}).get("containment", {}).get("level")
-            if (self.mode == "leaderboard" and level != "full"
-                    and not self.options.allow_partial_containment):
-                # a judge on another node (Ray) may have a kernel without the sandbox
-                job.error = (f"not recorded: containment {level} on the judge's machine "
-                             "(--allow-partial-containment records it anyway)")
-                return
-            shared = shared_gpu_refusal(doc.get("gpu_shared"), self.mode,
-                                        self.options.allow_shared_gpu)
-            if shared:  # another program on the slot's GPU: no slot of the batch's own
-                job.error = shared
+            if "error" not in doc:  # else the judge process failed: no document
+                job.doc = doc
+            # a judge on another node (Ray) may run without the sandbox, or share its GPU
+            decision = admit(doc, self.policy)
+            if not decision.recorded:
+                job.error = decision.reason
                 return
             ev = document_to_evaluation(doc)
             who = self.user or job.file.stem
             job.submission_id = record_evaluation(self.store, self.boards[job.task], who, ev,
-                                                  self.settings.integrity.refuse_ranking_on)
+                                                  decision)
 
     def line(self, job: Job) -> str:
         """One finished job as a line (a log's view of the live table's row)."""

@@ -19,7 +19,7 @@ from harness.consts import ExitCode
 from harness.durations import readable
 from harness.frontends import boards
 from harness.frontends.report import print_ranked
-from harness.options import UNRECORDED_MODES
+from harness.results.admission import Policy
 from harness.results.document import case_notes
 from harness.results.recording import resolve_user
 from harness.results.store import Store, require_existing, resolve_db
@@ -130,15 +130,15 @@ def export(fmt: str, output: Path | None, db: str | None) -> int:
 
 
 def record(console: Console, documents: list[Path], user: str | None, db: str | None,
-           repeat: int, allow_shared_gpu: bool = False) -> int:
-    """Record result documents written by `submit --json` (e.g. CI artifacts); a ranked
-    run made on a shared GPU only with `allow_shared_gpu`."""
-    from harness.judging import not_judged, shared_gpu_refusal
+           repeat: int, policy: Policy) -> int:
+    """Record result documents written by `submit --json` (e.g. CI artifacts), each as
+    admission decides (harness/results/admission.py); exit code 2 where one was refused."""
+    from harness.results.admission import Outcome, admit
     from harness.results.document import document_to_evaluation
     from harness.results.recording import record_evaluation
 
     store = open_store(db, read_only=False)
-    refuse_on = Settings.load().integrity.refuse_ranking_on
+    refused = False
     for path in documents:
         try:
             doc: dict[str, Any] = json.loads(Path(path).read_text())
@@ -146,23 +146,20 @@ def record(console: Console, documents: list[Path], user: str | None, db: str | 
         except (OSError, ValueError, KeyError, TypeError) as exc:
             console.print(f"[red]error:[/] {path}: not a result document ({exc})")
             return ExitCode.USAGE
-        if ev.mode in UNRECORDED_MODES:
-            console.print(f"[red]error:[/] {path}: a {ev.mode} run is never recorded")
-            return ExitCode.USAGE
-        unjudged = not_judged(ev.load_error)
-        if unjudged:  # a machine's failure, not the submission's: the others still count
-            console.print(f"[yellow]skipped[/] {path}: {unjudged}")
+        decision = admit(doc, policy)
+        if decision.outcome == Outcome.NOT_JUDGED:  # the machine's side: the others count
+            console.print(f"[yellow]skipped[/] {path}: {decision.reason}")
             continue
-        shared = shared_gpu_refusal(ev.gpu_shared, ev.mode, allow_shared_gpu)
-        if shared:
-            console.print(f"[yellow]skipped[/] {path}: {shared}")
+        if not decision.recorded:
+            console.print(f"[red]refused[/] {path}: {decision.reason}")
+            refused = True
             continue
         board = store.leaderboard(ev.task["name"], ev.task["content_hash"])
         who = user or doc.get("record", {}).get("user") or resolve_user(None)
         for _ in range(repeat):
-            sub_id = record_evaluation(store, board, who, ev, refuse_on)
+            sub_id = record_evaluation(store, board, who, ev, decision)
         console.print(f"recorded {path} as submission {sub_id}")
-    return ExitCode.OK
+    return ExitCode.USAGE if refused else ExitCode.OK
 
 
 def mark(console: Console, submission_id: int, status: str, db: str | None) -> int:

@@ -73,26 +73,30 @@ def _run(opts: RunOptions, console: Console, settings: Settings, head: HeadStart
             recorder.close()
 
 
-def _record_and_show(console: Console, opts: RunOptions, recorder: Recorder | None,
-                     evaluation: Evaluation) -> int | None:
-    """Record one run where it may be recorded, and print it (with its ranking once
+def _record_and_show(console: Console, opts: RunOptions, settings: Settings,
+                     recorder: Recorder | None, evaluation: Evaluation) -> int | None:
+    """Record one run where admission lets it in, and print it (with its ranking once
     recorded); the exit code of a refused record, else None."""
     from harness.frontends.report import print_evaluation, print_ranking
-    from harness.judging import not_judged, shared_gpu_refusal
+    from harness.results.admission import Outcome, Policy, admit
 
-    unjudged = not_judged(evaluation.load_error)  # the worker never got to the submission
-    shared = shared_gpu_refusal(evaluation.gpu_shared, evaluation.mode, opts.allow_shared_gpu)
-    recorded = recorder is not None and not unjudged and not shared
-    if recorded:
-        recorder.record(evaluation)
+    decision = None
+    if recorder is not None:
+        policy = Policy.of(settings, opts.allow_partial_containment, opts.allow_shared_gpu)
+        decision = admit(evaluation.to_dict(), policy)
+        if decision.recorded:
+            recorder.record(evaluation, decision)
     print_evaluation(console, evaluation, opts.verbose)
-    if recorded:
+    if decision is None:
+        return None
+    if decision.recorded:
         print_ranking(console, recorder, evaluation)
-    elif recorder is not None and shared:
-        console.print(f"[red]{shared}[/]")
+    elif decision.outcome == Outcome.NOT_RECORDED:
+        console.print(f"[red]{decision.reason}[/]")
         return ExitCode.USAGE  # refused a record, as on a partial sandbox
-    elif recorder is not None:
-        console.print(f"[yellow]{unjudged}[/]")
+    else:
+        console.print(f"[yellow]{decision.reason.split(': ')[0]}: "
+                      f"{evaluation.load_error['title']}[/]")
     return None
 
 
@@ -125,7 +129,7 @@ def _evaluate_and_report(opts: RunOptions, console: Console, settings: Settings,
                           + "".join(traceback.format_exc()))
             failure = ExitCode.INTERNAL
             break
-        failure = _record_and_show(console, opts, recorder, evaluation) or failure
+        failure = _record_and_show(console, opts, settings, recorder, evaluation) or failure
         evaluations.append(evaluation)
         if evaluation.load_error is not None:
             break  # a submission that does not load fails the same way every run

@@ -8,7 +8,7 @@ import subprocess
 from dataclasses import asdict
 from typing import Any
 
-from harness.consts import Mark
+from harness.results.admission import Decision
 from harness.results.document import Evaluation
 from harness.results.ranking import find, program_key, rank
 from harness.results.store import Leaderboard, NewSubmission, Store, resolve_db
@@ -57,29 +57,15 @@ def runs_of(ev: Evaluation) -> list[dict[str, Any]]:
     return rows
 
 
-def status_of(ev: Evaluation) -> str:
-    screened = any(f["severity"] in ("hard", "flag") for f in ev.screen)
-    flagged = any(c.flags for p in ev.phases for c in p.cases)
-    return Mark.SUSPICIOUS if screened or flagged else Mark.OK
-
-
-def refusal(ev: Evaluation, refuse_on: list[str]) -> str | None:
-    """Why the screen refuses this submission a rank, if it does."""
-    hits = [f for f in ev.screen if f["severity"] in refuse_on]
-    if hits:
-        return "static screen: " + ", ".join(sorted({f["rule"] for f in hits}))
-    evaluator = ev.harness.get("evaluator")
-    if evaluator:
-        return f"judged by {evaluator['kind']}: the harness's own checks did not apply"
-    return None
-
-
 def record_evaluation(store: Store, board: Leaderboard, user: str, ev: Evaluation,
-                      refuse_on: list[str]) -> int:
-    """Record one evaluation (its submission and runs, in one transaction); its id."""
+                      decision: Decision) -> int:
+    """Record one evaluation that admission let in (its submission and runs, in one
+    transaction), marked and refused a rank as `decision` says; its id."""
+    if not decision.recorded:
+        raise ValueError(f"admission refused this result: {decision.reason}")
     code = ev.submission.get("code", "")
     submission = NewSubmission(user, ev.submission["name"], code, ev.submission["sha256"],
-                               status_of(ev), ev.screen, refusal(ev, refuse_on),
+                               decision.mark, ev.screen, decision.rank_refused,
                                program_key(code))
     return store.record(board, submission, runs_of(ev))
 
@@ -87,16 +73,15 @@ def record_evaluation(store: Store, board: Leaderboard, user: str, ev: Evaluatio
 class Recorder:
     """Opens the database for one submission, records it, prints the ranked table."""
 
-    def __init__(self, store: Store, board: Leaderboard, user: str, refuse_on: list[str]) -> None:
+    def __init__(self, store: Store, board: Leaderboard, user: str) -> None:
         self.store, self.board, self.user = store, board, user
-        self.refuse_on = refuse_on
         self.submission_id: int | None = None
 
     @classmethod
     def open(cls, opts, settings, prepared) -> Recorder:
         store = Store(resolve_db(opts.db, settings.store_path))
         board = store.leaderboard(prepared.task.name, prepared.task.content_hash)
-        return cls(store, board, resolve_user(opts.user), settings.integrity.refuse_ranking_on)
+        return cls(store, board, resolve_user(opts.user))
 
     @property
     def secret(self) -> bytes:
@@ -106,21 +91,20 @@ class Recorder:
         """Close the database (SQLite folds its write-ahead log into the file then)."""
         self.store.close()
 
-    def record(self, ev: Evaluation) -> int:
+    def record(self, ev: Evaluation, decision: Decision) -> int:
         self.submission_id = record_with_standing(self.store, self.board, self.user, ev,
-                                                  self.refuse_on)
+                                                  decision)
         return self.submission_id
 
 
 def record_with_standing(store: Store, board: Leaderboard, user: str, ev: Evaluation,
-                         refuse_on: list[str]) -> int:
+                         decision: Decision) -> int:
     """Record one evaluation and write into `ev.record` its id, user and, in leaderboard
     mode, where it ranks (the result document's `record`); its id."""
-    refused = refusal(ev, refuse_on)
-    submission_id = record_evaluation(store, board, user, ev, refuse_on)
+    submission_id = record_evaluation(store, board, user, ev, decision)
     ev.record = {"submission_id": submission_id, "user": user,
                  "database": store.url if not store.postgres else "postgresql",
-                 "refused": refused}
+                 "refused": decision.rank_refused}
     if ev.mode == "leaderboard":
         table = rank(store.entries(board.task, board.content_hash), ev.device["ranking_kind"])
         mine = find(table, submission_id)

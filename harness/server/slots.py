@@ -167,41 +167,33 @@ class Judging:
                            secret=board.secret if job.mode == "leaderboard" else None,
                            db=None, user=None, json_path=None, summary_md=None, record=None)
             doc = run_judge(opts.to_wire(), slot.env, self.wall_limit(task, job.mode))
-        error = self._problem(doc, job.mode)
-        if error:
+        return self.admitted(doc, board, job.user_name, opts.records)
+
+    def admitted(self, doc: dict[str, Any], board: Any, user: str,
+                 records: bool) -> dict[str, Any]:
+        """What `JobQueue.finish` takes for a judge's answer, as admission decides
+        (harness/results/admission.py): a refused one is the job's error, with no verdict;
+        an admitted one records (where the mode records) when the queue finishes it."""
+        from harness.results.admission import Outcome, Policy, admit
+
+        policy = Policy.of(self.settings, self.options.allow_partial_containment,
+                           self.options.allow_shared_gpu)
+        decision = admit(doc, policy)
+        if decision.outcome == Outcome.NOT_JUDGED or (records and not decision.recorded):
             return {"document": doc if "error" not in doc else None, "verdict": None,
-                    "exit_code": None, "error": error}
+                    "exit_code": None, "error": decision.reason}
         record = None
-        if opts.records:
+        if records:
             def record(store: Store) -> int:
                 from harness.results.document import document_to_evaluation
                 from harness.results.recording import record_with_standing
 
                 ev = document_to_evaluation(doc)
-                sub_id = record_with_standing(store, board, job.user_name, ev,
-                                              self.settings.integrity.refuse_ranking_on)
+                sub_id = record_with_standing(store, board, user, ev, decision)
                 doc["record"] = ev.record
                 return sub_id
         return {"document": doc, "verdict": doc["status"], "exit_code": doc["exit_code"],
                 "error": None, "record": record}
-
-    def _problem(self, doc: dict[str, Any], mode: str) -> str | None:
-        """Why a judge's answer is no verdict on the submission (the machine's side)."""
-        from harness.judging import not_judged
-
-        if "error" in doc:
-            return f"harness error: {doc['error']}"
-        unjudged = not_judged(doc.get("load_error"))
-        if unjudged:
-            return f"{unjudged}: {doc['load_error']['message']}"
-        level = doc.get("harness", {}).get("containment", {}).get("level")
-        if mode == "leaderboard" and level != "full" and not self.options.allow_partial_containment:
-            return (f"not recorded: containment {level} on the judge's machine (the worker "
-                    "needs --allow-partial-containment to record it)")
-        from harness.judging import shared_gpu_refusal
-
-        shared = shared_gpu_refusal(doc.get("gpu_shared"), mode, self.options.allow_shared_gpu)
-        return shared or None
 
 
 def start_slots(judging: Judging, slots: list[Slot], poll: float = 1.0) -> list[threading.Thread]:

@@ -176,11 +176,10 @@ def expected_containment(settings, device: str = "cpu") -> landlock.Report:
 def recording_refusal(settings, mode: str, allowed: bool, device: str = "cpu") -> str | None:
     """Why leaderboard mode must not record under this sandbox, unless `allowed`
     (`--allow-partial-containment`): None when containment is full."""
+    from harness.results.admission import containment_refusal
+
     report = expected_containment(settings, device)
-    if mode != "leaderboard" or allowed or report.level == "full":
-        return None
-    return (f"{report.summary}: a leaderboard run records only with full containment; "
-            "pass --allow-partial-containment to record anyway")
+    return containment_refusal(report.level, list(report.missing), mode, allowed)
 
 
 def refusals(*texts: str, limit: int = 12) -> list[str]:
