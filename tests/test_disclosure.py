@@ -16,8 +16,10 @@ def case(index, status, seed):
 def document():
     phase = lambda name, seeds, cases: {"name": name, "seeds": seeds, "cases": cases,
                                         "score_ns": 9.0, "wall_seconds": 1.0}
-    return {"schema": "kernel-harness/result", "version": 1, "task": {"name": "vectoradd"},
-            "submission": {}, "device": {}, "mode": "leaderboard", "started": "t",
+    return {"schema": "kernel-harness/result", "version": 1, "task": {"name": "vectoradd", "content_hash": "h"},
+            "submission": {"name": "a.py", "sha256": "0" * 64},
+            "device": {"kind": "cpu", "name": "CPU", "ranking_kind": "CPU"},
+            "mode": "leaderboard", "started": "t",
             "phases": [phase("test", "public", [case(0, "passed", 11)]),
                        phase("benchmark", "secret", [case(0, "passed", 77), case(1, "failed", 78)])],
             "worker_output": {"stdout": "public line", "stderr": ""},

@@ -119,8 +119,8 @@ def _shared_evaluation() -> Evaluation:
     case = CaseResult(0, {"size": 64, "seed": 1}, Status.PASSED, score_ns=6_000.0,
                       stats={"calls": 10})
     case.integrity["gpu_shared"] = {"processes": 1, "memory_mib": 512.0, "flags": [CLOCKS]}
-    return Evaluation(task={"name": "vectoradd", "ranking_by": "geom"},
-                      submission={"name": "add.py"},
+    return Evaluation(task={"name": "vectoradd", "ranking_by": "geom", "content_hash": "x"},
+                      submission={"name": "add.py", "sha256": "0" * 64},
                       device={"kind": "cuda", "name": "NVIDIA H200", "chosen_by": "default",
                               "capability": "90", "sm_count": 132, "l2_bytes": 0,
                               "memory_bytes": 0, "clocks": {}, "software": {},

@@ -136,8 +136,10 @@ def record(console: Console, documents: list[Path], user: str | None, db: str | 
     from harness.results.admission import Outcome, admit
     from harness.results.document import document_to_evaluation
     from harness.results.recording import record_evaluation
+    from harness.results.signing import SignatureError, signing_key, verify
 
     store = open_store(db, read_only=False)
+    key = signing_key()
     refused = False
     for path in documents:
         try:
@@ -146,6 +148,13 @@ def record(console: Console, documents: list[Path], user: str | None, db: str | 
         except (OSError, ValueError, KeyError, TypeError) as exc:
             console.print(f"[red]error:[/] {path}: not a result document ({exc})")
             return ExitCode.USAGE
+        try:
+            if key:
+                verify(doc, key)
+        except SignatureError as exc:
+            console.print(f"[red]refused[/] {path}: {exc}")
+            refused = True
+            continue
         decision = admit(doc, policy)
         if decision.outcome == Outcome.NOT_JUDGED:  # the machine's side: the others count
             console.print(f"[yellow]skipped[/] {path}: {decision.reason}")

@@ -25,6 +25,7 @@ from harness.consts import Mark
 from harness.judging.measure.gpu_share import shared_gpu_refusal
 from harness.judging.verdicts import not_judged
 from harness.options import UNRECORDED_MODES
+from harness.results.schema import DocumentError, validate
 
 
 class Outcome(StrEnum):
@@ -83,6 +84,10 @@ def admit(doc: Mapping[str, Any], policy: Policy) -> Decision:
     """The decision for one result document (or a judge's `{"error": ...}` answer)."""
     if "error" in doc:
         return Decision(Outcome.NOT_JUDGED, f"harness error: {doc['error']}")
+    try:
+        validate(doc)
+    except DocumentError as exc:
+        return Decision(Outcome.NOT_JUDGED, f"not a valid result document: {exc}")
     unjudged = not_judged(doc.get("load_error"))
     if unjudged:
         return Decision(Outcome.NOT_JUDGED, f"{unjudged}: {doc['load_error']['message']}")

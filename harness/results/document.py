@@ -169,10 +169,11 @@ def write_json(path: Path, doc: dict[str, Any]) -> None:
 
 
 def document_to_evaluation(doc: dict[str, Any]) -> Evaluation:
-    """Rebuild an Evaluation from its JSON document (schema version checked)."""
-    if doc.get("schema") != SCHEMA or doc.get("version") != SCHEMA_VERSION:
-        raise ValueError(f"schema {doc.get('schema')!r} version {doc.get('version')!r}, "
-                         f"expected {SCHEMA!r} version {SCHEMA_VERSION}")
+    """Rebuild an Evaluation from its JSON document, checked against the schema first
+    (harness/results/schema.py: a `DocumentError` names the field that is wrong)."""
+    from harness.results.schema import validate
+
+    validate(doc)
     fields = {k: doc[k] for k in Evaluation.__dataclass_fields__ if k in doc}
     fields["phases"] = [
         PhaseResult(p["name"], p["seeds"], [_case(c) for c in p["cases"]], p["score_ns"],
