@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import re
+import types
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,7 +51,7 @@ class WorkerSettings:
     cpu_memory_limit_gb: float
     gpu_memory_fraction: float
     head_start: bool
-    sandbox: str
+    sandbox: str | bool  # landlock or off (YAML reads a bare `off` as false)
     sandbox_read: list[str]
     env_pass: list[str]
     compile_cache: str
@@ -155,14 +157,15 @@ class Settings:
 
     @classmethod
     def load(cls, extra: Path | None = None) -> Settings:
-        """Read the defaults, then `extra` (same keys) on top of them. The `cpu:` section is
-        checked too, whatever the device."""
-        data = _read_yaml(CONFIG_DIR / "defaults.yaml")
+        """Read the defaults, then `extra` (same keys) on top of them, as one checked tree:
+        an unknown key or a value of the wrong type is a `ValueError` that names the file,
+        the key and what was expected. The `cpu:` and `server:` sections are checked too,
+        whatever the device and the command."""
+        defaults = CONFIG_DIR / "defaults.yaml"
+        data = _checked(defaults, _read_yaml(defaults))
         if extra is not None:
-            data = _merge(data, _read_yaml(extra))
-        settings = cls.from_dict(data)
-        settings.for_device("cpu")
-        return settings
+            data = _checked(Path(extra), _merge(data, _read_yaml(extra)))
+        return cls.from_dict(data)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Settings:
@@ -185,6 +188,67 @@ class Settings:
         if not section:
             return self
         return Settings.from_dict(_merge(self.raw, section))
+
+
+# The top-level sections of configs/defaults.yaml beside the dataclasses' own.
+_OTHER_SECTIONS = {"tasks": {"default_timeout": float}, "store": {"path": str}}
+_DEVICE_SECTIONS = ("cpu",)
+
+
+def _checked(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    """`data` (read from `path`, on top of the defaults) checked whole: its sections, their
+    keys and types, the device sections applied, the server's section; errors name `path`."""
+    known = {"timing", "integrity", "worker", "web", "profile", "server", *_OTHER_SECTIONS,
+             *_DEVICE_SECTIONS}
+    try:
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"not a section of the settings: {', '.join(unknown)} (known: "
+                             f"{', '.join(sorted(known))})")
+        for name, keys in _OTHER_SECTIONS.items():
+            section = _section(data, name)
+            for key in sorted(set(section) - set(keys)):
+                raise ValueError(f"not a setting: {name}.{key}")
+            for key, kind in keys.items():
+                check_type(f"{name}.{key}", section.get(key), kind)
+        settings = Settings.from_dict(data)
+        for device in _DEVICE_SECTIONS:
+            settings.for_device(device)
+        from harness.server.config import ServerSettings
+
+        ServerSettings.from_settings(settings)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    return data
+
+
+def check_type(key: str, value: Any, hint: Any) -> None:
+    """Refuse a setting's value of the wrong type, by its full name (`timing.min_calls`):
+    a whole number where `int`, any number where `float`, true or false where `bool`, text
+    where `str`, a list of text where `list[str]`; `X | None` also takes null."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return
+        kinds = [a for a in args if a is not type(None)]
+        for kind in kinds[1:]:  # any of them will do; the first names what was expected
+            try:
+                check_type(key, value, kind)
+                return
+            except ValueError:
+                pass
+        hint = kinds[0]
+        origin = typing.get_origin(hint)
+    if origin is list:
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return
+        raise ValueError(f"{key} must be a list of text, not {value!r}")
+    ok = {int: _whole, float: _is_number, bool: lambda v: isinstance(v, bool),
+          str: lambda v: isinstance(v, str)}.get(hint, lambda v: True)(value)
+    if not ok:
+        what = {int: "a whole number", float: "a number", bool: "true or false",
+                str: "text"}.get(hint, str(hint))
+        raise ValueError(f"{key} must be {what}, not {value!r}")
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -239,6 +303,9 @@ def _fill(kind: type, data: dict[str, Any], name: str) -> Any:
     if missing:
         raise ValueError(f"settings lack {', '.join(missing)} (configs/defaults.yaml has "
                          "every key)")
+    hints = typing.get_type_hints(kind)
+    for key, value in values.items():
+        check_type(f"{name}.{key}", value, hints[key])
     return kind(**values)
 
 

@@ -93,3 +93,47 @@ def test_the_defaults_hold_at_most_forty_keys():
         return sum(leaves(v) if isinstance(v, dict) and v else 1 for v in mapping.values())
 
     assert leaves(Settings.load().raw) <= 40
+
+
+@pytest.mark.parametrize("text,message", [
+    ("timing:\n  min_calls: ten\n", "timing.min_calls must be a whole number, not 'ten'"),
+    ("timing:\n  max_seconds: soon\n", "timing.max_seconds must be a number, not 'soon'"),
+    ("timing:\n  max_calls: 2.5\n", "timing.max_calls must be a whole number, not 2.5"),
+    ("worker:\n  head_start: maybe\n", "worker.head_start must be true or false, not 'maybe'"),
+    ("worker:\n  env_pass: CUDA_HOME\n", "worker.env_pass must be a list of text"),
+    ("integrity:\n  refuse_ranking_on: hard\n",
+     "integrity.refuse_ranking_on must be a list of text, not 'hard'"),
+    ("web:\n  port: eighty\n", "web.port must be a whole number, not 'eighty'"),
+    ("tasks:\n  default_timeout: [1]\n", "tasks.default_timeout must be a number"),
+    ("store:\n  path: 3\n", "store.path must be text, not 3"),
+    ("store:\n  paht: x.db\n", "not a setting: store.paht"),
+    ("server:\n  rate_limit: lots\n", "server.rate_limit must be a whole number, not 'lots'"),
+    ("server:\n  rate_limt: 3\n", "not a setting: server.rate_limt"),
+    ("cpu:\n  timing:\n    min_calls: three\n", "timing.min_calls must be a whole number"),
+    ("timng:\n  min_calls: 3\n", "not a section of the settings: timng"),
+])
+def test_a_wrong_type_or_key_names_the_file_the_key_and_what_was_expected(tmp_path, text,
+                                                                           message):
+    extra = tmp_path / "organiser.yaml"
+    extra.write_text(text)
+    with pytest.raises(ValueError) as raised:
+        Settings.load(extra)
+    assert str(raised.value).startswith(f"{extra}: "), str(raised.value)
+    assert message in str(raised.value), str(raised.value)
+
+
+def test_null_where_a_setting_may_be_null_and_whole_numbers_for_numbers(tmp_path):
+    extra = tmp_path / "organiser.yaml"
+    extra.write_text("worker:\n  compile_cache_dir: null\ntiming:\n  max_seconds: 2\n")
+    assert Settings.load(extra).timing.max_seconds == 2
+
+
+@pytest.mark.slow
+def test_runner_exits_2_on_a_config_of_the_wrong_type(tmp_path):
+    from conftest import run_cli
+
+    extra = tmp_path / "organiser.yaml"
+    extra.write_text("timing:\n  min_calls: ten\n")
+    r = run_cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "test", "--device",
+                "cpu", "--config", str(extra))
+    assert r.rc == 2 and "timing.min_calls must be a whole number, not 'ten'" in r.out, r.out

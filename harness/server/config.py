@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass, fields
 from typing import Any
 
-from harness.settings import Settings
+from harness.settings import Settings, check_type
 
 
 @dataclass(frozen=True)
@@ -29,8 +30,13 @@ class ServerSettings:
     def from_settings(cls, settings: Settings) -> ServerSettings:
         """The `server:` section of `settings` (defaults for keys it leaves out)."""
         section: dict[str, Any] = settings.raw.get("server") or {}
+        if not isinstance(section, dict):
+            raise ValueError(f"server: expected a mapping of settings, not {section!r}")
         known = {f.name for f in fields(cls)}
         unknown = set(section) - known
         if unknown:
-            raise ValueError(f"unknown server settings: {sorted(unknown)}")
+            raise ValueError(f"not a setting: {', '.join(f'server.{k}' for k in sorted(unknown))}")
+        hints = typing.get_type_hints(cls)
+        for key, value in section.items():
+            check_type(f"server.{key}", value, hints[key])
         return cls(**section)
