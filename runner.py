@@ -75,7 +75,7 @@ def cli() -> None:
               "the server runs, else its first).")
 def submit(file: Path, server: str | None, token: str | None, gpu: str | None, **kwargs) -> None:
     """Evaluate FILE: check it, time it, record it and show where it ranks."""
-    from harness.frontends.stopping import exit_now
+    from harness.execution.stopping import exit_now
     from harness.frontends.submit import run_submit
     from harness.options import RunOptions
 
@@ -168,8 +168,8 @@ db_option = click.option("--db", help="Results database: a SQLite path or postgr
 @db_option
 def compare(files: tuple[Path, ...], cases: tuple[str, ...], **kwargs) -> None:
     """Is B faster than A? Both tested, then timed in turn, with a 95% interval (docs/compare.md)."""
+    from harness.execution.stopping import exit_now
     from harness.frontends.compare import CompareOptions, run_compare
-    from harness.frontends.stopping import exit_now
 
     exit_now(run_compare(CompareOptions(files=list(files), cases=list(cases), **kwargs), console))
 

@@ -47,6 +47,11 @@ EXIT_BY_STATUS = {
 }
 
 
+# Kinds of load error that judged nothing of the submission: never recorded against it.
+WORKER_START = "worker_start"  # the worker could not start, or ended before the import
+TASK_NEEDS = "task_needs"  # the task's own code needs what this machine lacks
+
+
 class Mark(StrEnum):
     """What the database says of a submission: an organiser may mark it hacked."""
 

@@ -151,8 +151,8 @@ def _record(ev: Evaluation, flags: dict, db: Path) -> None:
 
 
 def _server(ev: Evaluation, flags: dict, db: Path) -> None:
-    from harness.server.config import ServerSettings
     from harness.server.slots import Judging
+    from harness.settings import ServerSettings
 
     settings = Settings.load()
     settings.integrity.refuse_ranking_on = list(POLICY.refuse_ranking_on)

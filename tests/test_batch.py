@@ -74,7 +74,7 @@ def test_slots_pin_one_gpu_each(monkeypatch):
     """Two evaluations never share a GPU: one slot per visible GPU."""
     import torch
 
-    from harness.frontends.backends import local_slots
+    from harness.execution.backends import local_slots
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 4)

@@ -15,6 +15,7 @@ from harness.consts import ExitCode, Mark, Status
 from harness.judging.measure import gpu_share
 from harness.judging.measure.gpu_share import ShareWatch, others, parse_compute_apps
 from harness.judging.sandbox.procfs import family
+from harness.results.admission import shared_gpu_refusal
 from harness.results.document import CaseResult, Evaluation, PhaseResult, case_notes
 
 CLOCKS = ("the judge's clock saw 364.1 µs more per call than the reported time explains "
@@ -106,12 +107,12 @@ def test_a_free_gpu_changes_nothing_and_an_unreadable_list_is_said():
 
 def test_a_ranked_run_on_a_shared_gpu_is_refused_a_record_unless_allowed():
     shared = {"processes": 2, "memory_mib": None, "seen": []}
-    refused = gpu_share.shared_gpu_refusal(shared, "leaderboard", False)
+    refused = shared_gpu_refusal(shared, "leaderboard", False)
     assert refused.startswith("not recorded: the GPU was shared with 2 other processes")
     assert "--allow-shared-gpu" in refused
-    assert gpu_share.shared_gpu_refusal(shared, "leaderboard", True) == ""
-    assert gpu_share.shared_gpu_refusal(shared, "benchmark", False) == ""
-    assert gpu_share.shared_gpu_refusal(None, "leaderboard", False) == ""
+    assert shared_gpu_refusal(shared, "leaderboard", True) == ""
+    assert shared_gpu_refusal(shared, "benchmark", False) == ""
+    assert shared_gpu_refusal(None, "leaderboard", False) == ""
     assert "2 other processes used it" in gpu_share.describe(shared)
 
 
@@ -268,9 +269,8 @@ def test_a_server_slot_does_not_record_a_shared_ranked_run_unless_allowed():
     """The contest server's worker slot (one per GPU) gets the judge's document back: a
     ranked run another program shared the GPU with is no verdict to record."""
     from harness.options import RunOptions
-    from harness.server.config import ServerSettings
     from harness.server.slots import Judging
-    from harness.settings import Settings
+    from harness.settings import ServerSettings, Settings
 
     def slot(**options) -> Judging:
         return Judging("unused", RunOptions(**options), Settings.load(), ServerSettings(),

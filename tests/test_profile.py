@@ -303,7 +303,7 @@ def test_what_a_finished_run_left_running_is_killed_and_counted(tmp_path):
 STOPPED_JUDGE = """
 import json, os, sys
 from pathlib import Path
-from harness.frontends.stopping import stop_on_sigterm
+from harness.execution.stopping import stop_on_sigterm
 from harness.judging.profile import ncu
 from harness.judging.sandbox.sandbox import become_subreaper
 

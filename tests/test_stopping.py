@@ -1,4 +1,4 @@
-"""harness/frontends/stopping.py and sandbox.die_with_parent: a judge stopped from outside
+"""harness/execution/stopping.py and sandbox.die_with_parent: a judge stopped from outside
 (SIGTERM: a CI job's time limit; SIGKILL) leaves no worker running the submission, and a
 batch stopped so leaves no judge. Real processes, found in /proc."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import BAD, ROOT, Run, run_cli
 
-from harness.frontends.stopping import EXIT_CODE, stop_on_sigterm
+from harness.execution.stopping import EXIT_CODE, stop_on_sigterm
 
 ADD = ROOT / "submissions" / "vectoradd" / "add_torch.py"
 
@@ -132,7 +132,7 @@ def test_a_stopped_batch_leaves_no_judge_running(tmp_path):
                     "--mode", "test", "--timeout", "120", tmp_path=tmp_path)
     try:
         judges = _wait_for(lambda: (lambda j: j if len(j) == 2 else [])(
-            _children(driver.pid, "harness.frontends.judge_process")), 60)
+            _children(driver.pid, "harness.execution.judge_process")), 60)
         assert len(judges) == 2, "two judges did not start"
         workers = _wait_for(lambda: (lambda w: w if len(w) == 2 else [])(
             [w for j in judges for w in _children(j, "harness.judging.worker.worker")]), 90)
@@ -146,7 +146,7 @@ def test_a_stopped_batch_leaves_no_judge_running(tmp_path):
     assert driver.returncode == EXIT_CODE, out
     assert "stopped:" in out and "2 running evaluation(s) ended" in out, out
     assert not _left_alive(judges + workers, 15), out
-    assert not _children(os.getpid(), "harness.frontends.judge_process")
+    assert not _children(os.getpid(), "harness.execution.judge_process")
 
 
 BUFFERED = {"PYTHONUNBUFFERED": None}  # as a pipe normally is: a missing flush loses text
@@ -155,7 +155,7 @@ BUFFERED = {"PYTHONUNBUFFERED": None}  # as a pipe normally is: a missing flush 
 def test_exit_now_flushes_what_is_buffered_and_keeps_the_code():
     """`submit` ends with exit_now (no interpreter teardown): what the command printed and
     left in the buffers still reaches a pipe, and the exit code is the command's."""
-    code = ("import sys, atexit; from harness.frontends.stopping import exit_now; "
+    code = ("import sys, atexit; from harness.execution.stopping import exit_now; "
             "atexit.register(lambda: print('teardown ran')); "
             "sys.stdout.write('x' * 100); sys.stderr.write('e' * 50); exit_now(3)")
     env = {k: v for k, v in os.environ.items() if k not in BUFFERED}

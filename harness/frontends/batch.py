@@ -1,6 +1,6 @@
 """`runner.py batch`: many submissions, one evaluation per device at a time.
 
-Each evaluation runs in its own judge process (`python -m harness.frontends.judge_process`) pinned to one
+Each evaluation runs in its own judge process (`python -m harness.execution.judge_process`) pinned to one
 GPU with CUDA_VISIBLE_DEVICES (two evaluations never share a GPU), or to one of `--jobs`
 CPU slots. With `--backend ray`, each evaluation is a Ray task asking for one GPU (or one
 CPU), running the same judge process on its node. Either way the driver records every
@@ -23,7 +23,7 @@ from rich.table import Table
 
 from harness.consts import ExitCode, JobState, Status
 from harness.durations import readable
-from harness.frontends.backends import make_backend
+from harness.execution.backends import make_backend
 from harness.frontends.report import print_ranked
 from harness.judging import recording_refusal
 from harness.loading.task_folder import TaskError, load_task
@@ -210,7 +210,7 @@ def run_batch(console: Console, paths: list[Path], options: RunOptions, jobs: in
     except (ValueError, TaskError) as exc:
         console.print(f"[red]error:[/] {exc}")
         return ExitCode.USAGE
-    from harness.frontends.stopping import stop_on_sigterm
+    from harness.execution.stopping import stop_on_sigterm
 
     stop_on_sigterm()
     t0 = time.time()
@@ -227,7 +227,7 @@ def run_batch(console: Console, paths: list[Path], options: RunOptions, jobs: in
 def _run_live(console: Console, batch: Batch, runner: Any) -> None:
     """Run the batch on `runner` (a backend) under a live table; into a pipe or a CI log,
     where the live table shows only at the end, a line per evaluation as it ends."""
-    from harness.frontends.judge_process import stop_judges
+    from harness.execution.judge_process import stop_judges
 
     told: set[int] = set()
     telling = threading.Lock()

@@ -86,7 +86,7 @@ class Sides(NamedTuple):
 
 def run_compare(opts: CompareOptions, console: Console) -> int:
     """Test both files, time them in pairs, print and write the verdict; the exit code."""
-    from harness.frontends.stopping import stop_on_sigterm
+    from harness.execution.stopping import stop_on_sigterm
     from harness.judging import make_run_folder as make_folder
 
     stop_on_sigterm()  # the running worker and the run's folders go with it

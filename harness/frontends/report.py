@@ -23,9 +23,10 @@ from rich.text import Text
 from harness.consts import Status
 from harness.durations import readable
 from harness.frontends.brief import LIMIT, Teller
-from harness.judging import PhaseSpec, not_judged
+from harness.judging import PhaseSpec
 from harness.judging import Progress as JudgeProgress
 from harness.loading.cases import format_case
+from harness.results.admission import not_judged
 from harness.results.document import CaseResult, Evaluation, PhaseResult, case_notes
 from harness.results.ranking import find, rank
 from harness.results.recording import Recorder

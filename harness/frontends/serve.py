@@ -66,8 +66,8 @@ def run_serve(console: Console, opts: ServeOptions, judge: RunOptions | None = N
         console.print(f"[red]error:[/] the web leaderboard needs Flask ({exc.name} is missing): "
                       + escape("pip install -e '.[web]'"))
         return ExitCode.USAGE
-    from harness.server.config import ServerSettings
     from harness.server.slots import Judging, make_slots, start_slots, stop_slots
+    from harness.settings import ServerSettings
 
     try:
         settings = Settings.load(config)
@@ -92,7 +92,7 @@ def run_serve(console: Console, opts: ServeOptions, judge: RunOptions | None = N
     except (OSError, SystemExit):  # Werkzeug has said why (port in use, unknown address)
         console.print(f"[red]error:[/] cannot listen on {host}:{port}")
         return ExitCode.USAGE
-    from harness.frontends.stopping import stop_on_sigterm
+    from harness.execution.stopping import stop_on_sigterm
 
     stop_on_sigterm()
     threads = start_slots(judging, slots, poll=0.5)

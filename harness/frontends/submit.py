@@ -24,7 +24,7 @@ def run_submit(opts: RunOptions, console: Console) -> int:
 
     A worker starts first (`HeadStart`), before this process imports torch (the modules
     imported below), so that both imports run at the same time."""
-    from harness.frontends.stopping import stop_on_sigterm
+    from harness.execution.stopping import stop_on_sigterm
 
     stop_on_sigterm()  # its worker and the run's folders go with it
     try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from harness.consts import Status
+from harness.consts import TASK_NEEDS, Status
 
 # Text of exceptions raised where CUDA (or a GPU at all) is asked for and there is none.
 GPU_SIGNS = (
@@ -193,5 +193,3 @@ class TaskNeeds(Exception):
                 "title": f"the task {self.need.title}", "hint": self.need.hint,
                 "message": self.message}
 
-
-TASK_NEEDS = "task_needs"

@@ -6,9 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.consts import Status
+from harness.consts import WORKER_START, Status
 from harness.judging import needs
-from harness.judging.needs import TASK_NEEDS
 
 STATUS_BY_KIND = {
     "wrong_output": Status.FAILED, "exception": Status.ERROR, "load_error": Status.ERROR,
@@ -50,27 +49,15 @@ def out_of_memory(exc: BaseException) -> bool:
     return False
 
 
-WORKER_START = "worker_start"  # the load error of a worker that never got to the submission
-
-
 def worker_start_verdict(status: str, message: str, said: str = "") -> dict[str, Any]:
     """The verdict where the worker could not start, or failed or ended before the
-    submission was loaded: not the submission's doing (`not_judged`); `said`: the worker's
+    submission was loaded: not the submission's doing (admission's `not_judged`); `said`: the worker's
     own last error line, if any."""
     return {"status": status, "kind": WORKER_START,
             "title": "the worker could not start (before the submission was loaded)",
             "hint": "not the submission's doing, and not recorded: check the worker settings "
                     "and this machine's torch install",
             "message": message + (f"; it said: {said}" if said else "")}
-
-
-def not_judged(load_error: dict[str, Any] | None) -> str:
-    """Why a run judged nothing of its submission, so that it is not recorded against it
-    (a worker that never got to the submission, a task this machine cannot run); "" for
-    every other run."""
-    if (load_error or {}).get("kind") in (WORKER_START, TASK_NEEDS):
-        return f"not recorded: {load_error['title']}"
-    return ""
 
 
 def load_error_verdict(kind: str, message: str, module: str = "",

@@ -21,9 +21,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from harness.consts import Mark
-from harness.judging.measure.gpu_share import shared_gpu_refusal
-from harness.judging.verdicts import not_judged
+from harness.consts import TASK_NEEDS, WORKER_START, Mark
 from harness.options import UNRECORDED_MODES
 from harness.results.schema import DocumentError, validate
 
@@ -67,6 +65,26 @@ class Decision:
     def rank_refused(self) -> str | None:
         """Why a recorded result never ranks (the store's `refused`), else None."""
         return self.reason if self.outcome == Outcome.UNRANKED else None
+
+
+def not_judged(load_error: Mapping[str, Any] | None) -> str:
+    """Why a run judged nothing of its submission, so that it is not recorded against it
+    (a worker that never got to the submission, a task this machine cannot run); "" for
+    every other run."""
+    if (load_error or {}).get("kind") in (WORKER_START, TASK_NEEDS):
+        return f"not recorded: {load_error['title']}"
+    return ""
+
+
+def shared_gpu_refusal(shared: Mapping[str, Any] | None, mode: str, allowed: bool) -> str:
+    """Why a run is not recorded: a leaderboard run made on a shared GPU, unless the
+    organiser allowed it (`--allow-shared-gpu`); '' where it may be recorded."""
+    if not shared or mode != "leaderboard" or allowed:
+        return ""
+    n = shared["processes"]
+    return (f"not recorded: the GPU was shared with {n} other process{'es' if n > 1 else ''} "
+            "during this run, so its times are not a clean ranking; run it again on a free "
+            "GPU (--allow-shared-gpu records it anyway)")
 
 
 def containment_refusal(level: str, missing: list[str], mode: str,

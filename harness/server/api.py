@@ -25,12 +25,12 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from harness.options import MODES
 from harness.results.disclosure import public_document
 from harness.results.store import Store
-from harness.server.config import ServerSettings
 from harness.server.queue import DONE, FAILED, Job, JobQueue, NewJob, standing
 from harness.server.rules import get_rules, parse_deadline, parse_modes, set_rules
 from harness.server.slots import safe_file_name
 from harness.server.stream import job_events
 from harness.server.users import User, user_for_token
+from harness.settings import ServerSettings
 
 RUNNER = "kernel-harness"
 TASK_CACHE_SECONDS = 30.0

@@ -1,5 +1,5 @@
 """Worker slots: each takes jobs from the queue, one at a time, and judges each exactly as
-`runner.py batch` does (a judge process pinned to its GPU, `harness.frontends.judge_process`:
+`runner.py batch` does (a judge process pinned to its GPU, `harness.execution.judge_process`:
 the same sandbox and judge as `runner.py submit`), then records the result and closes the
 job in one transaction. One slot per GPU, so a GPU never runs two evaluations at once;
 `runner.py worker` runs slots on a GPU machine, `runner.py serve --workers` beside the API.
@@ -22,9 +22,8 @@ from rich.markup import escape
 
 from harness.options import RunOptions
 from harness.results.store import Store
-from harness.server.config import ServerSettings
 from harness.server.queue import Job, JobQueue
-from harness.settings import Settings
+from harness.settings import ServerSettings, Settings
 
 SAFE = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
 
@@ -49,7 +48,7 @@ def make_slots(device: str | None, workers: str | int) -> list[Slot]:
     """One slot per local GPU (`auto`, or the first N GPUs), else N CPU slots (`auto`: 1)."""
     import torch
 
-    from harness.frontends.backends import local_slots
+    from harness.execution.backends import local_slots
 
     count = None if workers == "auto" else int(workers)
     gpus = device != "cpu" and torch.cuda.is_available()
@@ -151,7 +150,7 @@ class Judging:
 
     def _evaluate(self, store: Store, job: Job, slot: Slot) -> dict[str, Any]:
         """Run the judge process on the job's code; what `JobQueue.finish` takes."""
-        from harness.frontends.judge_process import run_judge
+        from harness.execution.judge_process import run_judge
         from harness.loading.task_folder import TaskError, load_task
 
         try:
@@ -207,7 +206,7 @@ def start_slots(judging: Judging, slots: list[Slot], poll: float = 1.0) -> list[
 
 def stop_slots(judging: Judging, threads: list[threading.Thread]) -> None:
     """Stop the slots: running judges end, their jobs are queued again."""
-    from harness.frontends.judge_process import stop_judges
+    from harness.execution.judge_process import stop_judges
 
     judging.stopping.set()
     judging.wake.set()
@@ -219,7 +218,7 @@ def stop_slots(judging: Judging, threads: list[threading.Thread]) -> None:
 def run_worker(console: Console, db: str | None, workers: str, options: RunOptions) -> int:
     """`runner.py worker`: judge queued jobs on this machine until stopped; the exit code."""
     from harness.consts import ExitCode
-    from harness.frontends.stopping import stop_on_sigterm
+    from harness.execution.stopping import stop_on_sigterm
     from harness.results.store import StoreError, resolve_db
 
     try:

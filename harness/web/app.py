@@ -20,8 +20,7 @@ from harness.frontends import boards
 from harness.results.disclosure import public_submission
 from harness.results.store import Store
 from harness.server.api import make_api
-from harness.server.config import ServerSettings
-from harness.settings import Settings, WebSettings
+from harness.settings import ServerSettings, Settings, WebSettings
 from harness.web import charts
 from harness.web.contest import add_contest_pages
 from harness.web.format import FILTERS

@@ -210,14 +210,3 @@ def describe(shared: dict[str, Any]) -> str:
     return (f"the GPU was shared: {n} other process{'es' if n > 1 else ''} used it during "
             f"this run{held}; its times may be slow, and flags of the checks a busy GPU "
             "trips are notes, not suspicion of the submission")
-
-
-def shared_gpu_refusal(shared: dict[str, Any] | None, mode: str, allowed: bool) -> str:
-    """Why a run is not recorded: a leaderboard run made on a shared GPU, unless the
-    organiser allowed it (`--allow-shared-gpu`); '' where it may be recorded."""
-    if not shared or mode != "leaderboard" or allowed:
-        return ""
-    n = shared["processes"]
-    return (f"not recorded: the GPU was shared with {n} other process{'es' if n > 1 else ''} "
-            "during this run, so its times are not a clean ranking; run it again on a free "
-            "GPU (--allow-shared-gpu records it anyway)")

@@ -1,7 +1,7 @@
 """Where `batch` runs its evaluations: one interface, two backends.
 
 Each backend takes the batch's jobs, runs each in a judge process
-(`harness.frontends.judge_process`) and hands every result document back to
+(`harness.execution.judge_process`) and hands every result document back to
 `batch.finish`, which records it. The local backend keeps one job per GPU (or per CPU
 slot) at a time; the Ray backend makes each job a Ray task asking for one GPU (Ray pins it
 through CUDA_VISIBLE_DEVICES) or one CPU (optional: pip install -e '.[ray]').
@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from harness.consts import JobState
-from harness.frontends.judge_process import run_judge
+from harness.execution.judge_process import run_judge
 
 
 class BatchRun(Protocol):
@@ -115,7 +115,7 @@ class RayBackend:
             import os
             import socket
 
-            from harness.frontends.judge_process import run_judge
+            from harness.execution.judge_process import run_judge
 
             host = socket.gethostname()
             visible = os.environ.get("CUDA_VISIBLE_DEVICES", "") if use_gpu else ""

@@ -1,6 +1,6 @@
 """One evaluation in its own judge process: the unit of work of `batch`.
 
-    python -m harness.frontends.judge_process < request.json    # writes the result document to request["out"]
+    python -m harness.execution.judge_process < request.json    # writes the result document to request["out"]
 
 The request (JSON on standard input, so the leaderboard secret never sits in an
 environment or on a command line) names the file, task, mode, device, cases, timeout,
@@ -49,7 +49,7 @@ def evaluate_request(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> int:
-    from harness.frontends.stopping import stop_on_sigterm
+    from harness.execution.stopping import stop_on_sigterm
     from harness.quiet import hush_numpy_warning
 
     stop_on_sigterm()  # the batch driver's stop: its worker goes with it
@@ -77,7 +77,7 @@ def run_judge(request: dict[str, Any], env_extra: dict[str, str], wall_limit: fl
         with _lock:
             if _stopping:
                 return {"error": "not run: the batch was stopped"}
-            proc = subprocess.Popen([sys.executable, "-m", "harness.frontends.judge_process"],
+            proc = subprocess.Popen([sys.executable, "-m", "harness.execution.judge_process"],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.STDOUT, env=env, cwd=ROOT,
                                     start_new_session=True, text=True, preexec_fn=prepare)
