@@ -1,12 +1,12 @@
-"""Notes, flags and warnings in two terminal lines (harness/frontends/brief.py), read on
+"""Notes, flags and warnings in two terminal lines (harness/views/brief.py), read on
 the texts the judge really writes."""
 
 import pytest
 
-from harness.frontends.brief import LIMIT, Teller, brief
 from harness.judging.measure.integrity import Calibration, check_clocks
 from harness.judging.measure.timing import long_samples
 from harness.results.document import case_notes
+from harness.views.brief import LIMIT, Teller, brief
 
 
 def _clock_flag() -> str:

@@ -75,8 +75,8 @@ class FakeClock:
 def _progress(terminal: bool):
     from rich.console import Console
 
-    from harness.frontends.report import LiveProgress
     from harness.judging.phases import PhaseSpec
+    from harness.views.report import LiveProgress
 
     clock = FakeClock()
     console = Console(file=io.StringIO(), force_terminal=terminal, width=120)
@@ -128,9 +128,9 @@ H200 = {"kind": "cuda", "name": "NVIDIA H200", "chosen_by": "default", "capabili
 
 def test_a_case_moved_by_a_few_long_samples_gets_a_note_under_the_table():
     from harness.consts import Status
-    from harness.frontends.report import print_evaluation
     from harness.judging.measure.timing import long_samples
     from harness.results.document import CaseResult, Evaluation, PhaseResult
+    from harness.views.report import print_evaluation
 
     ns = [6_600.0] * 97 + [48_600.0, 178_300.0, 367_900.0]  # vectoradd Triton's case 0, run 78
     quiet, moved = (CaseResult(i, {"size": 1024}, Status.PASSED, score_ns=sum(v) / len(v),
@@ -152,8 +152,8 @@ def test_the_benchmark_table_says_what_hid_the_launch():
     """The caption names the GPU sleep's window."""
     caption = "hidden up to 100 µs per sample"
     from harness.consts import Status
-    from harness.frontends.report import print_evaluation
     from harness.results.document import CaseResult, Evaluation, PhaseResult
+    from harness.views.report import print_evaluation
 
     case = CaseResult(0, {"size": 1024}, Status.PASSED, score_ns=6_600.0, stats={"calls": 10})
     case.integrity["hidden_window_us"] = 100.0

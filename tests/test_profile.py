@@ -278,8 +278,8 @@ def test_what_a_finished_run_left_running_is_killed_and_counted(tmp_path):
     from rich.console import Console
     from test_stopping import _left_alive
 
-    from harness.frontends.report import print_profile
     from harness.results.document import CaseResult
+    from harness.views.report import print_profile
 
     example = "../../../submissions/vectoradd/add_torch.py"  # from tests/submissions/vectoradd
     fake, target, env = _hung_target(tmp_path, "litter", submission=example)
@@ -603,7 +603,7 @@ def test_the_ncu_report_lands_where_the_output_says_with_its_kernels(tmp_path, m
     from rich.console import Console
     from test_ncu_report import ADD, COPY
 
-    from harness.frontends.report import print_profile
+    from harness.views.report import print_profile
 
     result = _profiled_case(_stub_judge(tmp_path, monkeypatch))
     out = result.profile["ncu"]

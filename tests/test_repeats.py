@@ -1,4 +1,4 @@
-"""Several evaluations read together (harness/frontends/repeats.py): medians, spreads, and
+"""Several evaluations read together (harness/views/repeats.py): medians, spreads, and
 cases that failed in some runs."""
 
 import io
@@ -7,8 +7,8 @@ import pytest
 
 from harness.consts import Status
 from harness.frontends.console import make_console
-from harness.frontends.repeats import print_repeats, repeat_markdown, summarize_runs
 from harness.results.document import CaseResult, Evaluation, PhaseResult
+from harness.views.repeats import print_repeats, repeat_markdown, summarize_runs
 
 
 def _run(*means):

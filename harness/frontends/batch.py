@@ -24,7 +24,6 @@ from rich.table import Table
 from harness.consts import ExitCode, JobState, Status
 from harness.durations import readable
 from harness.execution.backends import make_backend
-from harness.frontends.report import print_ranked
 from harness.judging import recording_refusal
 from harness.loading.task_folder import TaskError, load_task
 from harness.options import RunOptions
@@ -33,6 +32,7 @@ from harness.results.document import case_flags, document_to_evaluation
 from harness.results.recording import record_evaluation
 from harness.results.store import Store, resolve_db
 from harness.settings import Settings
+from harness.views.report import print_ranked
 
 
 @dataclass
@@ -158,8 +158,8 @@ class Batch:
 
 def _print_remarks(console: Console, batch: Batch) -> None:
     """`--verbose`: each submission's warnings, flags and notes, whole."""
-    from harness.frontends.brief import Teller
-    from harness.frontends.report import case_remarks
+    from harness.views.brief import Teller
+    from harness.views.report import case_remarks
 
     whole = Teller(verbose=True)
     for job in batch.jobs:

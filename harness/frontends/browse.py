@@ -17,13 +17,13 @@ from rich.table import Table
 
 from harness.consts import ExitCode
 from harness.durations import readable
-from harness.frontends import boards
-from harness.frontends.report import print_ranked
 from harness.results.admission import Policy
 from harness.results.document import case_notes
 from harness.results.recording import resolve_user
 from harness.results.store import Store, require_existing, resolve_db
 from harness.settings import Settings
+from harness.views import boards
+from harness.views.report import print_ranked
 
 
 def open_store(db: str | None, read_only: bool = True) -> Store:

@@ -242,8 +242,8 @@ def _read(path: Path) -> str:
 
 def _evaluate(console: Console, settings: Settings, prepared: Prepared,
               head: HeadStart | None = None) -> Evaluation:
-    from harness.frontends.report import LiveProgress
     from harness.judging import evaluate
+    from harness.views.report import LiveProgress
 
     with LiveProgress(console) as progress:
         return evaluate(prepared, settings, progress, head)
@@ -253,8 +253,8 @@ def _test_both(console: Console, settings: Settings, head: HeadStart | None, a: 
                b: Side, verbose: bool = False) -> tuple[str, int] | None:
     """Run both files' tests; print a line each, or a failing one's report. None when both
     pass, else what failed and the first failure's exit code."""
-    from harness.frontends.brief import brief
-    from harness.frontends.report import print_evaluation
+    from harness.views.brief import brief
+    from harness.views.report import print_evaluation
 
     failed: list[str] = []
     code = ExitCode.OK
@@ -282,14 +282,14 @@ def _time_pairs(opts: CompareOptions, console: Console, settings: Settings, a: S
     """Benchmark runs in pairs, A B then B A, until the interval settles or the last pair;
     the comparison, or why a run stopped it (and the exit code)."""
     from harness.durations import readable
-    from harness.frontends.brief import brief
-    from harness.frontends.report import print_evaluation
     from harness.results.comparison import (
         INTERIM_CONFIDENCE,
         compare_pairs,
         confidence_words,
         should_stop,
     )
+    from harness.views.brief import brief
+    from harness.views.report import print_evaluation
 
     console.print(f"Benchmark runs in pairs (A B, B A, ...), each in a fresh worker: up to "
                   f"{opts.runs} of each, stopping from {opts.min_runs} once the "
@@ -335,9 +335,9 @@ def _print_result(console: Console, opts: CompareOptions, a: Side, b: Side,
     """The table per case (each side's median of its run means, B/A and its interval),
     the geometric mean's row, and the verdict."""
     from harness.durations import readable
-    from harness.frontends.repeats import summarize_runs
     from harness.loading.cases import format_case
     from harness.results.comparison import verdict
+    from harness.views.repeats import summarize_runs
 
     ranking = b.bench.task.ranking_by
     sums = {s.label: summarize_runs(s.runs, ranking) for s in (a, b)}
@@ -395,7 +395,7 @@ def _order(count: int) -> list[str]:
 
 
 def _side_document(side: Side, ranking_by: str) -> dict[str, Any]:
-    from harness.frontends.repeats import summarize_runs
+    from harness.views.repeats import summarize_runs
 
     prepared = side.bench
     source = prepared.source if prepared is not None else _read(side.file)

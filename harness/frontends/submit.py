@@ -77,8 +77,8 @@ def _record_and_show(console: Console, opts: RunOptions, settings: Settings,
                      recorder: Recorder | None, evaluation: Evaluation) -> int | None:
     """Record one run where admission lets it in, and print it (with its ranking once
     recorded); the exit code of a refused record, else None."""
-    from harness.frontends.report import print_evaluation, print_ranking
     from harness.results.admission import Outcome, Policy, admit
+    from harness.views.report import print_evaluation, print_ranking
 
     decision = None
     if recorder is not None:
@@ -105,10 +105,10 @@ def _evaluate_and_report(opts: RunOptions, console: Console, settings: Settings,
                          recorder: Recorder | None) -> int:
     """Run the evaluation `opts.repeat` times, record and show each, write the JSON and the
     summary; the exit code."""
-    from harness.frontends.report import LiveProgress
     from harness.judging import evaluate
     from harness.loading.task_folder import TaskError
     from harness.results.document import status_severity, write_json
+    from harness.views.report import LiveProgress
 
     evaluations, failure = [], None
     for run in range(opts.repeat):
@@ -139,7 +139,7 @@ def _evaluate_and_report(opts: RunOptions, console: Console, settings: Settings,
     last = evaluations[-1]
     document, repeats = last.to_dict(), None
     if opts.repeat > 1:
-        from harness.frontends.repeats import print_repeats, summarize_runs
+        from harness.views.repeats import print_repeats, summarize_runs
 
         repeats = summarize_runs(evaluations, prepared.task.ranking_by)
         print_repeats(console, repeats)
@@ -149,7 +149,7 @@ def _evaluate_and_report(opts: RunOptions, console: Console, settings: Settings,
 
         key = signing_key()  # the organiser's: `record` then refuses an altered copy
         write_json(opts.json_path, sign(document, key) if key else document)
-    from harness.frontends.summary import write_summary
+    from harness.views.summary import write_summary
 
     write_summary(opts.summary_md, last, repeats)
     # the worst run's code: a run that failed is not hidden by the others

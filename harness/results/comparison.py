@@ -3,7 +3,7 @@
 A and B run in turn, each run in a fresh worker, in pairs of adjacent runs (A B, B A, A B,
 ...). The unit is a pair's ratio of B's case mean to A's: per case, and the geometric mean
 over the cases. An interval for the ratio is Student's t-interval on the logs of the pairs'
-ratios: the runs move with the host's speed minutes apart (frontends/repeats.py), and two
+ratios: the runs move with the host's speed minutes apart (views/repeats.py), and two
 adjacent runs share most of that drift, which the ratio cancels; with 3 to 10 pairs the
 t-interval's width says how little a few runs tell (a bootstrap over so few would not).
 

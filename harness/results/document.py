@@ -135,7 +135,7 @@ def case_notes(integrity: dict[str, Any] | None) -> list[str]:
     in its mean, and the attempts timed again after a flag that a slow spell of the host
     can raise (`sampling.NOISE_RETRIES`), and the flags excused because another process
     used the GPU (`integrity.gpu_shared`). Each says what happened first and why after
-    (a terminal prints the first part: harness.frontends.brief)."""
+    (a terminal prints the first part: harness.views.brief)."""
     integrity = integrity or {}
     notes = []
     long = (integrity.get("long_samples") or {}).get("note")

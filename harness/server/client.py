@@ -157,10 +157,10 @@ def follow(client: Client, job_id: int, console: Console) -> dict[str, Any]:
 
 def report(console: Console, client: Client, opts: RunOptions, job: dict[str, Any]) -> int:
     """The local report from the stored document; the local exit code."""
-    from harness.frontends.report import print_evaluation, print_ranked
-    from harness.frontends.summary import write_summary
     from harness.results.document import document_to_evaluation, write_json
     from harness.results.ranking import Ranked
+    from harness.views.report import print_evaluation, print_ranked
+    from harness.views.summary import write_summary
 
     doc = job["document"]
     if doc is None:

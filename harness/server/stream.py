@@ -80,8 +80,8 @@ def report_text(doc: dict[str, Any]) -> str:
     """The report a local run of the same document prints, as plain text."""
     from rich.console import Console
 
-    from harness.frontends.report import print_evaluation
     from harness.results.document import document_to_evaluation
+    from harness.views.report import print_evaluation
 
     out = io.StringIO()
     print_evaluation(Console(file=out, width=100, color_system=None, highlight=False),

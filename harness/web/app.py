@@ -1,6 +1,6 @@
 """The web leaderboard and contest server: Flask views over the results database.
 
-Every board page and /api/ endpoint reads through harness.frontends.boards, the functions
+Every board page and /api/ endpoint reads through harness.views.boards, the functions
 behind `runner.py leaderboard/history/show --json`, so what the site ranks is what the
 command line ranks. The submission API (harness/server/api.py) and the pages below that
 take uploads only queue jobs; worker slots judge and record them."""
@@ -16,11 +16,11 @@ from flask import Flask, abort, current_app, jsonify, render_template, request
 from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
 
-from harness.frontends import boards
 from harness.results.disclosure import public_submission
 from harness.results.store import Store
 from harness.server.api import make_api
 from harness.settings import ServerSettings, Settings, WebSettings
+from harness.views import boards
 from harness.web import charts
 from harness.web.contest import add_contest_pages
 from harness.web.format import FILTERS

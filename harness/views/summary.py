@@ -38,7 +38,7 @@ def render_markdown(ev: Evaluation, repeats: dict | None = None) -> str:
         lines += _profile_lines(phase.cases)
         lines.append("")
     if repeats:
-        from harness.frontends.repeats import repeat_markdown
+        from harness.views.repeats import repeat_markdown
 
         lines += repeat_markdown(repeats)
     if ev.record.get("rank"):

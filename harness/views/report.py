@@ -22,7 +22,6 @@ from rich.text import Text
 
 from harness.consts import Status
 from harness.durations import readable
-from harness.frontends.brief import LIMIT, Teller
 from harness.judging import PhaseSpec
 from harness.judging import Progress as JudgeProgress
 from harness.loading.cases import format_case
@@ -30,6 +29,7 @@ from harness.results.admission import not_judged
 from harness.results.document import CaseResult, Evaluation, PhaseResult, case_notes
 from harness.results.ranking import find, rank
 from harness.results.recording import Recorder
+from harness.views.brief import LIMIT, Teller
 
 _STYLE = {Status.PASSED: "green", Status.SKIPPED: "dim"}
 
@@ -110,7 +110,7 @@ class _TimeLeft(ProgressColumn):
 
 def print_evaluation(console: Console, ev: Evaluation, verbose: bool = False) -> None:
     """The whole report of one evaluation; notes, flags and warnings in two lines each
-    (`harness.frontends.brief`), or whole where `verbose`."""
+    (`harness.views.brief`), or whole where `verbose`."""
     tell = Teller(verbose)
     console.print(f"[bold]Task[/] {ev.task['name']}   [bold]Submission[/] {escape(ev.submission['name'])}"
                   f"   [bold]Mode[/] {ev.mode}")
