@@ -3,7 +3,7 @@ judge process that `batch` starts (one type, so that no front end passes them by
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,14 @@ class RunOptions:
         if self.mode in UNRECORDED_MODES:
             return False
         return bool(self.record) or (self.record is None and self.mode == "leaderboard")
+
+    def for_judge(self, file: Path, task: str, mode: str | None = None,
+                  secret: bytes | None = None) -> RunOptions:
+        """These options as one judge process runs them (harness/execution/judge_process):
+        its own file, task, mode and leaderboard secret, and nothing it must not touch (the
+        database, the user, the JSON and summary paths: its caller records and writes)."""
+        return replace(self, file=file, task=task, mode=mode or self.mode, secret=secret,
+                       db=None, user=None, json_path=None, summary_md=None)
 
     def to_wire(self) -> dict[str, Any]:
         """A JSON-able form for a judge process (the secret in hex, on its standard input)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -103,10 +103,8 @@ class Batch:
     def request(self, job: Job) -> dict[str, Any]:
         board = self.boards[job.task]
         secret = board.secret if self.mode == "leaderboard" else None
-        options = replace(self.options, file=job.file.resolve(),
-                          task=str(self.tasks[job.task].root), secret=secret,
-                          db=None, user=None, json_path=None, summary_md=None)
-        return options.to_wire()
+        return self.options.for_judge(job.file.resolve(), str(self.tasks[job.task].root),
+                                      secret=secret).to_wire()
 
     def wall_limit(self, job: Job | None = None) -> float:
         tasks = [self.tasks[job.task]] if job else list(self.tasks.values())

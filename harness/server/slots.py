@@ -162,9 +162,10 @@ class Judging:
         with tempfile.TemporaryDirectory(prefix="harness-job-") as tmp:
             path = Path(tmp) / safe_file_name(job.file_name)
             path.write_text(job.code)
-            opts = replace(self.options, file=path, task=str(task.root), mode=job.mode,
-                           secret=board.secret if job.mode == "leaderboard" else None,
-                           db=None, user=None, json_path=None, summary_md=None, record=None)
+            secret = board.secret if job.mode == "leaderboard" else None
+            # the server records as the mode says (leaderboard runs), whatever its options
+            opts = replace(self.options.for_judge(path, str(task.root), job.mode, secret),
+                           record=None)
             doc = run_judge(opts.to_wire(), slot.env, self.wall_limit(task, job.mode))
         return self.admitted(doc, board, job.user_name, opts.records)
 
