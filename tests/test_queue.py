@@ -95,6 +95,23 @@ def test_a_dead_workers_job_runs_again_then_fails(db_url):
     assert queue.claim("c", ["CPU"]) is None
 
 
+def test_a_job_the_machine_failed_runs_again_then_fails_with_the_reason(db_url):
+    clock = Clock()
+    queue = JobQueue(Store(db_url), lease_seconds=10, max_attempts=2, clock=clock)
+    [job_id] = fill(queue, 1)
+    first = queue.claim("a", ["CPU"])
+    assert queue.retry(first, "the judge process ended without a result") == QUEUED
+    assert queue.get(job_id).status == QUEUED and not queue.heartbeat(first)
+    assert queue.retry(first, "late") is None  # the claim is no longer held
+    second = queue.claim("b", ["CPU"])
+    assert second.attempts == 2  # the failed claim counted
+    assert queue.retry(second, "the judge process ended without a result") == FAILED
+    job = queue.get(job_id)
+    assert job.status == FAILED and job.verdict is None and job.submission_id is None
+    assert job.error.startswith("not judged after 2 attempts") and "ended without" in job.error
+    assert queue.claim("c", ["CPU"]) is None
+
+
 def test_finish_records_in_the_same_transaction(db_url):
     """A result is recorded only by the claim that closes the job: a failing record leaves
     the job running (its lease brings it back), a lost claim records nothing."""
@@ -225,3 +242,33 @@ def test_jobs_of_an_older_schema_count_as_uploads(tmp_path):
     raw.close()
     again = JobQueue(Store(str(path)))
     assert [len(again.recent_uploads(f"user{i}", 0)) for i in range(3)] == [1, 1, 1]
+
+
+@pytest.mark.slow  # a real worker, its judge process killed mid-job
+def test_a_judge_process_killed_mid_job_is_judged_again_not_failed(tmp_path):
+    """SIGKILL the judge process of a running job (as the OOM killer would), not its slot:
+    the slot queues the job again and judges it to one recorded verdict."""
+    from test_stopping import _children
+
+    db = str(tmp_path / "j.db")
+    queue = JobQueue(Store(db))
+    slow = "import time\ntime.sleep(4)\n" + TRIVIAL  # long enough to be killed mid-job
+    job_id = queue.enqueue(NewJob("alice", "vectoradd", "leaderboard", "CPU", "slow.py", slow))
+    log = tmp_path / "worker.log"
+    worker = start_worker(db, log)
+    try:
+        wait_for(lambda: queue.get(job_id).status == RUNNING, 60, "the claim", worker, log)
+        judges = []
+        wait_for(lambda: judges.extend(_children(worker.pid, "harness.execution.judge_process"))
+                 or judges, 30, "the judge process", worker, log)
+        os.kill(judges[0], signal.SIGKILL)
+        wait_for(lambda: queue.get(job_id).status == DONE, 120, "the second judging", worker,
+                 log)
+    finally:
+        stop(worker)
+    job = queue.get(job_id)
+    assert job.attempts == 2 and job.verdict == "passed" and job.error is None
+    subs = queue.store.query("SELECT id FROM submissions")
+    assert [s["id"] for s in subs] == [job.submission_id]
+    assert "queued again" in log.read_text()
+

@@ -243,6 +243,26 @@ class JobQueue:
                  submission_id, json.dumps(document, default=str) if document else None, job.id))
         return True
 
+    def retry(self, job: Job, reason: str) -> str | None:
+        """A claimed job whose judging failed on the machine's side (its judge process
+        died, its worker could not start): queued again, this claim counted, or, past
+        `max_attempts` claims, failed with the reason, never a verdict on the submission.
+        The new state (`queued` or `failed`); None, and nothing written, when the claim was
+        lost."""
+        with self.store.transaction():
+            if not self._held(job):
+                return None
+            if job.attempts < self.max_attempts:
+                self.store.execute("UPDATE jobs SET status = ?, worker = NULL, lease_until = NULL "
+                                   "WHERE id = ?", (QUEUED, job.id))
+                return QUEUED
+            self.store.execute(
+                "UPDATE jobs SET status = ?, ended_ts = ?, lease_until = NULL, error = ? "
+                "WHERE id = ?", (FAILED, self.clock(), f"not judged after {job.attempts} "
+                                 f"attempts, each failing on the machine's side; the last: "
+                                 f"{reason}", job.id))
+            return FAILED
+
     def release(self, job: Job) -> bool:
         """Give a claimed job back unjudged (its worker is stopping): queued again, this
         claim not counted."""

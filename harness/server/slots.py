@@ -20,9 +20,10 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from harness.consts import WORKER_START
 from harness.options import RunOptions
 from harness.results.store import Store
-from harness.server.queue import Job, JobQueue
+from harness.server.queue import FAILED, QUEUED, Job, JobQueue
 from harness.settings import ServerSettings, Settings
 
 SAFE = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
@@ -133,6 +134,12 @@ class Judging:
             queue.release(job)
             self.log(f"job {job.id}: stopped, queued again")
             return
+        if outcome.pop("retry", False):  # the machine's side: the job runs again
+            state = queue.retry(job, outcome["error"])
+            self.log(f"job {job.id}: not judged ({escape(outcome['error'])}); "
+                     + {QUEUED: "queued again", FAILED: "no attempts left: failed",
+                        None: "its lease was lost"}[state])
+            return
         closed = queue.finish(job, **outcome)
         what = outcome["error"] or outcome["verdict"]
         self.log(f"job {job.id} ({escape(job.user_name)}, {job.task} {job.mode}) on "
@@ -180,8 +187,10 @@ class Judging:
                            self.options.allow_shared_gpu)
         decision = admit(doc, policy)
         if decision.outcome == Outcome.NOT_JUDGED or (records and not decision.recorded):
+            # a judge process that died or a worker that never started: run it again
+            machine = "error" in doc or (doc.get("load_error") or {}).get("kind") == WORKER_START
             return {"document": doc if "error" not in doc else None, "verdict": None,
-                    "exit_code": None, "error": decision.reason}
+                    "exit_code": None, "error": decision.reason, "retry": machine}
         record = None
         if records:
             def record(store: Store) -> int:
