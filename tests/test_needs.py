@@ -87,3 +87,15 @@ def test_a_long_message_is_cut_to_its_first_sentence():
     assert needs.brief(exc) == ("RuntimeError: Cannot get CUDA generator without ATen_cuda "
                                 "library. [...]")
     assert needs.brief(ValueError("short")) == "ValueError: short"
+
+
+def test_cublas_refusing_an_fp4_product_before_sm100_needs_a_b200():
+    """As the nvidia nvfp4 references fail on an H100 (seen 2026-12-06): torch._scaled_mm on
+    float4_e2m1fn_x2 data ends in CUBLAS_STATUS_NOT_SUPPORTED."""
+    text = ("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling "
+            "`cublasLtMatmulAlgoGetHeuristic( ltHandle, ...)`")
+    source = "res = torch._scaled_mm(a.view(torch.float4_e2m1fn_x2), b, scale_a, scale_b)"
+    need = needs.of_failure(text, "cuda", "90", source)
+    assert need.title == "needs compute capability 10.0 (B200)" and "FP4" in need.hint
+    assert needs.of_failure(text, "cuda", "100", source) is None  # a real failure on a B200
+    assert needs.of_failure(text, "cuda", "90", "torch.matmul(a, b)") is None  # not FP4

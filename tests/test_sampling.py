@@ -53,6 +53,9 @@ class FakeDevice:
         if self.clock is not None:
             self.clock.now += self.sync_seconds
 
+    def release_cached(self) -> bool:  # no allocator cache to give back
+        return False
+
     def sleep_ns_per_cycle(self, cycles: int) -> float:
         stretch = (self.sleeps or (self.stretch,) * 2)[len(self.timed_sleeps)]
         self.timed_sleeps.append(cycles)

@@ -420,6 +420,7 @@ class Judge:
             template = self.ref.reference(clone(data))
         except Exception as exc:  # noqa: BLE001 - the task's own code failed
             raise self.task_failure(exc, f"ref_kernel failed on case {case}") from exc
+        self.device.release_cached()  # the reference's intermediates, for the worker
         laps.lap("inputs")
         per = max(1, int(self.task.timing.get("calls_per_sample", 1))) if spec.timed else 1
         # Rehearsals run the previous sample's slots while the next sample's hold fresh

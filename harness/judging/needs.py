@@ -31,6 +31,8 @@ _ROCM_SIGNS = ("PYTORCH_ROCM_ARCH", "<hip/", "hipLaunch", "import aiter", "from 
 _SM100 = re.compile(r"sm_?10\d|compute capability (?:of )?10|capability 10\.\d|tcgen05|"
                     r"blackwell|nvfp4 requires", re.IGNORECASE)
 
+# Source text of code that multiplies FP4 data (NVFP4, MXFP4 through torch._scaled_mm).
+_FP4 = re.compile(r"float4_?e2m1fn|nvfp4|mxfp4", re.IGNORECASE)
 # Modules whose distribution on the package registry has another name, or that need a
 # particular machine: module -> (the package to install, what it is, needs a GPU).
 PACKAGES: dict[str, tuple[str, str, bool]] = {
@@ -121,16 +123,20 @@ def missing_module(module: str, device: str, unknown_too: bool = False) -> Need 
                                                          if wants_gpu else ""))
 
 
-def capability_need(text: str, capability: str | None) -> Need | None:
-    """`needs compute capability 10.0` where a failure names a Blackwell architecture and
-    this GPU is older (`capability`: "90" for sm_90), else None."""
+def capability_need(text: str, capability: str | None, source: str = "") -> Need | None:
+    """`needs compute capability 10.0` where this GPU is older (`capability`: "90" for
+    sm_90) and the failure names a Blackwell architecture, or the library refused an
+    operation on FP4 data the code uses (cuBLAS has no FP4 matrix product before sm_100),
+    else None."""
     if not capability or not capability.isdigit() or int(capability) >= 100:
         return None
-    if not _SM100.search(text):
+    refused_fp4 = "NOT_SUPPORTED" in text and _FP4.search(source)
+    if not _SM100.search(text) and not refused_fp4:
         return None
+    why = ("the library refused its FP4 operation (cuBLAS multiplies FP4 only from sm_100)"
+           if refused_fp4 else "the failure names a Blackwell architecture (sm_100)")
     return Need(Status.CANNOT_RUN, "needs compute capability 10.0 (B200)",
-                f"the failure names a Blackwell architecture (sm_100) and this GPU is "
-                f"sm_{capability}: it runs on a B200")
+                f"{why} and this GPU is sm_{capability}: it runs on a B200")
 
 
 def of_failure(text: str, device: str, capability: str | None = None, source: str = "",
@@ -151,7 +157,7 @@ def of_failure(text: str, device: str, capability: str | None = None, source: st
         return rocm(aiter) if rocm_code else gpu()
     if device == "cuda" and rocm_code and ("hip" in text.lower() or "rocm" in text.lower()):
         return rocm(aiter)
-    return capability_need(text, capability) if device == "cuda" else None
+    return capability_need(text, capability, source) if device == "cuda" else None
 
 
 def of_exception(exc: BaseException, device: str, capability: str | None = None,

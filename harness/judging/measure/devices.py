@@ -17,6 +17,11 @@ class DeviceError(ValueError):
     """A device that was asked for but is not there."""
 
 
+# Freed GPU memory the judge's allocator may keep cached between its own uses; beyond it
+# the judge gives it back (DeviceInfo.release_cached), as the worker shares the GPU.
+CACHE_KEPT_BYTES = 1 << 30
+
+
 @dataclass
 class DeviceInfo:
     """What the results say about the run device."""
@@ -65,6 +70,18 @@ class DeviceInfo:
         """Wait until the GPU is idle; nothing to wait for on the CPU."""
         if self.kind == "cuda":
             torch.cuda.synchronize()
+
+    def release_cached(self) -> bool:
+        """Give back to the GPU the memory this (the judge's) process holds freed in its
+        allocator's cache, where that is more than `CACHE_KEPT_BYTES`: the worker, another
+        process, needs it for the submission (a reference's intermediates can be tens of
+        GiB). Whether it did; a host-side check otherwise, nothing on the CPU."""
+        if self.kind != "cuda":
+            return False
+        if torch.cuda.memory_reserved() - torch.cuda.memory_allocated() <= CACHE_KEPT_BYTES:
+            return False
+        torch.cuda.empty_cache()
+        return True
 
     def sleep_ns_per_cycle(self, cycles: int) -> float:
         """The GPU sleep's length per cycle (ns), as this process times `cycles` of it in

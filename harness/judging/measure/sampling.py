@@ -114,7 +114,8 @@ class SamplingHost(Protocol):
 
     settings: Settings
     task: Task  # its name, its `timing` section, its `peak_dtype`
-    device: DeviceInfo  # kind, name, clocks; synchronize, sleep_ns_per_cycle, clock_reading
+    device: DeviceInfo  # kind, name, clocks; synchronize, sleep_ns_per_cycle, clock_reading,
+    # release_cached
     ref: Reference  # check and work
     flusher: Flusher
     channel: Channel  # the current worker's: a fresh one after a restart
@@ -344,6 +345,7 @@ class Sampling:
         if not problem:
             try:
                 ok, problem = self.judge.ref.check(data, output)
+                self.judge.device.release_cached()  # what the check freed, for the worker
             except Exception as exc:  # noqa: BLE001 - the check met an output it cannot read
                 if out_of_memory(exc):  # the judge's own memory: Judge._starved
                     raise
