@@ -126,7 +126,7 @@ class Judge:
         self.flusher = Flusher(device)
         self.shm_root = entry.shm_root or shm_folder()
         self._started = entry.started
-        self.modules_sent: dict[int, set[str]] = {}  # per worker: task modules it holds
+        self.modules_sent: set[str] = set()  # task modules the current worker holds
         self.compile_cache = entry.compile_cache
         self.worker_output = {"stdout": "", "stderr": ""}
         # What the worker printed once the secret phases began, kept apart: organisers see it,
@@ -164,6 +164,7 @@ class Judge:
         """The head start's worker, or a new one started now; None (with `load_error`)
         where none could be started."""
         w, self._started = self._started, None
+        self.modules_sent = set()  # a worker starting now holds none
         if w is not None:
             return w
         if self.compile_cache is not None:  # a build lock the last worker left
@@ -486,11 +487,11 @@ class Judge:
         worker: it loads them privately (harness.judging.worker.input_objects)."""
         judge_dir = Path(self.ref.module.__file__).parent
         out = {}
-        for name in sorted(object_modules(wired) - self.modules_sent.get(id(self.worker), set())):
+        for name in sorted(object_modules(wired) - self.modules_sent):
             mine, theirs = judge_dir / f"{name}.py", self.staging / f"{name}.py"
             if "." not in name and mine.is_file() and not theirs.exists():
                 out[name] = mine.read_text()
-        self.modules_sent.setdefault(id(self.worker), set()).update(out)
+        self.modules_sent.update(out)
         return out
 
     def _share(self, alloc: SharedAllocator, message: dict) -> None:
