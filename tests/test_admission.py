@@ -14,6 +14,7 @@ import pytest
 from conftest import ROOT
 
 from harness.consts import Mark, Status
+from harness.execution.protocol import Judged
 from harness.frontends.console import make_console
 from harness.options import RunOptions
 from harness.results.admission import Outcome, Policy, admit
@@ -135,7 +136,7 @@ def _batch(ev: Evaluation, flags: dict, db: Path) -> None:
                                     **flags), settings)
     batch.boards["vectoradd"] = batch.store.leaderboard("vectoradd", "admission")
     try:
-        batch.finish(Job(ADD, "vectoradd", started=0.0), ev.to_dict())
+        batch.finish(Job(ADD, "vectoradd", started=0.0), Judged(ev.to_dict()))
     finally:
         batch.store.close()
 

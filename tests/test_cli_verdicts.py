@@ -6,6 +6,7 @@ import json
 import pytest
 from conftest import BAD, ROOT, case_statuses
 
+from harness.execution.protocol import Judged
 from harness.frontends.batch import Batch
 from harness.options import RunOptions
 from harness.results.store import Store
@@ -153,7 +154,7 @@ def test_a_worker_that_dies_before_the_submission_loads_is_the_harnesss_side(cli
     assert again.rc == 0 and "skipped" in again.out and "not recorded" in again.out
     batch = Batch([ROOT / "submissions/vectoradd/add_torch.py"],
                   RunOptions(task="vectoradd", mode="test", db=str(cli.db)), Settings.load())
-    batch.finish(batch.jobs[0], json.loads(document.read_text()))
+    batch.finish(batch.jobs[0], Judged(json.loads(document.read_text())))
     assert batch.jobs[0].status == "harness error" and "PYTHONMALLOC" in batch.jobs[0].error
     assert batch.jobs[0].submission_id is None
     assert Store(str(cli.db)).entries("vectoradd", batch.tasks["vectoradd"].content_hash) == []

@@ -12,6 +12,7 @@ import pytest
 from conftest import ROOT, gpu
 
 from harness.consts import ExitCode, Mark, Status
+from harness.execution.protocol import Judged
 from harness.judging.measure import gpu_share
 from harness.judging.measure.gpu_share import ShareWatch, others, parse_compute_apps
 from harness.judging.sandbox.procfs import family
@@ -191,7 +192,7 @@ def test_batch_does_not_record_a_shared_ranked_run():
     batch.policy = Policy()
     doc = _shared_evaluation().to_dict()
     job = Job(Path("add.py"), "vectoradd", started=time.time())
-    batch.finish(job, doc)
+    batch.finish(job, Judged(doc))
     assert job.error.startswith("not recorded: the GPU was shared") and job.submission_id is None
 
 

@@ -1,8 +1,8 @@
 """Where `batch` runs its evaluations: one interface, two backends.
 
-Each backend takes the batch's jobs, runs each in a judge process
-(`harness.execution.judge_process`) and hands every result document back to
-`batch.finish`, which records it. The local backend keeps one job per GPU (or per CPU
+Each backend takes the batch's jobs, runs each request in a judge process
+(`harness.execution.judge_process`) and hands every typed result back to `batch.finish`,
+which records it. The local backend keeps one job per GPU (or per CPU
 slot) at a time; the Ray backend makes each job a Ray task asking for one GPU (Ray pins it
 through CUDA_VISIBLE_DEVICES) or one CPU (optional: pip install -e '.[ray]').
 """
@@ -14,10 +14,12 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Protocol
 
 from harness.consts import JobState
 from harness.execution.judge_process import run_judge
+from harness.execution.protocol import Failure, JudgeRequest, Result, Unjudged
 
 
 class BatchRun(Protocol):
@@ -27,9 +29,8 @@ class BatchRun(Protocol):
     device: str | None
     lock: threading.Lock
 
-    def request(self, job) -> dict[str, Any]: ...
-    def wall_limit(self, job=None) -> float: ...
-    def finish(self, job, doc: dict[str, Any]) -> None: ...
+    def request(self, job) -> JudgeRequest: ...
+    def finish(self, job, result: Result) -> None: ...
 
 
 class Backend(Protocol):
@@ -77,7 +78,7 @@ class LocalBackend:
                     job.state, job.where, job.started = JobState.RUNNING, slot["_where"], time.time()
                     job.used.append(slot["_where"])
                 on_change()
-                batch.finish(job, run_judge(batch.request(job), slot, batch.wall_limit(job)))
+                batch.finish(job, run_judge(replace(batch.request(job), env=slot)))
                 on_change()
 
         threads = [threading.Thread(target=serve, args=(s,), daemon=True)
@@ -108,10 +109,9 @@ class RayBackend:
                          include_dashboard=False)
         gpus = ray.cluster_resources().get("GPU", 0)
         use_gpu = batch.device != "cpu" and gpus > 0
-        wall = batch.wall_limit()  # the longest of the batch's tasks
 
         @ray.remote(num_gpus=1 if use_gpu else 0, num_cpus=1, max_retries=0)
-        def evaluate(request: dict[str, Any]) -> dict[str, Any]:
+        def evaluate(request: JudgeRequest) -> Result:
             import os
             import socket
 
@@ -120,9 +120,8 @@ class RayBackend:
             host = socket.gethostname()
             visible = os.environ.get("CUDA_VISIBLE_DEVICES", "") if use_gpu else ""
             where = f"{host} GPU {visible}" if use_gpu else f"{host} CPU"
-            doc = run_judge(request, {"CUDA_VISIBLE_DEVICES": visible}, wall)
-            doc["_where"] = where
-            return doc
+            result = run_judge(replace(request, env={"CUDA_VISIBLE_DEVICES": visible}))
+            return replace(result, where=where)
 
         pending = {}
         for job in batch.jobs:
@@ -148,13 +147,13 @@ class RayBackend:
             for ref in done:
                 job = pending.pop(ref)
                 try:
-                    doc = ray.get(ref)
+                    result = ray.get(ref)
                 except Exception as exc:  # noqa: BLE001 - a lost node, a killed task
-                    doc = {"error": f"the Ray task failed: {exc}"}
+                    result = Unjudged(Failure.MACHINE, f"the Ray task failed: {exc}")
                 with batch.lock:
-                    job.where = doc.pop("_where", "ray")
+                    job.where = result.where or "ray"
                     job.used.append(job.where)
-                batch.finish(job, doc)
+                batch.finish(job, result)
                 on_change()
 
 

@@ -24,11 +24,12 @@ from rich.table import Table
 from harness.consts import ExitCode, JobState, Status
 from harness.durations import readable
 from harness.execution.backends import make_backend
+from harness.execution.protocol import JudgeRequest, Result, Unjudged, wall_limit
 from harness.judging import recording_refusal
 from harness.loading.task_folder import TaskError, load_task
 from harness.options import RunOptions
 from harness.results.admission import Policy, admit
-from harness.results.document import case_flags, document_to_evaluation
+from harness.results.document import case_flags
 from harness.results.recording import record_evaluation
 from harness.results.store import Store, resolve_db
 from harness.settings import Settings
@@ -100,32 +101,29 @@ class Batch:
         self.policy = Policy.of(settings, options.allow_partial_containment,
                                 options.allow_shared_gpu)
 
-    def request(self, job: Job) -> dict[str, Any]:
-        board = self.boards[job.task]
+    def request(self, job: Job) -> JudgeRequest:
+        """The job's evaluation, as a backend runs it."""
+        board, task = self.boards[job.task], self.tasks[job.task]
         secret = board.secret if self.mode == "leaderboard" else None
-        return self.options.for_judge(job.file.resolve(), str(self.tasks[job.task].root),
-                                      secret=secret).to_wire()
+        options = self.options.for_judge(job.file.resolve(), str(task.root), secret=secret)
+        return JudgeRequest(options, wall_limit=wall_limit([task], self.mode, self.settings,
+                                                           self.timeout))
 
-    def wall_limit(self, job: Job | None = None) -> float:
-        tasks = [self.tasks[job.task]] if job else list(self.tasks.values())
-        phases = 4 if self.mode == "leaderboard" else 1
-        per = self.timeout or max(t.timeout(p, self.settings.default_timeout)
-                                  for t in tasks for p in ("test", "benchmark", "ranked"))
-        return phases * per + self.settings.worker.start_timeout + 60
-
-    def finish(self, job: Job, doc: dict[str, Any]) -> None:
+    def finish(self, job: Job, result: Result) -> None:
         """Record one result (in the driver: one writer for the whole batch)."""
         with self.lock:
             job.wall = time.time() - job.started
             job.state = JobState.DONE
-            if "error" not in doc:  # else the judge process failed: no document
-                job.doc = doc
+            if isinstance(result, Unjudged):
+                job.error = f"not judged: {result.reason}"
+                return
+            job.doc = doc = result.document
             # a judge on another node (Ray) may run without the sandbox, or share its GPU
             decision = admit(doc, self.policy)
             if not decision.recorded:
                 job.error = decision.reason
                 return
-            ev = document_to_evaluation(doc)
+            ev = result.as_evaluation()
             who = self.user or job.file.stem
             job.submission_id = record_evaluation(self.store, self.boards[job.task], who, ev,
                                                   decision)

@@ -23,6 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from harness.consts import ExitCode
+from harness.execution.protocol import Unjudged
 from harness.judging import HeadStart
 from harness.settings import Settings
 
@@ -177,14 +178,15 @@ def _run(opts: CompareOptions, console: Console, settings: Settings, head: HeadS
             _write(opts, _document(opts, a, b, None, started, error=message))
             return code
         comparison, error = _time_pairs(opts, console, settings, a, b)
-    except TaskError as exc:
-        console.print(f"[red]error:[/] the task is broken: {exc}")
-        return ExitCode.USAGE
-    except Exception as exc:  # noqa: BLE001 - our bug: say so, keep the details
+    except _NotJudged as exc:
+        from harness.frontends.errors import print_unjudged
+
+        return print_unjudged(console, exc.result)
+    except Exception as exc:  # noqa: BLE001 - our bug in the compare: say so, keep the details
         import traceback
 
         console.print(f"[red]internal harness error:[/] {exc!r}; please report it with:\n"
-                      + "".join(traceback.format_exc()))
+                      + escape(traceback.format_exc()))
         return ExitCode.INTERNAL
     if error is not None:
         message, code = error
@@ -240,13 +242,24 @@ def _read(path: Path) -> str:
         return ""  # prepare() says what is wrong with the file
 
 
+class _NotJudged(Exception):
+    """A run of either side that was not judged: the compare stops."""
+
+    def __init__(self, result: Unjudged) -> None:
+        super().__init__(result.reason)
+        self.result = result
+
+
 def _evaluate(console: Console, settings: Settings, prepared: Prepared,
               head: HeadStart | None = None) -> Evaluation:
-    from harness.judging import evaluate
+    from harness.execution.in_process import judge_here
     from harness.views.report import LiveProgress
 
     with LiveProgress(console) as progress:
-        return evaluate(prepared, settings, progress, head)
+        result = judge_here(prepared, settings, progress, head)
+    if isinstance(result, Unjudged):
+        raise _NotJudged(result)
+    return result.as_evaluation()
 
 
 def _test_both(console: Console, settings: Settings, head: HeadStart | None, a: Side,

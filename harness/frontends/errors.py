@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 
 from harness.consts import ExitCode
+from harness.execution.protocol import Failure, Unjudged
 from harness.results.store import StoreError
 
 
@@ -15,3 +17,14 @@ def guarded(fn, console: Console, *args) -> int:
     except StoreError as exc:
         console.print(f"[red]error:[/] {exc}") if console else print(f"error: {exc}")
         return ExitCode.USAGE
+
+
+def print_unjudged(console: Console, result: Unjudged) -> int:
+    """Say why an evaluation in this process was not judged; the exit code: a broken task
+    is the user's to mend (2), anything else is the harness's (3), with its details."""
+    if result.failure == Failure.TASK:
+        console.print(f"[red]error:[/] {escape(result.reason)}")
+        return ExitCode.USAGE
+    console.print(f"[red]{escape(result.reason)}[/]; please report it with:\n"
+                  + escape(result.detail))
+    return ExitCode.INTERNAL

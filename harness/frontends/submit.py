@@ -105,8 +105,9 @@ def _evaluate_and_report(opts: RunOptions, console: Console, settings: Settings,
                          recorder: Recorder | None) -> int:
     """Run the evaluation `opts.repeat` times, record and show each, write the JSON and the
     summary; the exit code."""
-    from harness.judging import evaluate
-    from harness.loading.task_folder import TaskError
+    from harness.execution.in_process import judge_here
+    from harness.execution.protocol import Unjudged
+    from harness.frontends.errors import print_unjudged
     from harness.results.document import status_severity, write_json
     from harness.views.report import LiveProgress
 
@@ -114,21 +115,13 @@ def _evaluate_and_report(opts: RunOptions, console: Console, settings: Settings,
     for run in range(opts.repeat):
         if run:
             console.print(f"[bold]run {run + 1} of {opts.repeat}[/] (a fresh worker)")
-        try:
-            with LiveProgress(console) as progress:
-                # the head start's worker serves the first run; later runs start their own
-                evaluation = evaluate(prepared, settings, progress, head if not run else None)
-        except TaskError as exc:
-            console.print(f"[red]error:[/] the task is broken: {exc}")
-            failure = ExitCode.USAGE
+        with LiveProgress(console) as progress:
+            # the head start's worker serves the first run; later runs start their own
+            result = judge_here(prepared, settings, progress, head if not run else None)
+        if isinstance(result, Unjudged):
+            failure = print_unjudged(console, result)
             break
-        except Exception as exc:  # noqa: BLE001 - our bug: say so, keep the details
-            import traceback
-
-            console.print(f"[red]internal harness error:[/] {exc!r}; please report it with:\n"
-                          + "".join(traceback.format_exc()))
-            failure = ExitCode.INTERNAL
-            break
+        evaluation = result.as_evaluation()
         failure = _record_and_show(console, opts, settings, recorder, evaluation) or failure
         evaluations.append(evaluation)
         if evaluation.load_error is not None:

@@ -99,9 +99,8 @@ def containment_refusal(level: str, missing: list[str], mode: str,
 
 
 def admit(doc: Mapping[str, Any], policy: Policy) -> Decision:
-    """The decision for one result document (or a judge's `{"error": ...}` answer)."""
-    if "error" in doc:
-        return Decision(Outcome.NOT_JUDGED, f"harness error: {doc['error']}")
+    """The decision for one result document (an evaluation that was not judged at all
+    never reaches admission: harness/execution/protocol.py's `Unjudged`)."""
     try:
         validate(doc)
     except DocumentError as exc:

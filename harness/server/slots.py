@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from harness.consts import WORKER_START
+from harness.execution.protocol import Unjudged
 from harness.options import RunOptions
 from harness.results.store import Store
 from harness.server.queue import FAILED, QUEUED, Job, JobQueue
@@ -94,13 +95,6 @@ class Judging:
         """A queue on a connection of its own (one per thread)."""
         return JobQueue(Store(self.db_url), self.server.lease_seconds, self.server.max_attempts)
 
-    def wall_limit(self, task: Any, mode: str) -> float:
-        """How long a judge process may run (as `batch` allows)."""
-        phases = 4 if mode == "leaderboard" else 1
-        per = self.options.timeout or max(task.timeout(p, self.settings.default_timeout)
-                                          for p in ("test", "benchmark", "ranked"))
-        return phases * per + self.settings.worker.start_timeout + 60
-
     def serve(self, slot: Slot, poll: float = 1.0) -> None:
         """Take and judge jobs until told to stop."""
         queue = self.queue()
@@ -158,13 +152,13 @@ class Judging:
     def _evaluate(self, store: Store, job: Job, slot: Slot) -> dict[str, Any]:
         """Run the judge process on the job's code; what `JobQueue.finish` takes."""
         from harness.execution.judge_process import run_judge
+        from harness.execution.protocol import JudgeRequest, wall_limit
         from harness.loading.task_folder import TaskError, load_task
 
         try:
             task = load_task(job.task)
         except TaskError as exc:
-            return {"document": None, "verdict": None, "exit_code": None,
-                    "error": f"the task cannot be loaded: {exc}"}
+            return self._unjudged(f"the task cannot be loaded: {exc}", retry=False)
         board = store.leaderboard(task.name, task.content_hash)
         with tempfile.TemporaryDirectory(prefix="harness-job-") as tmp:
             path = Path(tmp) / safe_file_name(job.file_name)
@@ -173,8 +167,19 @@ class Judging:
             # the server records as the mode says (leaderboard runs), whatever its options
             opts = replace(self.options.for_judge(path, str(task.root), job.mode, secret),
                            record=None)
-            doc = run_judge(opts.to_wire(), slot.env, self.wall_limit(task, job.mode))
-        return self.admitted(doc, board, job.user_name, opts.records)
+            limit = wall_limit([task], job.mode, self.settings, self.options.timeout)
+            result = run_judge(JudgeRequest(opts, slot.env, limit))
+        if isinstance(result, Unjudged):
+            return self._unjudged(f"not judged: {result.reason}", result.retry)
+        return self.admitted(result.document, board, job.user_name, opts.records)
+
+    @staticmethod
+    def _unjudged(reason: str, retry: bool, document: dict[str, Any] | None = None
+                  ) -> dict[str, Any]:
+        """What `JobQueue.finish` takes for a job that was not judged; `retry`: the
+        machine's side, so it runs again."""
+        return {"document": document, "verdict": None, "exit_code": None, "error": reason,
+                "retry": retry}
 
     def admitted(self, doc: dict[str, Any], board: Any, user: str,
                  records: bool) -> dict[str, Any]:
@@ -187,10 +192,9 @@ class Judging:
                            self.options.allow_shared_gpu)
         decision = admit(doc, policy)
         if decision.outcome == Outcome.NOT_JUDGED or (records and not decision.recorded):
-            # a judge process that died or a worker that never started: run it again
-            machine = "error" in doc or (doc.get("load_error") or {}).get("kind") == WORKER_START
-            return {"document": doc if "error" not in doc else None, "verdict": None,
-                    "exit_code": None, "error": decision.reason, "retry": machine}
+            # a worker that never started: the machine's side, so it runs again
+            machine = (doc.get("load_error") or {}).get("kind") == WORKER_START
+            return self._unjudged(decision.reason, machine, doc)
         record = None
         if records:
             def record(store: Store) -> int:
