@@ -5,6 +5,10 @@ on one case is replaced for the next, and a timed phase's score combines its cas
 from __future__ import annotations
 
 import inspect
+import os
+import signal
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -112,6 +116,79 @@ def test_a_worker_that_dies_on_one_case_is_replaced_for_the_next(tmp_path):
     assert [c.status for c in phase.cases] == [Status.PASSED, Status.CRASHED, Status.PASSED]
     assert "crashed" in phase.cases[1].message and judge.restarts == 1
     assert not phase.passed and phase.score_ns is None
+
+
+SLEEPS_IN_ITS_FIRST_CALL = """\
+import time
+from pathlib import Path
+
+
+def custom_kernel(data):
+    called = Path("called")  # in the worker's scratch folder, its working directory
+    if not called.exists():
+        called.touch()
+        time.sleep(4)
+    a, b = data
+    return a + b
+"""
+
+KILLS_ITSELF_ON_16 = """\
+import os
+import signal
+
+
+def custom_kernel(data):
+    a, b = data
+    if a.shape[0] == 16:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return a + b
+"""
+
+
+def test_a_worker_killed_from_outside_runs_its_case_again_in_a_fresh_one(tmp_path):
+    """SIGKILL the worker in the middle of a call, as the OOM killer or an operator would:
+    nothing the judge can name explains the death, so the case runs again in a fresh
+    worker, and the honest submission passes."""
+    judge = _judge(tmp_path, SLEEPS_IN_ITS_FIRST_CALL)
+    cases = [{"size": 8, "seed": 1}, {"size": 16, "seed": 2}]
+    killed: list[int] = []
+
+    def kill_the_first_worker_in_its_call() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not killed:
+            worker = judge.worker
+            if worker is not None and (worker.scratch / "called").exists():
+                os.kill(worker.proc.pid, signal.SIGKILL)
+                killed.append(worker.proc.pid)
+            time.sleep(0.02)
+
+    killer = threading.Thread(target=kill_the_first_worker_in_its_call, daemon=True)
+    try:
+        assert judge.start(120.0)
+        killer.start()
+        phase = judge.run_phase(PhaseSpec("test", "public", cases, False, 300.0))
+    finally:
+        judge.close()
+        killer.join()
+    assert killed, "the worker was never seen in its call"
+    assert [c.status for c in phase.cases] == [Status.PASSED, Status.PASSED], phase.cases
+    assert judge.restarts == 1 and phase.passed
+
+
+def test_a_worker_that_dies_the_same_way_twice_is_the_verdict_and_says_so(tmp_path):
+    """A submission that SIGKILLs itself looks, to the judge, like a kill from outside: its
+    case runs once more, and the second death is the verdict, which says it died twice."""
+    judge = _judge(tmp_path, KILLS_ITSELF_ON_16)
+    cases = [{"size": 8, "seed": 1}, {"size": 16, "seed": 2}, {"size": 32, "seed": 3}]
+    try:
+        assert judge.start(120.0)
+        phase = judge.run_phase(PhaseSpec("test", "public", cases, False, 300.0))
+    finally:
+        judge.close()
+    assert [c.status for c in phase.cases] == [Status.PASSED, Status.CRASHED, Status.PASSED]
+    message = phase.cases[1].message
+    assert "killed by SIGKILL" in message and "died twice on this case" in message
+    assert judge.restarts == 2  # a fresh worker for the case run again, one for size 32
 
 
 def test_a_timed_phase_is_scored_by_the_tasks_combination_of_its_cases(tmp_path):

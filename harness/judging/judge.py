@@ -361,7 +361,12 @@ class Judge:
         phase.wall_seconds = self.clock() - phase_started
         return phase
 
-    def _case_or_failure(self, spec: PhaseSpec, index: int, case: dict, deadline: float) -> CaseResult:
+    def _case_or_failure(self, spec: PhaseSpec, index: int, case: dict, deadline: float,
+                         died: str | None = None) -> CaseResult:
+        """The case's result, whatever becomes of its worker. A worker killed from outside
+        for no cause the judge can name (`killed_from_outside`) may be the machine's doing,
+        so the case runs once more in a fresh worker (`died`: how the first one ended); a
+        second death is the verdict, and says it died twice."""
         if self.worker is None:
             self.restarts += 1
             if not self.start(max(deadline - self.clock(), 1.0)):
@@ -377,7 +382,15 @@ class Judge:
         except (WorkerDied, WorkerTimeout, ProtocolError) as exc:
             status, message = self._fault(exc)
             message = self._with_bounds(message)
+            again = isinstance(exc, WorkerDied) and self.worker.killed_from_outside()
             self.stop()
+            if died is not None and isinstance(exc, WorkerDied):
+                first = "the same way" if died == message else died.removeprefix("crashed: ")
+                message = (f"{message}\n(the worker died twice on this case, the first time "
+                           f"{first}: a death the judge cannot explain may be the machine's, "
+                           "so the case ran again in a fresh worker)")
+            elif again and died is None:
+                return self._case_or_failure(spec, index, case, deadline, died=message)
             return CaseResult(index, case, status, message)
         except (TaskError, torch.OutOfMemoryError, CudaVmmError) as exc:
             starved = self._starved(exc)

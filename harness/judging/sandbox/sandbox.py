@@ -403,13 +403,22 @@ class WorkerProcess:
             hint = {
                 "SIGSEGV": "a segmentation fault",
                 "SIGABRT": "an abort",
-                "SIGKILL": "killed (out of memory, or by the harness)",
+                "SIGKILL": "out of memory, or killed from outside",
                 "SIGXFSZ": "it wrote past the output size limit",
                 "SIGBUS": "a bus error",
                 "SIGFPE": "an arithmetic fault",
             }.get(name, "")
             return f"the worker was killed by {name}" + (f" ({hint})" if hint else "")
         return f"the worker exited with status {code} {when}"
+
+    def killed_from_outside(self) -> bool:
+        """Whether the worker, now ended, was killed by a signal that nothing the judge can
+        name explains: SIGKILL or SIGTERM (the kernel's OOM killer, an operator, another
+        process) with none of its bounds reached (call before `kill`)."""
+        if self.proc is None or self.proc.poll() is None:
+            return False
+        return (self.proc.returncode in (-signal.SIGKILL, -signal.SIGTERM)
+                and not self.bounds_reached())
 
     def bounds_reached(self) -> list[str]:
         """The bounds the worker's processes meet now, in words for a verdict (call before
