@@ -41,6 +41,21 @@ def _judge(tmp_path: Path, source: str, task_name: str = "vectoradd") -> Judge:
     return Judge(task, reference, CPU, settings, Entry(submission, staging))
 
 
+def _run_test_phase(judge: Judge, cases: list[dict], timed: bool = False, beside=None):
+    """Start the judge's worker and run one phase of `cases` (`beside`: a thread started
+    once the worker is ready, joined at the end); the judge is closed afterwards."""
+    try:
+        assert judge.start(120.0)
+        if beside is not None:
+            beside.start()
+        name = "benchmark" if timed else "test"
+        return judge.run_phase(PhaseSpec(name, "public", cases, timed, 300.0))
+    finally:
+        judge.close()
+        if beside is not None:
+            beside.join()
+
+
 def test_the_judge_provides_what_sampling_declares_it_needs(tmp_path):
     judge = _judge(tmp_path, "def custom_kernel(data):\n    return data[0] + data[1]\n")
     try:
@@ -108,11 +123,7 @@ def test_a_worker_that_dies_on_one_case_is_replaced_for_the_next(tmp_path):
     submission again, and the phase goes on."""
     judge = _judge(tmp_path, CRASHES_ON_256)
     cases = [{"size": 8, "seed": 1}, {"size": 256, "seed": 2}, {"size": 16, "seed": 3}]
-    try:
-        assert judge.start(120.0)
-        phase = judge.run_phase(PhaseSpec("test", "public", cases, False, 300.0))
-    finally:
-        judge.close()
+    phase = _run_test_phase(judge, cases)
     assert [c.status for c in phase.cases] == [Status.PASSED, Status.CRASHED, Status.PASSED]
     assert "crashed" in phase.cases[1].message and judge.restarts == 1
     assert not phase.passed and phase.score_ns is None
@@ -163,13 +174,7 @@ def test_a_worker_killed_from_outside_runs_its_case_again_in_a_fresh_one(tmp_pat
             time.sleep(0.02)
 
     killer = threading.Thread(target=kill_the_first_worker_in_its_call, daemon=True)
-    try:
-        assert judge.start(120.0)
-        killer.start()
-        phase = judge.run_phase(PhaseSpec("test", "public", cases, False, 300.0))
-    finally:
-        judge.close()
-        killer.join()
+    phase = _run_test_phase(judge, cases, beside=killer)
     assert killed, "the worker was never seen in its call"
     assert [c.status for c in phase.cases] == [Status.PASSED, Status.PASSED], phase.cases
     assert judge.restarts == 1 and phase.passed
@@ -180,11 +185,7 @@ def test_a_worker_that_dies_the_same_way_twice_is_the_verdict_and_says_so(tmp_pa
     case runs once more, and the second death is the verdict, which says it died twice."""
     judge = _judge(tmp_path, KILLS_ITSELF_ON_16)
     cases = [{"size": 8, "seed": 1}, {"size": 16, "seed": 2}, {"size": 32, "seed": 3}]
-    try:
-        assert judge.start(120.0)
-        phase = judge.run_phase(PhaseSpec("test", "public", cases, False, 300.0))
-    finally:
-        judge.close()
+    phase = _run_test_phase(judge, cases)
     assert [c.status for c in phase.cases] == [Status.PASSED, Status.CRASHED, Status.PASSED]
     message = phase.cases[1].message
     assert "killed by SIGKILL" in message and "died twice on this case" in message
@@ -194,11 +195,7 @@ def test_a_worker_that_dies_the_same_way_twice_is_the_verdict_and_says_so(tmp_pa
 def test_a_timed_phase_is_scored_by_the_tasks_combination_of_its_cases(tmp_path):
     judge = _judge(tmp_path, "def custom_kernel(data):\n    a, b = data\n    return a + b\n")
     cases = [{"size": 8, "seed": 1}, {"size": 64, "seed": 2}]
-    try:
-        assert judge.start(120.0)
-        phase = judge.run_phase(PhaseSpec("benchmark", "public", cases, True, 300.0))
-    finally:
-        judge.close()
+    phase = _run_test_phase(judge, cases, timed=True)
     assert phase.passed and all(c.status == Status.PASSED for c in phase.cases)
     scores = [c.score_ns for c in phase.cases]
     assert phase.score_ns == pytest.approx(combine(scores, judge.task.ranking_by))

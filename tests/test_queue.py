@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -196,11 +197,14 @@ def test_a_worker_killed_mid_job_is_replaced(tmp_path):
         first.wait()
     finally:
         stop(first)
+    left = list(Path(tempfile.gettempdir()).glob(f"harness-job-*-{first.pid}-*"))
+    assert left, "the killed slot left no job folder: the sweep below tests nothing"
     second = start_worker(db, log, "--config", str(config))
     try:
         wait_for(lambda: queue.get(job_id).status == DONE, 120, "the second worker", second, log)
     finally:
         stop(second)
+    assert not any(path.exists() for path in left)  # removed as the second slot started
     job = queue.get(job_id)
     assert job.attempts == 2 and job.verdict == "passed" and job.worker.endswith("CPU slot 0")
     subs = queue.store.query("SELECT id, user_name FROM submissions")

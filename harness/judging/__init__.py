@@ -29,6 +29,7 @@ _FACE = {
     "read_clocks": ("harness.judging.measure.devices", "read_clocks"),
     "run_folder_prefix": ("harness.judging.sandbox.leftovers", "prefix"),
     "make_run_folder": ("harness.judging.sandbox.leftovers", "make_folder"),
+    "sweep_run_folders": ("harness.judging.sandbox.leftovers", "sweep"),
     "die_with_parent": ("harness.judging.sandbox.sandbox", "die_with_parent"),
 }
 

@@ -153,6 +153,7 @@ class Judging:
         """Run the judge process on the job's code; what `JobQueue.finish` takes."""
         from harness.execution.judge_process import run_judge
         from harness.execution.protocol import JudgeRequest, wall_limit
+        from harness.judging import run_folder_prefix
         from harness.loading.task_folder import TaskError, load_task
 
         try:
@@ -160,7 +161,7 @@ class Judging:
         except TaskError as exc:
             return self._unjudged(f"the task cannot be loaded: {exc}", retry=False)
         board = store.leaderboard(task.name, task.content_hash)
-        with tempfile.TemporaryDirectory(prefix="harness-job-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=run_folder_prefix("job")) as tmp:
             path = Path(tmp) / safe_file_name(job.file_name)
             path.write_text(job.code)
             secret = board.secret if job.mode == "leaderboard" else None
@@ -210,7 +211,13 @@ class Judging:
 
 
 def start_slots(judging: Judging, slots: list[Slot], poll: float = 1.0) -> list[threading.Thread]:
-    """A thread per slot, started."""
+    """A thread per slot, started, once the folders of killed slots, servers and judges of
+    this machine are removed (harness/judging/sandbox/leftovers.py)."""
+    from harness.judging import sweep_run_folders
+
+    removed = sweep_run_folders()
+    if removed:
+        judging.log(f"removed {len(removed)} folder(s) left by killed processes")
     threads = [threading.Thread(target=judging.serve, args=(s, poll), daemon=True,
                                 name=f"slot {s.env['_where']}") for s in slots]
     for t in threads:

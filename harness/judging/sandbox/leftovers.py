@@ -3,15 +3,16 @@ of those whose process is gone.
 
 A judge killed outright (SIGKILL, the kernel's out-of-memory killer, a CI runner's hard
 stop) cannot remove what it made: its worker's scratch folder, the run's folder and its
-shared-memory folder (in /dev/shm, that is memory). Each is named
+shared-memory folder (in /dev/shm, that is memory); a contest server's slot killed so
+leaves its job's folder (the uploaded file). Each is named
 `harness-KIND-HOST-PID-...` for the process that made it. HOST is a key of the machine's
 boot and the maker's PID namespace: a process of another machine (a temporary folder on
 shared storage) or of another container is never taken for a dead one here, since its
 key differs. The first evaluation of each later process under the same user, on the same
 machine and namespace, with the same temporary folder, removes the folders whose maker no
 longer exists, unmounting a scratch quota's tmpfs first, and kills what its workers left
-running (their user is named for the maker: bounds.py). Folders named otherwise (older
-runs') are never touched.
+running (their user is named for the maker: bounds.py); so does each server slot as it
+starts. Folders named otherwise (older runs') are never touched.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from harness import bytecode
 from harness.judging.sandbox.bounds import UID_BASE, kill_user, unmount_quota
 from harness.judging.sandbox.procfs import stat_fields
 
-KINDS = ("worker", "run", "shm", "foreign", "ncu", "batch")
+KINDS = ("worker", "run", "shm", "foreign", "ncu", "batch", "job")
 _NAME = re.compile(rf"harness-(?:{'|'.join(KINDS)})-([0-9a-f]{{12}})-(\d{{1,10}})-")
 _swept = False
 
