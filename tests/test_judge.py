@@ -188,7 +188,7 @@ def test_a_worker_that_dies_the_same_way_twice_is_the_verdict_and_says_so(tmp_pa
     phase = _run_test_phase(judge, cases)
     assert [c.status for c in phase.cases] == [Status.PASSED, Status.CRASHED, Status.PASSED]
     message = phase.cases[1].message
-    assert "killed by SIGKILL" in message and "died twice on this case" in message
+    assert "killed by SIGKILL" in message and "the worker died twice" in message
     assert judge.restarts == 2  # a fresh worker for the case run again, one for size 32
 
 
@@ -213,3 +213,16 @@ def test_a_submission_that_fails_to_import_is_a_load_error(tmp_path):
     assert judge.load_error["kind"] == "import_error"
     assert "not_a_module_anywhere" in judge.load_error["message"]
     assert judge.worker is None  # stopped: nothing left running
+
+
+def test_a_worker_killed_while_it_loads_the_submission_is_started_once_more(tmp_path):
+    """A death while importing the submission that nothing explains (a SIGKILL) starts a
+    fresh worker, which imports it again; a second death is the load's verdict."""
+    judge = _judge(tmp_path, "import os\nimport signal\n\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    try:
+        assert judge.start(120.0) is False
+    finally:
+        judge.close()
+    assert judge.load_error["status"] == Status.CRASHED and judge.restarts == 1
+    assert "killed by SIGKILL" in judge.load_error["message"]
+    assert "the worker died twice, the first time the same way" in judge.load_error["message"]

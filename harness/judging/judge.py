@@ -145,20 +145,23 @@ class Judge:
             torch.backends.cudnn.allow_tf32 = False
 
     # -- worker lifecycle -------------------------------------------------------------
-    def start(self, timeout: float, warm_case: dict | None = None) -> bool:
+    def start(self, timeout: float, warm_case: dict | None = None,
+              died: str | None = None) -> bool:
         """Start a worker and load the submission; False (with `load_error`) if it fails.
 
         On a GPU run (`WARM_REFERENCE`), the judge runs the task's own code on
         `warm_case` while the worker starts, so that its one-off costs overlap the
         worker's start-up instead of adding to the first case. A worker that cannot start,
-        or ends before the submission is loaded, is the harness's side (`worker_start`)."""
+        or ends before the submission is loaded, is the harness's side (`worker_start`); one
+        killed from outside while it loads the submission is started once more (`died`:
+        how the first one ended)."""
         w = self._started_worker()
         if w is None:
             return False
         self.worker = w
         self.containment = w.containment
         self.warnings += [x for x in w.warnings if x not in self.warnings]  # a bound not held
-        return self._make_ready(w, timeout, warm_case) and self._load(w, timeout)
+        return self._make_ready(w, timeout, warm_case) and self._load(w, timeout, died)
 
     def _started_worker(self) -> WorkerProcess | None:
         """The head start's worker, or a new one started now; None (with `load_error`)
@@ -208,17 +211,24 @@ class Judge:
             return False
         return True
 
-    def _load(self, w: WorkerProcess, timeout: float) -> bool:
+    def _load(self, w: WorkerProcess, timeout: float, died: str | None = None) -> bool:
         """Have the worker import the submission; False (with `load_error`) if it fails."""
         try:
             w.send({"op": "load"})
             loaded = w.recv(timeout)
         except (WorkerDied, WorkerTimeout, ProtocolError, CaseFailure) as exc:
             status, message = self._fault(exc)
+            message = self._with_bounds(message)
+            again = isinstance(exc, WorkerDied) and w.killed_from_outside()
+            self.stop()
+            if again and died is None:
+                self.restarts += 1
+                return self.start(timeout, died=message)
+            if died is not None and isinstance(exc, WorkerDied):
+                message = _died_twice(message, died)
             self.load_error = {"status": status, "kind": "load", "title":
                                "the submission stopped the worker while loading",
-                               "hint": "", "message": self._with_bounds(message)}
-            self.stop()
+                               "hint": "", "message": message}
             return False
         if loaded.get("event") == Event.ERROR:
             self.load_error = load_error_verdict(
@@ -385,10 +395,7 @@ class Judge:
             again = isinstance(exc, WorkerDied) and self.worker.killed_from_outside()
             self.stop()
             if died is not None and isinstance(exc, WorkerDied):
-                first = "the same way" if died == message else died.removeprefix("crashed: ")
-                message = (f"{message}\n(the worker died twice on this case, the first time "
-                           f"{first}: a death the judge cannot explain may be the machine's, "
-                           "so the case ran again in a fresh worker)")
+                message = _died_twice(message, died)
             elif again and died is None:
                 return self._case_or_failure(spec, index, case, deadline, died=message)
             return CaseResult(index, case, status, message)
@@ -592,6 +599,13 @@ class Judge:
         failed = ncu.failure(result.profile["ncu"])  # no report: the case does not pass
         if failed:
             result.status, result.message = failed
+
+
+def _died_twice(message: str, died: str) -> str:
+    """A worker's second death's message, which says how the first one ended."""
+    first = "the same way" if died == message else died.removeprefix("crashed: ")
+    return (f"{message}\n(the worker died twice, the first time {first}: a death the judge "
+            "cannot explain may be the machine's, so it ran again in a fresh worker)")
 
 
 def _whole(value: object) -> int | None:
