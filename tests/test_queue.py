@@ -276,3 +276,49 @@ def test_a_judge_process_killed_mid_job_is_judged_again_not_failed(tmp_path):
     assert [s["id"] for s in subs] == [job.submission_id]
     assert "queued again" in log.read_text()
 
+
+
+@pytest.mark.slow  # a real worker; its database connections terminated while it judges
+@pytest.mark.postgres
+def test_a_slot_whose_database_connections_drop_connects_again(tmp_path):
+    """Terminate every connection of a worker slot to PostgreSQL, three times while it
+    judges (as a restarted or failed-over database would): the slot connects again, and
+    every job ends done once, with one recorded submission each, none blamed."""
+    from conftest import PG_URL, fresh_postgres_url
+
+    if not PG_URL:
+        pytest.skip("set HARNESS_TEST_POSTGRES to a postgresql:// URL to run this")
+    import psycopg
+
+    db = fresh_postgres_url()
+    config = tmp_path / "server.yaml"
+    config.write_text("server:\n  lease_seconds: 3\n  max_attempts: 5\n")
+    queue = JobQueue(Store(db))
+    slow = "import time\ntime.sleep(1)\n" + TRIVIAL
+    ids = [queue.enqueue(NewJob(f"user{i}", "vectoradd", "leaderboard", "CPU", "slow.py", slow))
+           for i in range(4)]
+    queue.store.close()
+    log = tmp_path / "worker.log"
+    worker = start_worker(db, log, "--config", str(config))
+    name = db.rsplit("/", 1)[1]
+    try:
+        for _ in range(3):
+            wait_for(lambda: Store(db).query("SELECT id FROM jobs WHERE status = 'running'"),
+                     120, "a running job", worker, log)
+            with psycopg.connect(PG_URL, autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                              "datname = %s AND pid <> pg_backend_pid()", (name,))
+            time.sleep(2.0)
+        wait_for(lambda: all(j["status"] in (DONE, FAILED) for j in
+                             Store(db).query("SELECT status FROM jobs")), 300, "every job",
+                 worker, log)
+    finally:
+        stop(worker)
+    store = Store(db)
+    jobs = store.query("SELECT id, status, verdict, submission_id FROM jobs ORDER BY id")
+    subs = store.query("SELECT id FROM submissions ORDER BY id")
+    store.close()
+    assert [j["id"] for j in jobs] == ids
+    assert all(j["status"] == DONE and j["verdict"] == "passed" for j in jobs), jobs
+    assert sorted(j["submission_id"] for j in jobs) == [s["id"] for s in subs]
+    assert "the database failed" in log.read_text()

@@ -135,6 +135,19 @@ class StoreError(RuntimeError):
     """The database cannot be opened or is of a newer schema than this harness."""
 
 
+def database_errors() -> tuple[type[BaseException], ...]:
+    """The errors of a database that failed under a live store (a dropped connection, a
+    restarted server, a locked or broken file), on SQLite and, where installed, on
+    PostgreSQL: what a long-running caller answers by connecting again."""
+    errors: tuple[type[BaseException], ...] = (StoreError, sqlite3.OperationalError,
+                                               sqlite3.InterfaceError)
+    try:
+        import psycopg
+    except ImportError:
+        return errors
+    return (*errors, psycopg.OperationalError, psycopg.InterfaceError)
+
+
 def resolve_db(flag: str | None, configured: str) -> str:
     """The database: --db, else $HARNESS_DB, else the configured path."""
     return flag or os.environ.get(ENV_DB) or configured

@@ -23,9 +23,12 @@ from rich.markup import escape
 from harness.consts import WORKER_START
 from harness.execution.protocol import Unjudged
 from harness.options import RunOptions
-from harness.results.store import Store
+from harness.results.store import Store, database_errors
 from harness.server.queue import FAILED, QUEUED, Job, JobQueue
 from harness.settings import ServerSettings, Settings
+
+# The pause before a slot connects again to a database that failed (s).
+RECONNECT_S = 1.0
 
 SAFE = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
 
@@ -96,22 +99,38 @@ class Judging:
         return JobQueue(Store(self.db_url), self.server.lease_seconds, self.server.max_attempts)
 
     def serve(self, slot: Slot, poll: float = 1.0) -> None:
-        """Take and judge jobs until told to stop."""
-        queue = self.queue()
-        queue.register_worker(slot.name, slot.kind)
+        """Take and judge jobs until told to stop. A database that fails (a dropped
+        connection, a restarted server) is connected to again, after a pause; a job it
+        failed in the middle of runs again once its lease runs out."""
+        queue: JobQueue | None = None
         try:
             while not self.stopping.is_set():
-                job = queue.claim(slot.name, [slot.kind])
+                try:
+                    if queue is None:
+                        queue = self.queue()
+                        queue.register_worker(slot.name, slot.kind)
+                    job = queue.claim(slot.name, [slot.kind])
+                except Exception as exc:  # noqa: BLE001 - the database: connect again
+                    self.log(f"[yellow]{slot.env['_where']}: the database failed[/] "
+                             f"({escape(repr(exc))}); connecting again")
+                    queue = _dropped(queue)
+                    self.stopping.wait(RECONNECT_S)
+                    continue
                 if job is None:
                     self.wake.wait(poll)
                     self.wake.clear()
                     continue
                 try:
                     self.judge(queue, slot, job)
-                except Exception as exc:  # noqa: BLE001 - our bug: the lease brings the job back
+                except database_errors() as exc:
+                    self.log(f"[yellow]job {job.id}: the database failed[/] "
+                             f"({escape(repr(exc))}); it runs again once its lease runs out")
+                    queue = _dropped(queue)
+                except Exception as exc:  # noqa: BLE001 - the lease brings the job back
                     self.log(f"[red]job {job.id}: internal error[/] {escape(repr(exc))}")
+                    queue = _dropped(queue)  # the next job on a fresh connection
         finally:
-            queue.store.close()
+            _dropped(queue)
 
     def judge(self, queue: JobQueue, slot: Slot, job: Job) -> None:
         """Judge one claimed job, renewing its lease meanwhile, and close it."""
@@ -141,13 +160,19 @@ class Judging:
                  + ("" if closed else " [yellow](its lease was lost: result dropped)[/]"))
 
     def _heartbeat(self, job: Job, done: threading.Event) -> None:
-        queue = self.queue()
+        """Renew the job's lease until `done`; a beat the database failed is tried again
+        on a new connection at the next one."""
+        queue: JobQueue | None = None
         try:
             while not done.wait(self.server.lease_seconds / 3):
-                if not queue.heartbeat(job):
-                    return
+                try:
+                    queue = queue or self.queue()
+                    if not queue.heartbeat(job):
+                        return
+                except Exception:  # noqa: BLE001 - the database: a new connection next beat
+                    queue = _dropped(queue)
         finally:
-            queue.store.close()
+            _dropped(queue)
 
     def _evaluate(self, store: Store, job: Job, slot: Slot) -> dict[str, Any]:
         """Run the judge process on the job's code; what `JobQueue.finish` takes."""
@@ -208,6 +233,16 @@ class Judging:
                 return sub_id
         return {"document": doc, "verdict": doc["status"], "exit_code": doc["exit_code"],
                 "error": None, "record": record}
+
+
+def _dropped(queue: JobQueue | None) -> None:
+    """Close a queue's connection, whatever state it is in; None, the queue's new value."""
+    if queue is not None:
+        try:
+            queue.store.close()
+        except Exception:  # noqa: BLE001 - a connection already broken
+            pass
+    return None
 
 
 def start_slots(judging: Judging, slots: list[Slot], poll: float = 1.0) -> list[threading.Thread]:
