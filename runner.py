@@ -415,17 +415,20 @@ def contest_delete(submission_id: int, db: str | None) -> None:
 @click.option("--workers", default="0", show_default=True, metavar="auto|N",
               help="Worker slots judging the queue in this process: auto (one per local GPU, "
               "or one CPU slot), N, or 0 (`runner.py worker` judges elsewhere).")
+@click.option("--debug", is_flag=True,
+              help="Run on Werkzeug's development server instead of waitress (never in a "
+              "contest: one thread per connection, no timeouts).")
 @judge_options
 def serve(host: str | None, port: int | None, show_code: bool | None, config: Path | None,
-          db: str | None, workers: str, cases, **judge) -> None:
-    """The web leaderboard and contest server: board, submission API, queue (needs Flask:
-    pip install -e '.[web]')."""
+          db: str | None, workers: str, debug: bool, cases, **judge) -> None:
+    """The web leaderboard and contest server: board, submission API, queue (needs Flask
+    and waitress: pip install -e '.[web]')."""
     from harness.frontends.errors import guarded
     from harness.frontends.serve import ServeOptions, run_serve
     from harness.options import RunOptions
 
     options = RunOptions(cases=list(cases), config=config, **judge)
-    serve = ServeOptions(db, host, port, show_code, config, _workers(workers))
+    serve = ServeOptions(db, host, port, show_code, config, _workers(workers), debug)
     sys.exit(guarded(run_serve, console, serve, options))
 
 

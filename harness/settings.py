@@ -122,10 +122,13 @@ class WebSettings:
     host: str
     port: int
     show_code: bool
+    channel_timeout: float  # a connection with no byte for this long is closed (s)
 
     def __post_init__(self) -> None:
         if not 0 <= int(self.port) < 65536:
             raise ValueError(f"web.port must be a TCP port (0-65535), not {self.port!r}")
+        if self.channel_timeout <= 0:
+            raise ValueError(f"web.channel_timeout must be above 0, not {self.channel_timeout}")
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """`runner.py serve`: the web leaderboard, the submission API and, with `--workers`, the
-worker slots that judge the queue, in one process (Flask, imported only here)."""
+worker slots that judge the queue, in one process (Flask and waitress, imported only
+here: harness/web/serving.py)."""
 
 from __future__ import annotations
 
@@ -26,32 +27,7 @@ class ServeOptions:
     show_code: bool | None = None
     config: Path | None = None
     workers: str = "0"
-
-
-def redact_query(path: str) -> str:
-    """A request path as the access log writes it: the query's values hidden (a client may
-    put a token there; the server reads tokens from headers only), its keys kept."""
-    base, sep, query = path.partition("?")
-    if not sep:
-        return path
-    keys = [part.split("=", 1)[0] for part in query.split("&") if part]
-    return base + "?" + "&".join(f"{key}=..." for key in keys)
-
-
-def _handler() -> type:
-    """Werkzeug's request handler, its access log lines written with `redact_query`."""
-    from werkzeug.serving import WSGIRequestHandler
-
-    class RedactingHandler(WSGIRequestHandler):
-        def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-            full = self.path
-            self.path = redact_query(full)
-            try:
-                super().log_request(code, size)
-            finally:
-                self.path = full
-
-    return RedactingHandler
+    debug: bool = False  # Werkzeug's development server, not waitress
 
 
 def run_serve(console: Console, opts: ServeOptions, judge: RunOptions | None = None) -> int:
@@ -59,12 +35,13 @@ def run_serve(console: Console, opts: ServeOptions, judge: RunOptions | None = N
     interrupted; the exit code."""
     config, workers = opts.config, opts.workers
     try:
-        from werkzeug.serving import make_server
+        import waitress  # noqa: F401 - the server, checked before anything starts
 
         from harness.web import create_app
+        from harness.web.serving import THREADS, make_server
     except ImportError as exc:
-        console.print(f"[red]error:[/] the web leaderboard needs Flask ({exc.name} is missing): "
-                      + escape("pip install -e '.[web]'"))
+        console.print(f"[red]error:[/] the web leaderboard needs Flask and waitress "
+                      f"({exc.name} is missing): " + escape("pip install -e '.[web]'"))
         return ExitCode.USAGE
     from harness.server.slots import Judging, make_slots, start_slots, stop_slots
     from harness.settings import ServerSettings
@@ -88,9 +65,10 @@ def run_serve(console: Console, opts: ServeOptions, judge: RunOptions | None = N
     app = create_app(url, show, web, server_settings, judging.wake.set)
     host, port = opts.host or web.host, web.port if opts.port is None else opts.port
     try:
-        server = make_server(host, port, app, threaded=True, request_handler=_handler())
-    except (OSError, SystemExit):  # Werkzeug has said why (port in use, unknown address)
-        console.print(f"[red]error:[/] cannot listen on {host}:{port}")
+        server = make_server(app, host, port, web, server_settings.max_upload_bytes + (1 << 16),
+                             debug=opts.debug)
+    except OSError as exc:  # the port in use, an unknown address
+        console.print(f"[red]error:[/] cannot listen on {host}:{port}: {escape(str(exc))}")
         return ExitCode.USAGE
     from harness.execution.stopping import stop_on_sigterm
 
@@ -99,13 +77,15 @@ def run_serve(console: Console, opts: ServeOptions, judge: RunOptions | None = N
     shown = "postgresql" if is_server(url) else url
     where = ", ".join(f"{s.env['_where']} ({s.kind})" for s in slots) or (
         "none here: `runner.py worker` judges")
-    console.print(f"serving {shown} at http://{host}:{server.port}/ (code "
+    kind = ("Werkzeug's development server (--debug)" if opts.debug else
+            f"waitress, {THREADS} threads")
+    console.print(f"serving {shown} at http://{host}:{server.port}/ ({kind}; code "
                   f"{'shown' if show else 'hidden'}; worker slots: {where}; Ctrl-C stops)")
     try:
-        server.serve_forever()
+        server.run()
     except KeyboardInterrupt:
         pass
     finally:
-        stop_slots(judging, threads)
-        server.server_close()
+        stop_slots(judging, threads)  # running jobs go back to the queue
+        server.close()
     return ExitCode.OK

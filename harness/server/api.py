@@ -28,7 +28,7 @@ from harness.results.store import Store
 from harness.server.queue import DONE, FAILED, Job, JobQueue, NewJob, standing
 from harness.server.rules import get_rules, parse_deadline, parse_modes, set_rules
 from harness.server.slots import safe_file_name
-from harness.server.stream import job_events
+from harness.server.stream import MAX_STREAMS, Streams, job_events
 from harness.server.users import User, user_for_token
 from harness.settings import ServerSettings
 
@@ -246,6 +246,7 @@ class Api:
     def __init__(self, db: Database, tasks: Tasks, server: ServerSettings,
                  on_enqueue: Callable[[], None]) -> None:
         self.db, self.tasks, self.server, self.on_enqueue = db, tasks, server, on_enqueue
+        self.streams = Streams()  # popcorn-cli's streamed submissions open now
 
     def user(self) -> User:
         """The request's user, from its token; 401 without a known one."""
@@ -420,13 +421,20 @@ def _add_contest_endpoints(api: Blueprint, a: Api) -> None:
         """popcorn-cli's `submit_solution_streaming` (its profile mode): queue the file, then
         its progress and result as server-sent events (harness/server/stream.py)."""
         who = a.user()
+        if not a.streams.opened():
+            fail(503, f"{MAX_STREAMS} streamed submissions are open: try again in a minute",
+                 {"Retry-After": "60"})
         try:
             accepted = a.accept(who, Upload(leaderboard, gpu, mode, *a.read_file()))
-        except Rejected as exc:
-            fail(exc.code, exc.detail, exc.headers)
+        except BaseException as exc:  # refused: its place is given back
+            a.streams.slots.release()
+            if isinstance(exc, Rejected):
+                fail(exc.code, exc.detail, exc.headers)
+            raise
         job_id = accepted["details"]["id"]
-        return Response(job_events(lambda: a.where(job_id), public_document),
-                        mimetype="text/event-stream", headers={"Cache-Control": "no-cache"})
+        events = a.streams.held(job_events(lambda: a.where(job_id), public_document))
+        return Response(events, mimetype="text/event-stream",
+                        headers={"Cache-Control": "no-cache"})
 
 
 def _add_own_endpoints(api: Blueprint, a: Api) -> None:

@@ -17,6 +17,7 @@ import base64
 import io
 import json
 import math
+import threading
 import time
 import zipfile
 from collections.abc import Callable, Iterator
@@ -28,8 +29,30 @@ from harness.loading.cases import format_case
 from harness.server.queue import DONE, FAILED, Job
 
 POLL_SECONDS = 1.0  # how often the stream looks at its job
+# Streams open at once: each holds a thread of the web server while its job waits and
+# runs, so the server's pool is larger by a margin (harness/web/serving.py) and a stream
+# past this many is refused (503, try again) rather than starving the pages and uploads.
+MAX_STREAMS = 16
 HEARTBEAT_SECONDS = 15.0  # a status event at least this often, so that no proxy drops the stream
 TRACE_LIMIT_BYTES = 32 << 20  # Nsight Compute reports beyond this in all stay on the server
+
+
+class Streams:
+    """The count of open streams, bounded by `MAX_STREAMS`."""
+
+    def __init__(self, limit: int = MAX_STREAMS) -> None:
+        self.slots = threading.BoundedSemaphore(limit)
+
+    def opened(self) -> bool:
+        """Take a place for one stream; False where all are taken."""
+        return self.slots.acquire(blocking=False)
+
+    def held(self, events: Iterator[str]) -> Iterator[str]:
+        """`events`, the place given back when they end or the client goes."""
+        try:
+            yield from events
+        finally:
+            self.slots.release()
 
 
 def event(name: str, data: Any) -> str:

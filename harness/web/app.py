@@ -28,6 +28,19 @@ from harness.web.format import FILTERS
 # Characters of the worker's output a submission page shows (its end, where errors are).
 OUTPUT_TAIL_CHARS = 4000
 
+# On every page and API answer: no script runs (the pages have none), nothing loads from
+# elsewhere, no other site frames a page, no type is guessed from content, and no other
+# site learns which page a link was followed from.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; script-src 'none'; object-src 'none'; "
+                               "img-src 'self' data:; style-src 'self'; base-uri 'none'; "
+                               "form-action 'self'; frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
+
 
 class Reader:
     """One connection to the database, used by one request at a time."""
@@ -61,7 +74,15 @@ def create_app(db_url: str, show_code: bool, settings: WebSettings | None = None
     _add_api(app, read, show_code)
     app.register_error_handler(HTTPException, _http_error)
     app.register_error_handler(Exception, _internal_error)
+    app.after_request(_secured)
     return app
+
+
+def _secured(response: Any) -> Any:
+    """A response with the security headers (`SECURITY_HEADERS`) added."""
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
+    return response
 
 
 def _task_board(read: Reader, task: str, **kw: Any) -> boards.Board:
