@@ -3,13 +3,16 @@
     python benchmarks/server_api_latency.py [--clients 50] [--requests 20] [--rounds 2]
         [--base-root DIR] [--out DIR]
 
-Starts `runner.py serve --workers 0` (nothing judges: the queue only fills) from this
+Starts `runner.py serve --workers 0` (a parked CPU slot takes uploads and judges none:
+the queue only fills) from this
 checkout and, where `--base-root` names another checkout (a worktree of an older commit),
 from that one too, each on a fresh database, in turns (base, this, base, this, ...:
 `--rounds` each). In each run `--clients` clients at once each send `--requests` pairs: a
 test-mode upload (POST /submission/vectoradd/CPU/test) and the leaderboard's home page
 (GET /, every task's board), each timed from its send to its whole answer. Reported per tree: the
-p50 and p99 of each kind's round trip over all its runs, and the ratio this / base of each.
+p50 and p99 of each kind's round trip over all its runs, each run's pairs per second (the
+clients wait for each answer, so latency and throughput go together), and the ratio this /
+base of each quantile.
 OUT/server_api_latency.json holds every figure.
 """
 
@@ -29,6 +32,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from serverkit import add_user, free_port, request, upload  # noqa: E402
+
+from harness.results.store import Store  # noqa: E402
+from harness.server.queue import JobQueue  # noqa: E402
 
 SUBMISSION = ROOT / "submissions" / "vectoradd" / "add_torch.py"
 
@@ -59,6 +65,9 @@ def one_run(root: Path, tmp: Path, clients: int, requests: int) -> dict[str, lis
     """Every client's round trips (s) against a fresh server of `root`, by kind."""
     db = str(tmp / f"run-{time.monotonic_ns()}.db")
     tokens = [add_user(db, f"u{i}") for i in range(clients)]
+    queue = JobQueue(Store(db))
+    queue.register_worker("parked CPU slot", "CPU")  # takes CPU uploads, claims nothing
+    queue.store.close()
     proc, base = serve(root, db, tmp / "serve.log")
     data = SUBMISSION.read_bytes()
     times: dict[str, list[float]] = {"upload": [], "page": []}
@@ -76,9 +85,11 @@ def one_run(root: Path, tmp: Path, clients: int, requests: int) -> dict[str, lis
             if page.code != 200:
                 raise RuntimeError(f"the page failed: {page.code}")
 
+    began = time.monotonic()
     try:
         with ThreadPoolExecutor(clients) as pool:
             list(pool.map(client, range(clients)))
+        times["wall"] = [time.monotonic() - began]
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -99,19 +110,23 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("server-api-latency-out"))
     args = parser.parse_args()
     trees = {"this": ROOT} | ({"base": args.base_root.resolve()} if args.base_root else {})
-    collected: dict[str, dict[str, list[float]]] = {n: {"upload": [], "page": []} for n in trees}
+    collected: dict[str, dict[str, list[float]]] = {
+        n: {"upload": [], "page": [], "wall": []} for n in trees}
     with tempfile.TemporaryDirectory(prefix="server-api-latency-") as tmp:
         for _ in range(args.rounds):
             for name in sorted(trees):  # base before this, in every round
                 got = one_run(trees[name], Path(tmp), args.clients, args.requests)
                 for kind, values in got.items():
                     collected[name][kind] += values
-    report = {name: {kind: _quantiles(v) for kind, v in kinds.items()}
-              for name, kinds in collected.items()}
+    pairs = args.clients * args.requests
+    report: dict[str, dict] = {name: {kind: _quantiles(kinds[kind]) for kind in ("upload", "page")}
+                               | {"pairs_per_s": [pairs / w for w in kinds["wall"]]}
+                               for name, kinds in collected.items()}
     for name, kinds in report.items():
         print(f"{name} ({trees[name]}): " + "; ".join(
-            f"{kind} p50 {q['p50_ms']:.1f} ms, p99 {q['p99_ms']:.1f} ms (n={q['n']})"
-            for kind, q in kinds.items()))
+            f"{kind} p50 {kinds[kind]['p50_ms']:.1f} ms, p99 {kinds[kind]['p99_ms']:.1f} ms"
+            for kind in ("upload", "page"))
+            + "; pairs per second " + ", ".join(f"{r:.1f}" for r in kinds["pairs_per_s"]))
     if "base" in report:
         report["ratio_this_over_base"] = {
             kind: {p: report["this"][kind][p] / report["base"][kind][p]

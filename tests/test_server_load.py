@@ -127,3 +127,18 @@ def test_latency_benchmark_runs_a_real_server():
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "2 uploads from 2 clients: upload to job start median" in proc.stdout
+
+
+@pytest.mark.slow
+def test_api_latency_benchmark_times_uploads_and_pages_of_a_real_server(tmp_path):
+    """benchmarks/server_api_latency.py, at its smallest, this tree against itself as the
+    base: every upload accepted, every page served, each quantile and the ratios written."""
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "server_api_latency.py"),
+                           "--clients", "3", "--requests", "4", "--rounds", "1",
+                           "--base-root", str(ROOT), "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads((tmp_path / "server_api_latency.json").read_text())
+    assert report["this"]["upload"]["n"] == report["base"]["page"]["n"] == 12
+    assert set(report["ratio_this_over_base"]) == {"upload", "page"}
+    assert "this / base: upload p50" in proc.stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib
 import inspect
@@ -149,12 +150,27 @@ def list_task_names(tasks_dir: Path = TASKS_DIR) -> list[str]:
     return sorted(p.name for p in tasks_dir.iterdir() if (p / "task.yml").is_file())
 
 
+# task.yml files parsed, by path: (size and mtime when read, the parsed spec).
+_PARSED: dict[Path, tuple[tuple[int, int], Any]] = {}
+
+
+def _parsed(yml: Path) -> Any:
+    """`yml` parsed (a copy), reused while its size and mtime stay: the web board reads
+    every task on each page, and parsing YAML is most of a page's time."""
+    info = yml.stat()
+    key = (info.st_size, info.st_mtime_ns)
+    known = _PARSED.get(yml)
+    if known is None or known[0] != key:
+        known = _PARSED[yml] = (key, yaml.safe_load(yml.read_text()) or {})
+    return copy.deepcopy(known[1])
+
+
 def load_task(name_or_path: str, tasks_dir: Path = TASKS_DIR) -> Task:
     """Read a task folder and check it against the contract."""
     root = resolve_task_dir(name_or_path, tasks_dir)
     yml = root / "task.yml"
     try:
-        spec = yaml.safe_load(yml.read_text()) or {}
+        spec = _parsed(yml)
     except yaml.YAMLError as exc:
         raise TaskError(f"{yml}: not valid YAML: {exc}") from exc
     if not isinstance(spec, dict):

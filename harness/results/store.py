@@ -13,9 +13,10 @@ import json
 import os
 import secrets
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -135,6 +136,23 @@ class StoreError(RuntimeError):
     """The database cannot be opened or is of a newer schema than this harness."""
 
 
+class PerThread:
+    """A connection to the database at `url` for each thread that asks, opened at its
+    first use: a server's threads answer at once, none waiting on another's connection
+    (their number bounds the connections)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.local = threading.local()
+
+    def store(self) -> Store:
+        """This thread's connection."""
+        store = getattr(self.local, "store", None)
+        if store is None:
+            store = self.local.store = Store(self.url)
+        return store
+
+
 def database_errors() -> tuple[type[BaseException], ...]:
     """The errors of a database that failed under a live store (a dropped connection, a
     restarted server, a locked or broken file), on SQLite and, where installed, on
@@ -195,6 +213,10 @@ class NewSubmission:
     program: str | None = None
 
 
+# The lock of each SQLite file's writers in this process, by path (`Store._writer`).
+_WRITERS: dict[str, threading.RLock] = {}
+
+
 class Store:
     """A connection to the results database, SQLite or PostgreSQL."""
 
@@ -202,6 +224,11 @@ class Store:
         self.url = url
         self.postgres = is_server(url)
         self._depth = 0  # transactions open (nested ones join the outermost)
+        # SQLite: this process's writers to one file take turns on a lock of its own, not
+        # in SQLite's busy handler, whose sleeps grow while many threads of a server wait
+        self._writer = (nullcontext() if self.postgres else
+                        _WRITERS.setdefault(os.path.abspath(url.removeprefix("sqlite:///")),
+                                             threading.RLock()))
         if self.postgres:
             try:
                 import psycopg
@@ -263,23 +290,24 @@ class Store:
             finally:
                 self._depth -= 1
             return
-        for attempt in range(50):
+        with self._writer:
+            for attempt in range(50):
+                try:
+                    self.conn.execute("BEGIN" if self.postgres else "BEGIN IMMEDIATE")
+                    break
+                except sqlite3.OperationalError as exc:  # locked beyond the busy timeout
+                    if attempt == 49:
+                        raise StoreError(f"the database stayed locked: {exc}") from exc
+                    time.sleep(0.1)
+            self._depth = 1
             try:
-                self.conn.execute("BEGIN" if self.postgres else "BEGIN IMMEDIATE")
-                break
-            except sqlite3.OperationalError as exc:  # locked beyond the busy timeout
-                if attempt == 49:
-                    raise StoreError(f"the database stayed locked: {exc}") from exc
-                time.sleep(0.1)
-        self._depth = 1
-        try:
-            yield
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        finally:
-            self._depth = 0
-        self.conn.execute("COMMIT")
+                yield
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            finally:
+                self._depth = 0
+            self.conn.execute("COMMIT")
 
     def version(self) -> int:
         self.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")

@@ -24,7 +24,7 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from harness.options import MODES
 from harness.results.disclosure import public_document
-from harness.results.store import Store
+from harness.results.store import PerThread
 from harness.server.queue import DONE, FAILED, Job, JobQueue, NewJob, standing
 from harness.server.rules import get_rules, parse_deadline, parse_modes, set_rules
 from harness.server.slots import safe_file_name
@@ -65,17 +65,16 @@ def fail(code: int, detail: str, headers: dict[str, str] | None = None) -> NoRet
 
 
 class Database:
-    """One connection for the API, used by one request at a time."""
+    """The API's queue, on a connection of the request's thread (`PerThread`)."""
 
     def __init__(self, db_url: str, server: ServerSettings) -> None:
-        self.store = Store(db_url)
-        self.queue = JobQueue(self.store, server.lease_seconds, server.max_attempts)
-        self.lock = threading.Lock()
+        self.stores = PerThread(db_url)
+        self.server = server
 
     @contextmanager
     def __call__(self) -> Iterator[JobQueue]:
-        with self.lock:
-            yield self.queue
+        yield JobQueue(self.stores.store(), self.server.lease_seconds,
+                       self.server.max_attempts)
 
 
 class Tasks:

@@ -7,7 +7,6 @@ take uploads only queue jobs; worker slots judge and record them."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -17,7 +16,7 @@ from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
 
 from harness.results.disclosure import public_submission
-from harness.results.store import Store
+from harness.results.store import PerThread, Store
 from harness.server.api import make_api
 from harness.settings import ServerSettings, Settings, WebSettings
 from harness.views import boards
@@ -43,16 +42,14 @@ SECURITY_HEADERS = {
 
 
 class Reader:
-    """One connection to the database, used by one request at a time."""
+    """The pages' database, on a connection of the request's thread (`PerThread`)."""
 
     def __init__(self, db_url: str) -> None:
-        self.store = Store(db_url)
-        self.lock = threading.Lock()
+        self.stores = PerThread(db_url)
 
     @contextmanager
     def __call__(self) -> Iterator[Store]:
-        with self.lock:
-            yield self.store
+        yield self.stores.store()
 
 
 def create_app(db_url: str, show_code: bool, settings: WebSettings | None = None,
