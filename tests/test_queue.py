@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
+from harness.execution.stopping import EXIT_CODE
 from harness.results.store import Store
 from harness.server.queue import DONE, FAILED, QUEUED, RUNNING, JobQueue, NewJob
 
@@ -322,3 +323,23 @@ def test_a_slot_whose_database_connections_drop_connects_again(tmp_path):
     assert all(j["status"] == DONE and j["verdict"] == "passed" for j in jobs), jobs
     assert sorted(j["submission_id"] for j in jobs) == [s["id"] for s in subs]
     assert "the database failed" in log.read_text()
+
+
+@pytest.mark.slow  # a real worker, stopped in the middle of a job
+def test_sigterm_to_a_worker_in_the_middle_of_a_job_hands_it_back(tmp_path):
+    """`runner.py worker` stopped with SIGTERM while it judges: its judge and worker end,
+    and the job is queued again with this claim not counted, nothing half-written."""
+    db = str(tmp_path / "t.db")
+    queue = JobQueue(Store(db))
+    slow = "import time\ntime.sleep(30)\n" + TRIVIAL
+    job_id = queue.enqueue(NewJob("alice", "vectoradd", "leaderboard", "CPU", "slow.py", slow))
+    log = tmp_path / "worker.log"
+    worker = start_worker(db, log)
+    wait_for(lambda: queue.get(job_id).status == RUNNING, 60, "the claim", worker, log)
+    os.kill(worker.pid, signal.SIGTERM)
+    code = worker.wait(timeout=60)
+    job = queue.get(job_id)
+    assert code == EXIT_CODE, log.read_text()[-3000:]  # 143, as a shell reports SIGTERM
+    assert (job.status, job.attempts, job.error, job.submission_id) == (QUEUED, 0, None, None)
+    assert queue.store.query("SELECT id FROM submissions") == []
+    assert "stopped, queued again" in log.read_text()
