@@ -32,7 +32,17 @@ def stop_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, _stop)
 
 
+_signalled = threading.Event()  # a SIGTERM came (`stopped_by_sigterm`)
+
+
+def stopped_by_sigterm() -> bool:
+    """Whether this process was told to stop by SIGTERM: for a caller whose loop swallows
+    the `SystemExit` (a server's), to exit with `EXIT_CODE` all the same."""
+    return _signalled.is_set()
+
+
 def _stop(signum: int, frame: Any) -> None:
+    _signalled.set()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends it at once
     print("stopped by SIGTERM: cleaning up", file=sys.stderr, flush=True)
     raise SystemExit(EXIT_CODE)

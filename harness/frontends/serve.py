@@ -82,10 +82,12 @@ def run_serve(console: Console, opts: ServeOptions, judge: RunOptions | None = N
     console.print(f"serving {shown} at http://{host}:{server.port}/ ({kind}; code "
                   f"{'shown' if show else 'hidden'}; worker slots: {where}; Ctrl-C stops)")
     try:
-        server.run()
+        server.run()  # waitress ends its loop on SystemExit and KeyboardInterrupt alike
     except KeyboardInterrupt:
         pass
     finally:
         stop_slots(judging, threads)  # running jobs go back to the queue
         server.close()
-    return ExitCode.OK
+    from harness.execution.stopping import EXIT_CODE, stopped_by_sigterm
+
+    return EXIT_CODE if stopped_by_sigterm() else ExitCode.OK

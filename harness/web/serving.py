@@ -76,27 +76,12 @@ class AccessLog:
 
 
 @dataclass
-class _Waitress:
-    server: Any
+class _Running:
+    """A made server, behind `Served`: its port and how to run and close it."""
+
     port: int
-
-    def run(self) -> None:
-        self.server.run()
-
-    def close(self) -> None:
-        self.server.close()
-
-
-@dataclass
-class _Werkzeug:
-    server: Any
-    port: int
-
-    def run(self) -> None:
-        self.server.serve_forever()
-
-    def close(self) -> None:
-        self.server.server_close()
+    run: Callable[[], None]
+    close: Callable[[], None]
 
 
 def make_server(app: Callable, host: str, port: int, web: Any, max_body: int,
@@ -112,7 +97,7 @@ def make_server(app: Callable, host: str, port: int, web: Any, max_body: int,
             server = werkzeug_server(host, port, logged, threaded=True)
         except SystemExit as exc:  # Werkzeug's way of saying the port is taken
             raise OSError(f"cannot listen on {host}:{port}") from exc
-        return _Werkzeug(server, server.port)
+        return _Running(server.port, server.serve_forever, server.server_close)
     from waitress.server import create_server
 
     server = create_server(
@@ -122,4 +107,4 @@ def make_server(app: Callable, host: str, port: int, web: Any, max_body: int,
         max_request_header_size=MAX_HEADER_BYTES, max_request_body_size=max_body,
         backlog=1024, ident="kernel-harness",
         clear_untrusted_proxy_headers=True)
-    return _Waitress(server, server.effective_port)
+    return _Running(server.effective_port, server.run, server.close)
