@@ -42,11 +42,21 @@ def test_schema_is_migrated_and_versioned(db_url):
     assert store.version() == SCHEMA_VERSION
 
 
-def test_newer_schema_is_refused(tmp_path):
+def test_newer_schema_is_refused_and_left_as_it_is(tmp_path):
+    """A database a newer harness wrote: every command refuses it with the versions, and
+    its file is the same byte for byte afterwards (nothing migrated, nothing written)."""
+    import hashlib
+
     path = tmp_path / "r.db"
-    Store(str(path)).execute("INSERT INTO schema_version (version) VALUES (999)")
+    store = Store(str(path))
+    store.execute("INSERT INTO schema_version (version) VALUES (999)")
+    store.close()  # its WAL checkpointed into the file
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
     with pytest.raises(StoreError, match="upgrade the harness"):
         Store(str(path))
+    r = run_cli("leaderboard", "vectoradd", "--db", str(path))
+    assert r.rc == 2 and "the database has schema 999; this harness knows up to" in r.out
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
 
 
 def test_not_a_database_is_a_clear_error(tmp_path):
