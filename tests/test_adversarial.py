@@ -177,18 +177,16 @@ def test_child_finishing_the_work_fails(cli):
     assert_not_clean(cli, "child_finishes")
 
 
-def test_host_timer_patch_is_seen_by_the_judges_clock(cli):
+def test_host_timer_patch_never_reaches_the_workers_clock(cli):
+    """The worker took its clock before the import: the forged `time.perf_counter_ns` is
+    the submission's own, and its calls are timed at their real 10 ms on both clocks."""
     r = attack(cli, "patch_host_timer")
     assert screen_rules(r.doc)["patches-timing"] == "hard"
-    assert any("outside the timed region" in f for f in case_flags(r.doc))
     bench = [p for p in r.doc["phases"] if p["name"] == "benchmark"]
     for phase in bench:
         for c in phase["cases"]:
-            assert c["stats"]["mean"] < 100_000  # the forged clock says microseconds...
-            assert c["score_ns"] > 8_000_000  # ...the judge's clock says 10 ms
-            # timed again (sampling.NOISE_RETRIES), flagged on both attempts
-            assert c["integrity"]["retried"][0]["flagged_by"][0] == "clocks"
-    assert "attempt 1 was flagged by the two clocks" in r.out
+            assert c["stats"]["mean"] > 8_000_000  # the worker's clock: 10 ms, not 1 µs
+            assert c["score_ns"] > 8_000_000
     assert r.doc["record"]["refused"]  # hard screen match: no rank
     assert_not_clean(cli, "patch_host_timer")
 

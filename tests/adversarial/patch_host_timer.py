@@ -1,6 +1,7 @@
 """Attack: patch the host clock the worker times with, so a 10 ms call reports 1 µs.
-Caught by: the judge's own clock (two-clock check flags it and times it), and the static
-screen (patches-timing, hard)."""
+Caught by: the worker, which took its clock before the import (the patch changes only the
+submission's own); the judge's own clock besides; and the static screen (patches-timing,
+hard)."""
 import time
 
 from task import input_t, output_t
