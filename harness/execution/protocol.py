@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.options import RunOptions
@@ -58,6 +59,16 @@ class JudgeRequest:
     options: RunOptions
     env: Mapping[str, str] = field(default_factory=dict)
     wall_limit: float = 3600.0
+
+    @classmethod
+    def of(cls, options: RunOptions, file: Path, task: Task, settings: Settings,
+           mode: str | None = None, secret: bytes | None = None) -> JudgeRequest:
+        """The request to judge `file` on `task` with the caller's `options` (as
+        `RunOptions.for_judge` narrows them), in `mode` (the options' by default), with the
+        leaderboard's `secret` where ranked, and the wall limit of that task and mode; the
+        environment that pins it to a slot is the backend's to add."""
+        judged = options.for_judge(file, str(task.root), mode, secret)
+        return cls(judged, {}, wall_limit([task], judged.mode, settings, options.timeout))
 
     def wire(self) -> dict[str, Any]:
         """The options as a judge process reads them on its standard input."""

@@ -24,7 +24,7 @@ from rich.table import Table
 from harness.consts import ExitCode, JobState, Status
 from harness.durations import readable
 from harness.execution.backends import make_backend
-from harness.execution.protocol import JudgeRequest, Result, Unjudged, wall_limit
+from harness.execution.protocol import JudgeRequest, Result, Unjudged
 from harness.judging import recording_refusal
 from harness.loading.task_folder import TaskError, load_task
 from harness.options import RunOptions
@@ -105,9 +105,8 @@ class Batch:
         """The job's evaluation, as a backend runs it."""
         board, task = self.boards[job.task], self.tasks[job.task]
         secret = board.secret if self.mode == "leaderboard" else None
-        options = self.options.for_judge(job.file.resolve(), str(task.root), secret=secret)
-        return JudgeRequest(options, wall_limit=wall_limit([task], self.mode, self.settings,
-                                                           self.timeout))
+        return JudgeRequest.of(self.options, job.file.resolve(), task, self.settings,
+                               secret=secret)
 
     def finish(self, job: Job, result: Result) -> None:
         """Record one result (in the driver: one writer for the whole batch)."""

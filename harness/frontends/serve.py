@@ -70,7 +70,7 @@ def run_serve(console: Console, opts: ServeOptions, judge: RunOptions | None = N
     except OSError as exc:  # the port in use, an unknown address
         console.print(f"[red]error:[/] cannot listen on {host}:{port}: {escape(str(exc))}")
         return ExitCode.USAGE
-    from harness.execution.stopping import stop_on_sigterm
+    from harness.execution.stopping import EXIT_CODE, stop_on_sigterm, stopped_by_sigterm
 
     stop_on_sigterm()
     threads = start_slots(judging, slots, poll=0.5)
@@ -88,6 +88,4 @@ def run_serve(console: Console, opts: ServeOptions, judge: RunOptions | None = N
     finally:
         stop_slots(judging, threads)  # running jobs go back to the queue
         server.close()
-    from harness.execution.stopping import EXIT_CODE, stopped_by_sigterm
-
     return EXIT_CODE if stopped_by_sigterm() else ExitCode.OK

@@ -177,7 +177,7 @@ class Judging:
     def _evaluate(self, store: Store, job: Job, slot: Slot) -> dict[str, Any]:
         """Run the judge process on the job's code; what `JobQueue.finish` takes."""
         from harness.execution.judge_process import run_judge
-        from harness.execution.protocol import JudgeRequest, wall_limit
+        from harness.execution.protocol import JudgeRequest
         from harness.judging import run_folder_prefix
         from harness.loading.task_folder import TaskError, load_task
 
@@ -191,13 +191,12 @@ class Judging:
             path.write_text(job.code)
             secret = board.secret if job.mode == "leaderboard" else None
             # the server records as the mode says (leaderboard runs), whatever its options
-            opts = replace(self.options.for_judge(path, str(task.root), job.mode, secret),
-                           record=None)
-            limit = wall_limit([task], job.mode, self.settings, self.options.timeout)
-            result = run_judge(JudgeRequest(opts, slot.env, limit))
+            request = JudgeRequest.of(replace(self.options, record=None), path, task,
+                                      self.settings, job.mode, secret)
+            result = run_judge(replace(request, env=slot.env))
         if isinstance(result, Unjudged):
             return self._unjudged(f"not judged: {result.reason}", result.retry)
-        return self.admitted(result.document, board, job.user_name, opts.records)
+        return self.admitted(result.document, board, job.user_name, request.options.records)
 
     @staticmethod
     def _unjudged(reason: str, retry: bool, document: dict[str, Any] | None = None
