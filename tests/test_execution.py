@@ -67,8 +67,8 @@ def test_the_wall_limit_covers_every_phase_of_the_mode():
     (or the user's), its worker's start and the process's own overhead; a test run one."""
     settings, task = Settings.load(), load_task("vectoradd")
     start = settings.worker.start_timeout
-    assert wall_limit([task], "leaderboard", settings, 10) == 40 + start + JUDGE_OVERHEAD_S
-    assert wall_limit([task], "test", settings, 10) == 10 + start + JUDGE_OVERHEAD_S
+    assert wall_limit(task, "leaderboard", settings, 10) == 40 + start + JUDGE_OVERHEAD_S
+    assert wall_limit(task, "test", settings, 10) == 10 + start + JUDGE_OVERHEAD_S
     longest = max(task.timeout(p, settings.default_timeout)
                   for p in ("test", "benchmark", "ranked"))
-    assert wall_limit([task], "benchmark", settings) == longest + start + JUDGE_OVERHEAD_S
+    assert wall_limit(task, "benchmark", settings) == longest + start + JUDGE_OVERHEAD_S

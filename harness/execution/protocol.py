@@ -16,7 +16,7 @@ once (`wall_limit`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -68,7 +68,7 @@ class JudgeRequest:
         leaderboard's `secret` where ranked, and the wall limit of that task and mode; the
         environment that pins it to a slot is the backend's to add."""
         judged = options.for_judge(file, str(task.root), mode, secret)
-        return cls(judged, {}, wall_limit([task], judged.mode, settings, options.timeout))
+        return cls(judged, {}, wall_limit(task, judged.mode, settings, options.timeout))
 
     def wire(self) -> dict[str, Any]:
         """The options as a judge process reads them on its standard input."""
@@ -121,12 +121,12 @@ def result_from_wire(data: Mapping[str, Any], where: str | None = None) -> Resul
     return Judged(dict(data), where=where)
 
 
-def wall_limit(tasks: Iterable[Task], mode: str, settings: Settings,
-               timeout: float | None = None) -> float:
-    """How long a judge process may run: each phase of `mode` at the longest phase timeout
-    of `tasks` (or the user's `timeout`), its worker's start, and the overhead of a process
+def wall_limit(task: Task, mode: str, settings: Settings, timeout: float | None = None
+               ) -> float:
+    """How long a judge process may run: each phase of `mode` at the task's longest phase
+    timeout (or the user's `timeout`), its worker's start, and the overhead of a process
     that imports torch."""
-    per = timeout or max(t.timeout(p, settings.default_timeout)
-                         for t in tasks for p in ("test", "benchmark", "ranked"))
+    per = timeout or max(task.timeout(p, settings.default_timeout)
+                         for p in ("test", "benchmark", "ranked"))
     return (PHASES_PER_MODE.get(mode, 1) * per + settings.worker.start_timeout
             + JUDGE_OVERHEAD_S)

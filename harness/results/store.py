@@ -152,6 +152,11 @@ class PerThread:
             store = self.local.store = Store(self.url)
         return store
 
+    @contextmanager
+    def __call__(self) -> Iterator[Store]:
+        """`with stores() as store:` this thread's connection."""
+        yield self.store()
+
 
 def database_errors() -> tuple[type[BaseException], ...]:
     """The errors of a database that failed under a live store (a dropped connection, a

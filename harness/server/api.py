@@ -426,7 +426,7 @@ def _add_contest_endpoints(api: Blueprint, a: Api) -> None:
         try:
             accepted = a.accept(who, Upload(leaderboard, gpu, mode, *a.read_file()))
         except BaseException as exc:  # refused: its place is given back
-            a.streams.slots.release()
+            a.streams.given_back()
             if isinstance(exc, Rejected):
                 fail(exc.code, exc.detail, exc.headers)
             raise

@@ -110,7 +110,7 @@ class Judging:
                         queue = self.queue()
                         queue.register_worker(slot.name, slot.kind)
                     job = queue.claim(slot.name, [slot.kind])
-                except Exception as exc:  # noqa: BLE001 - the database: connect again
+                except database_errors() as exc:
                     self.log(f"[yellow]{slot.env['_where']}: the database failed[/] "
                              f"({escape(repr(exc))}); connecting again")
                     queue = _dropped(queue)
@@ -169,7 +169,7 @@ class Judging:
                     queue = queue or self.queue()
                     if not queue.heartbeat(job):
                         return
-                except Exception:  # noqa: BLE001 - the database: a new connection next beat
+                except database_errors():  # a new connection at the next beat
                     queue = _dropped(queue)
         finally:
             _dropped(queue)

@@ -47,12 +47,16 @@ class Streams:
         """Take a place for one stream; False where all are taken."""
         return self.slots.acquire(blocking=False)
 
+    def given_back(self) -> None:
+        """Give back a place taken for a stream that never opened (its upload refused)."""
+        self.slots.release()
+
     def held(self, events: Iterator[str]) -> Iterator[str]:
         """`events`, the place given back when they end or the client goes."""
         try:
             yield from events
         finally:
-            self.slots.release()
+            self.given_back()
 
 
 def event(name: str, data: Any) -> str:

@@ -7,8 +7,7 @@ take uploads only queue jobs; worker slots judge and record them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 from flask import Flask, abort, current_app, jsonify, render_template, request
@@ -16,7 +15,7 @@ from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
 
 from harness.results.disclosure import public_submission
-from harness.results.store import PerThread, Store
+from harness.results.store import PerThread
 from harness.server.api import make_api
 from harness.settings import ServerSettings, Settings, WebSettings
 from harness.views import boards
@@ -41,17 +40,6 @@ SECURITY_HEADERS = {
 }
 
 
-class Reader:
-    """The pages' database, on a connection of the request's thread (`PerThread`)."""
-
-    def __init__(self, db_url: str) -> None:
-        self.stores = PerThread(db_url)
-
-    @contextmanager
-    def __call__(self) -> Iterator[Store]:
-        yield self.stores.store()
-
-
 def create_app(db_url: str, show_code: bool, settings: WebSettings | None = None,
                server: ServerSettings | None = None,
                on_enqueue: Callable[[], None] = lambda: None) -> Flask:
@@ -66,7 +54,7 @@ def create_app(db_url: str, show_code: bool, settings: WebSettings | None = None
     app.json.sort_keys = False  # the key order of the commands' --json
     app.json.ensure_ascii = False
     app.jinja_env.filters.update(FILTERS)
-    read = Reader(db_url)
+    read = PerThread(db_url)  # `with read() as store:` the request thread's connection
     _add_pages(app, read, show_code, web)
     _add_api(app, read, show_code)
     app.register_error_handler(HTTPException, _http_error)
@@ -82,7 +70,7 @@ def _secured(response: Any) -> Any:
     return response
 
 
-def _task_board(read: Reader, task: str, **kw: Any) -> boards.Board:
+def _task_board(read: PerThread, task: str, **kw: Any) -> boards.Board:
     """A task's boards; 404 for a task the database does not know."""
     try:
         with read() as store:
@@ -91,7 +79,7 @@ def _task_board(read: Reader, task: str, **kw: Any) -> boards.Board:
         abort(404, str(exc))
 
 
-def _one_submission(read: Reader, submission_id: int, show_code: bool) -> dict[str, Any]:
+def _one_submission(read: PerThread, submission_id: int, show_code: bool) -> dict[str, Any]:
     """One submission as `runner.py show` shows it, less what the public may not see of its
     secret runs (results/disclosure.py); 404 for an unknown id."""
     with read() as store:
@@ -101,7 +89,7 @@ def _one_submission(read: Reader, submission_id: int, show_code: bool) -> dict[s
     return public_submission(sub)
 
 
-def _add_pages(app: Flask, read: Reader, show_code: bool, web: WebSettings) -> None:
+def _add_pages(app: Flask, read: PerThread, show_code: bool, web: WebSettings) -> None:
     """The HTML pages: the tasks, a task's boards, trends and upload form, a submission, a
     user."""
     @app.get("/")
@@ -146,7 +134,7 @@ def _add_pages(app: Flask, read: Reader, show_code: bool, web: WebSettings) -> N
         return render_template("user.html", user=user, submissions=subs[::-1], ranks=ranks)
 
 
-def _add_api(app: Flask, read: Reader, show_code: bool) -> None:
+def _add_api(app: Flask, read: PerThread, show_code: bool) -> None:
     """The JSON endpoints: the shapes of the commands' --json."""
     @app.get("/api/tasks")
     def api_tasks() -> Any:
