@@ -33,8 +33,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from serverkit import add_user, free_port, request, upload  # noqa: E402
 
-from harness.results.store import Store  # noqa: E402
-from harness.server.queue import JobQueue  # noqa: E402
+from harness.storage.queue import JobQueue  # noqa: E402
+from harness.storage.store import Store  # noqa: E402
 
 SUBMISSION = ROOT / "submissions" / "vectoradd" / "add_torch.py"
 

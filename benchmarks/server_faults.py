@@ -46,7 +46,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from serverkit import CASE, Server, add_user, request, upload  # noqa: E402
 
 from harness.judging.sandbox.procfs import family  # noqa: E402
-from harness.results.store import Store  # noqa: E402
+from harness.storage.store import Store  # noqa: E402
 
 FILES = [ROOT / "tests" / "submissions" / "leaderboard" / "fast.py",
          ROOT / "submissions" / "vectoradd" / "add_torch.py"]

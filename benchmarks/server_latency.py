@@ -22,7 +22,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from serverkit import CASE, Server, add_user, upload  # noqa: E402
 
-from harness.results.store import Store  # noqa: E402
+from harness.storage.store import Store  # noqa: E402
 
 
 def main() -> None:

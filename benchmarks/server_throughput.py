@@ -30,7 +30,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from serverkit import Server, add_user, request  # noqa: E402
 
-from harness.results.store import Store  # noqa: E402
+from harness.storage.store import Store  # noqa: E402
 
 EXAMPLES = ("add_torch.py", "add_triton.py", "add_inplace.py")
 TASK = "vectoradd"

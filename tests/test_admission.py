@@ -19,8 +19,8 @@ from harness.frontends.console import make_console
 from harness.options import RunOptions
 from harness.results.admission import Outcome, Policy, admit
 from harness.results.document import CaseResult, Evaluation, PhaseResult
-from harness.results.store import Store
 from harness.settings import Settings
+from harness.storage.store import Store
 
 ADD = ROOT / "submissions" / "vectoradd" / "add_torch.py"
 FULL = {"level": "full", "abi": 5, "enforced": [], "missing": []}

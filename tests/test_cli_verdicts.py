@@ -9,8 +9,8 @@ from conftest import BAD, ROOT, case_statuses
 from harness.execution.protocol import Judged
 from harness.frontends.batch import Batch
 from harness.options import RunOptions
-from harness.results.store import Store
 from harness.settings import Settings
+from harness.storage.store import Store
 
 pytestmark = pytest.mark.slow  # each test runs runner.py end to end
 

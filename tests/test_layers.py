@@ -1,8 +1,9 @@
 """The packages of harness/ stand in layers, and no module imports one above its own (so
 none imports a module that imports it back): the commands (frontends) on top, then the web
 board, the contest server, the views all three show results with, the execution layer the
-commands and the server start evaluations through, the judge, the results, the task and
-submission loading, and the shared modules at the bottom."""
+commands and the server start evaluations through, the judge, the results, the storage
+(every SQL statement), the task and submission loading, and the shared modules at the
+bottom."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 from conftest import ROOT
 
 # Lowest first; a module may import its own package and any below it.
-LAYERS = ["base", "loading", "results", "judging", "execution", "views", "server", "web",
+LAYERS = ["base", "loading", "storage", "results", "judging", "execution", "views", "server", "web",
           "frontends"]
 BASE = {"consts", "settings", "options", "durations", "scores", "quiet", "bytecode",
         "__init__"}

@@ -1,4 +1,4 @@
-"""The contest server's durable queue (harness/server/queue.py): atomic claims across
+"""The contest server's durable queue (harness/storage/queue.py): atomic claims across
 processes, leases that bring a dead worker's job back, at most `max_attempts` claims, and
 real `runner.py worker` processes, one killed with SIGKILL in the middle of a job. On
 SQLite, and on PostgreSQL where $HARNESS_TEST_POSTGRES is set."""
@@ -18,8 +18,8 @@ import pytest
 from conftest import ROOT
 
 from harness.execution.stopping import EXIT_CODE
-from harness.results.store import Store
-from harness.server.queue import DONE, FAILED, QUEUED, RUNNING, JobQueue, NewJob
+from harness.storage.queue import DONE, FAILED, QUEUED, RUNNING, JobQueue, NewJob
+from harness.storage.store import Store
 
 TRIVIAL = (ROOT / "submissions" / "vectoradd" / "add_torch.py").read_text()
 CASE = ["--case", "size: 64; seed: 1"]
@@ -42,8 +42,8 @@ def fill(queue: JobQueue, n: int, gpu: str = "CPU") -> list[int]:
 
 CLAIMER = """
 import sys, json
-from harness.results.store import Store
-from harness.server.queue import JobQueue
+from harness.storage.store import Store
+from harness.storage.queue import JobQueue
 q = JobQueue(Store(sys.argv[1]), 60, 3)
 got = []
 while True:

@@ -15,8 +15,8 @@ import pytest
 from conftest import ROOT, run_cli
 from serverkit import CASE, Server, add_user, multipart, request, upload
 
-from harness.results.store import Store
-from harness.server.queue import JobQueue
+from harness.storage.queue import JobQueue
+from harness.storage.store import Store
 
 pytest.importorskip("flask", reason="the server needs Flask")
 # One server for the module (`served`): under `-n`, one test process runs every test of it,

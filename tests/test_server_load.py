@@ -15,7 +15,7 @@ import pytest
 from conftest import ROOT, run_cli
 from serverkit import CASE, Server, add_user, request, upload
 
-from harness.results.store import Store
+from harness.storage.store import Store
 
 pytest.importorskip("flask", reason="the server needs Flask")
 

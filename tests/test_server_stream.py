@@ -9,7 +9,7 @@ import json
 import zipfile
 
 from harness.server import stream
-from harness.server.queue import Job
+from harness.storage.queue import Job
 
 
 def job(status: str, doc: dict | None = None, mode: str = "profile",

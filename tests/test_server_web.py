@@ -12,8 +12,8 @@ from conftest import ROOT
 from serverkit import CASE, Server, add_user
 from test_web import need_browser
 
-from harness.results.store import Store
-from harness.server.queue import JobQueue, NewJob
+from harness.storage.queue import JobQueue, NewJob
+from harness.storage.store import Store
 
 pytest.importorskip("flask", reason="the server needs Flask")
 

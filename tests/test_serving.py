@@ -16,7 +16,7 @@ import pytest
 from serverkit import CASE, Server, add_user, request, upload
 
 from harness.execution.stopping import EXIT_CODE
-from harness.results.store import Store
+from harness.storage.store import Store
 from harness.web.app import SECURITY_HEADERS
 from harness.web.serving import THREADS, AccessLog, redact_query
 

@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT, run_cli
 
 from harness.results.ranking import find, program_key, rank
-from harness.results.store import SCHEMA_VERSION, NewSubmission, Store, StoreError
+from harness.storage.store import SCHEMA_VERSION, NewSubmission, Store, StoreError
 
 
 def run_row(seeds, passed, score, kind="H200"):

@@ -10,8 +10,8 @@ import sqlite3
 from conftest import run_cli
 from serverkit import add_user
 
-from harness.results.store import Store
-from harness.server.users import user_for_token
+from harness.storage.store import Store
+from harness.storage.users import user_for_token
 
 
 def test_add_list_revoke(tmp_path):

@@ -31,8 +31,8 @@ from harness.options import RunOptions
 from harness.results.admission import Policy, admit
 from harness.results.document import case_flags
 from harness.results.recording import record_evaluation
-from harness.results.store import Store, resolve_db
 from harness.settings import Settings
+from harness.storage.store import Store, resolve_db
 from harness.views.report import print_ranked
 
 

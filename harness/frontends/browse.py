@@ -20,8 +20,8 @@ from harness.durations import readable
 from harness.results.admission import Policy
 from harness.results.document import case_notes
 from harness.results.recording import resolve_user
-from harness.results.store import Store, require_existing, resolve_db
 from harness.settings import Settings
+from harness.storage.store import Store, require_existing, resolve_db
 from harness.views import boards
 from harness.views.report import print_ranked
 

@@ -131,7 +131,7 @@ def _sides(opts: CompareOptions, folder: Path | None) -> Sides:
     """A and B; with a baseline, A is its code written to `folder` under its file name,
     and the task it was recorded on comes third."""
     from harness.frontends.browse import open_store
-    from harness.results.store import StoreError
+    from harness.storage.store import StoreError
 
     b = Side("B", Path(opts.files[-1]))
     if opts.baseline is None:

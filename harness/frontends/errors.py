@@ -7,7 +7,7 @@ from rich.markup import escape
 
 from harness.consts import ExitCode
 from harness.execution.protocol import Failure, Unjudged
-from harness.results.store import StoreError
+from harness.storage.store import StoreError
 
 
 def guarded(fn, console: Console, *args) -> int:

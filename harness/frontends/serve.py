@@ -12,8 +12,8 @@ from rich.markup import escape
 
 from harness.consts import ExitCode
 from harness.options import RunOptions
-from harness.results.store import StoreError, is_server, require_existing, resolve_db
 from harness.settings import Settings
+from harness.storage.store import StoreError, is_server, require_existing, resolve_db
 
 
 @dataclass

@@ -58,7 +58,7 @@ def _run(opts: RunOptions, console: Console, settings: Settings, head: HeadStart
             console.print(f"[red]error:[/] {refused}")
             return ExitCode.USAGE
         from harness.results.recording import Recorder
-        from harness.results.store import StoreError
+        from harness.storage.store import StoreError
 
         try:
             recorder = Recorder.open(opts, settings, prepared)

@@ -11,7 +11,7 @@ from typing import Any
 from harness.results.admission import Decision
 from harness.results.document import Evaluation
 from harness.results.ranking import find, program_key, rank
-from harness.results.store import Leaderboard, NewSubmission, Store, resolve_db
+from harness.storage.store import Leaderboard, NewSubmission, Store, resolve_db
 
 ENV_USER = "HARNESS_USER"
 

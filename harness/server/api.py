@@ -3,7 +3,7 @@
 popcorn-cli (github.com/gpu-mode/popcorn-cli, src/service/mod.rs) works unchanged with
 POPCORN_API_URL pointing here: its token arrives in `X-Popcorn-Cli-Id` (ours also takes
 `Authorization: Bearer`), errors answer `{"detail": ...}` with a 4xx code. Each endpoint
-checks the token, validates the upload and queues a job (harness/server/queue.py); worker
+checks the token, validates the upload and queues a job (harness/storage/queue.py); worker
 slots judge it as `runner.py submit` would. The user is only ever the token's. A contestant
 is never served another user's code, nor more of a secret phase than
 harness/results/disclosure.py allows.
@@ -24,13 +24,13 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from harness.options import MODES
 from harness.results.disclosure import public_document
-from harness.results.store import PerThread
-from harness.server.queue import DONE, FAILED, Job, JobQueue, NewJob, standing
 from harness.server.rules import get_rules, parse_deadline, parse_modes, set_rules
 from harness.server.slots import safe_file_name
 from harness.server.stream import MAX_STREAMS, Streams, job_events
-from harness.server.users import User, user_for_token
 from harness.settings import ServerSettings
+from harness.storage.queue import DONE, FAILED, Job, JobQueue, NewJob, standing
+from harness.storage.store import PerThread
+from harness.storage.users import User, user_for_token
 
 RUNNER = "kernel-harness"
 TASK_CACHE_SECONDS = 30.0
@@ -211,8 +211,8 @@ def _add_not_offered(api: Blueprint) -> None:
 
 
 def make_api(app: Flask, db_url: str, server: ServerSettings,
-             on_enqueue: Callable[[], None] = lambda: None) -> None:
-    """Add the API's endpoints to `app`."""
+             on_enqueue: Callable[[], None] = lambda: None) -> Api:
+    """Add the API's endpoints to `app`; what they share (the contest's pages use it too)."""
     api = Blueprint("api", __name__)
     a = Api(Database(db_url, server), Tasks(), server, on_enqueue)
     # a multipart body a little over the file limit is cut off before it is read
@@ -233,9 +233,7 @@ def make_api(app: Flask, db_url: str, server: ServerSettings,
         return jsonify(detail=f"the upload is over {server.max_upload_bytes} bytes"), 413
 
     app.register_blueprint(api)
-    app.extensions["harness_queue"] = a.db
-    app.extensions["harness_accept"] = a.accept
-    app.extensions["harness_user"] = lambda token: _user_of(a.db, token)
+    return a
 
 
 class Api:
@@ -247,10 +245,14 @@ class Api:
         self.db, self.tasks, self.server, self.on_enqueue = db, tasks, server, on_enqueue
         self.streams = Streams()  # popcorn-cli's streamed submissions open now
 
+    def user_of(self, token: str | None) -> User | None:
+        """The active user holding `token`, if any."""
+        with self.db() as queue:
+            return user_for_token(queue.store, token)
+
     def user(self) -> User:
         """The request's user, from its token; 401 without a known one."""
-        with self.db() as queue:
-            found = user_for_token(queue.store, token_of_request())
+        found = self.user_of(token_of_request())
         if found is None:
             fail(401, "missing or unknown token: send it in X-Popcorn-Cli-Id (popcorn-cli) or "
                       "Authorization: Bearer (an organiser gives it with `runner.py users add`)")
@@ -281,9 +283,7 @@ class Api:
     def hacked(queue: JobQueue, job: Job) -> bool:
         if job.submission_id is None:
             return False
-        rows = queue.store.query("SELECT status FROM submissions WHERE id = ?",
-                                 (job.submission_id,))
-        return bool(rows) and rows[0]["status"] == "hacked"
+        return queue.store.submission_status(job.submission_id) == "hacked"
 
     @staticmethod
     def runner_queue(queue: JobQueue, job: Job) -> dict[str, Any]:
@@ -345,12 +345,9 @@ class Api:
         """The id of the leaderboard (a task version) a job was ranked on, or the task's
         newest one before it is judged; 0 where the task has none yet."""
         if job.submission_id is not None:
-            rows = queue.store.query("SELECT leaderboard_id FROM submissions WHERE id = ?",
-                                     (job.submission_id,))
-        else:
-            rows = queue.store.query("SELECT id AS leaderboard_id FROM leaderboards WHERE "
-                                     "task = ? ORDER BY id DESC LIMIT 1", (job.task,))
-        return int(rows[0]["leaderboard_id"]) if rows else 0
+            return queue.store.board_of(job.submission_id) or 0
+        board = queue.store.current_board(job.task)
+        return int(board["id"]) if board else 0
 
     def where(self, job_id: int) -> tuple[Job | None, str]:
         """A job (None once deleted) and where it stands, in words."""
@@ -551,11 +548,6 @@ def _add_admin_endpoints(api: Blueprint, a: Api) -> None:
         with a.db() as queue:
             rules = set_rules(queue.store, task.name, **changes)
         return jsonify(rules.to_dict())
-
-
-def _user_of(db: Database, token: str | None) -> User | None:
-    with db() as queue:
-        return user_for_token(queue.store, token)
 
 
 def queue_rows(queue: JobQueue) -> list[dict[str, Any]]:

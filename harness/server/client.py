@@ -19,7 +19,7 @@ from rich.markup import escape
 
 from harness.consts import ExitCode
 from harness.options import RunOptions
-from harness.server.queue import standing
+from harness.storage.queue import standing
 
 ENV_TOKEN = "HARNESS_TOKEN"
 POLL_SECONDS = 0.5

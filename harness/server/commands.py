@@ -10,8 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from harness.consts import ExitCode
-from harness.results.store import Store, resolve_db
 from harness.settings import Settings
+from harness.storage.store import Store, resolve_db
 
 
 def open_store(db: str | None) -> Store:
@@ -21,7 +21,7 @@ def open_store(db: str | None) -> Store:
 
 def users_add(console: Console, name: str, admin: bool, db: str | None) -> int:
     """Add a user; its token alone on standard output, the rest on standard error."""
-    from harness.server.users import UserError, add_user
+    from harness.storage.users import UserError, add_user
 
     store = open_store(db)
     try:
@@ -38,7 +38,7 @@ def users_add(console: Console, name: str, admin: bool, db: str | None) -> int:
 
 
 def users_list(console: Console, as_json: bool, db: str | None) -> int:
-    from harness.server.users import list_users
+    from harness.storage.users import list_users
 
     store = open_store(db)
     try:
@@ -59,7 +59,7 @@ def users_list(console: Console, as_json: bool, db: str | None) -> int:
 
 
 def users_revoke(console: Console, name: str, db: str | None) -> int:
-    from harness.server.users import UserError, revoke_user
+    from harness.storage.users import UserError, revoke_user
 
     store = open_store(db)
     try:
@@ -111,7 +111,7 @@ def contest_show(console: Console, db: str | None) -> int:
 
 def contest_delete(console: Console, job_id: int, db: str | None) -> int:
     """Delete a submission of the server (its job, and its recorded result)."""
-    from harness.server.queue import JobQueue
+    from harness.storage.queue import JobQueue
 
     store = open_store(db)
     try:

@@ -10,7 +10,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from harness.options import MODES
-from harness.results.store import Store
+from harness.storage.rules import put_rules, ruled_tasks, rules_row
+from harness.storage.store import Store
 
 
 @dataclass
@@ -59,17 +60,17 @@ def parse_modes(text: str) -> list[str] | None:
 
 
 def get_rules(store: Store, task: str) -> Rules:
-    rows = store.query("SELECT * FROM contest_rules WHERE task = ?", (task,))
-    if not rows:
+    """A task's rules (a task without a row takes every mode, no deadline, open)."""
+    row = rules_row(store, task)
+    if row is None:
         return Rules(task)
-    row = rows[0]
     return Rules(task, row["deadline"], row["modes"].split(",") if row["modes"] else None,
                  bool(row["closed"]))
 
 
 def all_rules(store: Store) -> list[Rules]:
-    return [get_rules(store, r["task"])
-            for r in store.query("SELECT task FROM contest_rules ORDER BY task")]
+    """The rules of every task that has any."""
+    return [get_rules(store, task) for task in ruled_tasks(store)]
 
 
 def set_rules(store: Store, task: str, **changes: Any) -> Rules:
@@ -80,10 +81,5 @@ def set_rules(store: Store, task: str, **changes: Any) -> Rules:
             setattr(rules, key, value)
         if rules.deadline:
             rules.deadline = parse_deadline(rules.deadline).isoformat()
-        store.execute(
-            "INSERT INTO contest_rules (task, deadline, modes, closed) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (task) DO UPDATE SET deadline = excluded.deadline, "
-            "modes = excluded.modes, closed = excluded.closed",
-            (task, rules.deadline, ",".join(rules.modes) if rules.modes else None,
-             int(rules.closed)))
+        put_rules(store, task, rules.deadline, rules.modes, rules.closed)
     return rules

@@ -23,9 +23,9 @@ from rich.markup import escape
 from harness.consts import WORKER_START
 from harness.execution.protocol import Unjudged
 from harness.options import RunOptions
-from harness.results.store import Store, database_errors
-from harness.server.queue import FAILED, QUEUED, Job, JobQueue
 from harness.settings import ServerSettings, Settings
+from harness.storage.queue import FAILED, QUEUED, Job, JobQueue
+from harness.storage.store import Store, database_errors
 
 # The pause before a slot connects again to a database that failed (s).
 RECONNECT_S = 1.0
@@ -274,7 +274,7 @@ def run_worker(console: Console, db: str | None, workers: str, options: RunOptio
     """`runner.py worker`: judge queued jobs on this machine until stopped; the exit code."""
     from harness.consts import ExitCode
     from harness.execution.stopping import stop_on_sigterm
-    from harness.results.store import StoreError, resolve_db
+    from harness.storage.store import StoreError, resolve_db
 
     try:
         settings = Settings.load(options.config)

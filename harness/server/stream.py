@@ -26,7 +26,7 @@ from typing import Any
 
 from harness.durations import readable
 from harness.loading.cases import format_case
-from harness.server.queue import DONE, FAILED, Job
+from harness.storage.queue import DONE, FAILED, Job
 
 POLL_SECONDS = 1.0  # how often the stream looks at its job
 # Streams open at once: each holds a thread of the web server while its job waits and

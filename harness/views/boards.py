@@ -12,7 +12,7 @@ from typing import Any
 from harness.loading.cases import format_case
 from harness.loading.task_folder import TaskError, list_task_names, load_task
 from harness.results.ranking import Ranked, device_kinds, eligible, find, rank
-from harness.results.store import Store
+from harness.storage.store import Store
 
 
 class UnknownTask(LookupError):

@@ -15,9 +15,9 @@ from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
 
 from harness.results.disclosure import public_submission
-from harness.results.store import PerThread
-from harness.server.api import make_api
+from harness.server.api import Api, make_api
 from harness.settings import ServerSettings, Settings, WebSettings
+from harness.storage.store import PerThread
 from harness.views import boards
 from harness.web import charts
 from harness.web.contest import add_contest_pages
@@ -49,13 +49,13 @@ def create_app(db_url: str, show_code: bool, settings: WebSettings | None = None
     loaded = Settings.load() if settings is None or server is None else None
     web = settings or loaded.web
     app = Flask(__name__)
-    make_api(app, db_url, server or ServerSettings.from_settings(loaded), on_enqueue)
-    add_contest_pages(app)
+    api = make_api(app, db_url, server or ServerSettings.from_settings(loaded), on_enqueue)
+    add_contest_pages(app, api)
     app.json.sort_keys = False  # the key order of the commands' --json
     app.json.ensure_ascii = False
     app.jinja_env.filters.update(FILTERS)
     read = PerThread(db_url)  # `with read() as store:` the request thread's connection
-    _add_pages(app, read, show_code, web)
+    _add_pages(app, read, show_code, web, api)
     _add_api(app, read, show_code)
     app.register_error_handler(HTTPException, _http_error)
     app.register_error_handler(Exception, _internal_error)
@@ -89,7 +89,8 @@ def _one_submission(read: PerThread, submission_id: int, show_code: bool) -> dic
     return public_submission(sub)
 
 
-def _add_pages(app: Flask, read: PerThread, show_code: bool, web: WebSettings) -> None:
+def _add_pages(app: Flask, read: PerThread, show_code: bool, web: WebSettings,
+               api: Api) -> None:
     """The HTML pages: the tasks, a task's boards, trends and upload form, a submission, a
     user."""
     @app.get("/")
@@ -104,7 +105,7 @@ def _add_pages(app: Flask, read: PerThread, show_code: bool, web: WebSettings) -
         trends = {kind: Markup(charts.trend_svg(boards.trend(b, kind))) for kind in b.tables}
         with read() as store:
             subs = boards.history(store, task)
-        with app.extensions["harness_queue"]() as queue:
+        with api.db() as queue:
             gpus = queue.gpu_kinds()
         return render_template("task.html", board=b, info=boards.task_info(task),
                                trends=trends, submissions=subs[::-1], upload_gpus=gpus)

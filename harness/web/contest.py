@@ -8,14 +8,13 @@ from typing import Any
 
 from flask import Flask, render_template, request
 
-from harness.server.api import Rejected, Upload, job_status, queue_rows, runs_of_job
+from harness.server.api import Api, Rejected, Upload, job_status, queue_rows, runs_of_job
 
 
-def add_contest_pages(app: Flask) -> None:
-    """Add /queue, /me and /tasks/<task>/upload to `app` (after `make_api`)."""
-
-    def database():
-        return app.extensions["harness_queue"]()
+def add_contest_pages(app: Flask, api: Api) -> None:
+    """Add /queue, /me and /tasks/<task>/upload to `app`, over the API's database and
+    checks (`make_api`'s `api`)."""
+    database = api.db
 
     def mine(name: str) -> list[dict[str, Any]]:
         with database() as queue:
@@ -38,7 +37,7 @@ def add_contest_pages(app: Flask) -> None:
     def me_page() -> Any:
         if request.method == "GET":
             return render_template("me.html", user=None, jobs=[], message=None)
-        who = app.extensions["harness_user"](request.form.get("token", ""))
+        who = api.user_of(request.form.get("token", ""))
         if who is None:
             return render_template("me.html", user=None, jobs=[],
                                    message="unknown token"), 401
@@ -47,7 +46,7 @@ def add_contest_pages(app: Flask) -> None:
     @app.post("/tasks/<task>/upload")
     def upload(task: str) -> Any:
         token = request.form.get("token", "")
-        who = app.extensions["harness_user"](token)
+        who = api.user_of(token)
         if who is None:
             return render_template("me.html", user=None, jobs=[], message="unknown token: "
                                    "nothing was submitted"), 401
@@ -55,7 +54,7 @@ def add_contest_pages(app: Flask) -> None:
         data = upload.read(app.config["MAX_CONTENT_LENGTH"]) if upload and upload.filename \
             else None
         try:
-            reply = app.extensions["harness_accept"](who, Upload(
+            reply = api.accept(who, Upload(
                 task, request.form.get("gpu", ""), request.form.get("mode", ""),
                 upload.filename if upload else None, data))
         except Rejected as exc:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.results.store import Store, now
+from harness.storage.store import Store, now
 
 QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
 

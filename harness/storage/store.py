@@ -358,7 +358,8 @@ class Store:
 
     def current_board(self, task: str) -> dict[str, Any] | None:
         """The newest leaderboard of a task (its latest content hash), if any."""
-        rows = self.query("SELECT * FROM leaderboards WHERE task = ? ORDER BY id DESC", (task,))
+        rows = self.query("SELECT * FROM leaderboards WHERE task = ? ORDER BY id DESC LIMIT 1",
+                          (task,))
         return rows[0] if rows else None
 
     def tasks(self) -> list[str]:
@@ -431,6 +432,17 @@ class Store:
             for key in ("cases", "messages", "system"):
                 run[key] = json.loads(run[key])
         return sub
+
+    def submission_status(self, submission_id: int) -> str | None:
+        """A submission's status (`ok`, `hacked`, ...); None where there is none."""
+        rows = self.query("SELECT status FROM submissions WHERE id = ?", (submission_id,))
+        return rows[0]["status"] if rows else None
+
+    def board_of(self, submission_id: int) -> int | None:
+        """The id of the leaderboard a submission was recorded on."""
+        rows = self.query("SELECT leaderboard_id FROM submissions WHERE id = ?",
+                          (submission_id,))
+        return int(rows[0]["leaderboard_id"]) if rows else None
 
     def history(self, task: str | None = None, user: str | None = None) -> list[dict[str, Any]]:
         sql = ("SELECT s.id, l.task, s.user_name, s.file_name, s.created_at, s.status, "
