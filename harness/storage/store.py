@@ -1,8 +1,8 @@
 """The results database: leaderboards, submissions and runs, in SQLite or PostgreSQL.
 
-One schema, versioned, built by numbered migrations that run in order inside a
-transaction. Every evaluation is recorded in one transaction: a reader (or a crash)
-never sees a submission without its runs. SQLite runs in WAL mode with a busy timeout,
+One schema, versioned, built by the migrations of storage/migrations (yoyo-migrations;
+storage/migrate.py runs them). Every evaluation is recorded in one transaction: a reader
+(or a crash) never sees a submission without its runs. SQLite runs in WAL mode with a busy timeout,
 so several runner processes can write to one file; PostgreSQL (`postgresql://...`) lets
 runners on many hosts share one leaderboard.
 """
@@ -22,114 +22,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from harness.storage.migrate import LATEST, dialect, refuse_newer, upgrade
+
 ENV_DB = "HARNESS_DB"
 
-# Each migration: (version, statements). `{pk}` becomes the dialect's auto-increment key.
-MIGRATIONS: list[tuple[int, list[str]]] = [
-    (1, [
-        """CREATE TABLE leaderboards (
-            id {pk},
-            task TEXT NOT NULL,
-            content_hash TEXT NOT NULL,
-            secret TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            UNIQUE (task, content_hash))""",
-        """CREATE TABLE submissions (
-            id {pk},
-            leaderboard_id INTEGER NOT NULL REFERENCES leaderboards(id),
-            user_name TEXT NOT NULL,
-            file_name TEXT NOT NULL,
-            code TEXT NOT NULL,
-            sha256 TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            status TEXT NOT NULL DEFAULT 'ok')""",
-        """CREATE TABLE runs (
-            id {pk},
-            submission_id INTEGER NOT NULL REFERENCES submissions(id),
-            mode TEXT NOT NULL,
-            seeds TEXT NOT NULL,
-            device_kind TEXT NOT NULL,
-            device_name TEXT NOT NULL,
-            started_at TEXT NOT NULL,
-            ended_at TEXT NOT NULL,
-            passed INTEGER NOT NULL,
-            score_ns DOUBLE PRECISION,
-            cases TEXT NOT NULL,
-            messages TEXT NOT NULL,
-            harness_version TEXT NOT NULL,
-            system TEXT NOT NULL)""",
-        "CREATE INDEX runs_by_submission ON runs (submission_id)",
-        "CREATE INDEX submissions_by_board ON submissions (leaderboard_id, user_name)",
-    ]),
-    (2, [
-        # The static screen's findings and why a submission may not rank, kept with it.
-        "ALTER TABLE submissions ADD COLUMN screen TEXT NOT NULL DEFAULT '[]'",
-        "ALTER TABLE submissions ADD COLUMN refused TEXT",
-    ]),
-    (3, [
-        # The program's identity apart from comments and layout (harness.results.ranking): one
-        # program evaluated again counts with its median. NULL on older rows (sha256 then).
-        "ALTER TABLE submissions ADD COLUMN program TEXT",
-    ]),
-    (4, [
-        # The contest server (harness/server): users with hashed tokens, the durable queue
-        # of uploaded submissions, the machines that judge them, and per-task contest rules.
-        """CREATE TABLE users (
-            id {pk},
-            name TEXT NOT NULL UNIQUE,
-            token_hash TEXT NOT NULL UNIQUE,
-            admin INTEGER NOT NULL DEFAULT 0,
-            created_at TEXT NOT NULL,
-            revoked_at TEXT)""",
-        """CREATE TABLE jobs (
-            id {pk},
-            user_name TEXT NOT NULL,
-            task TEXT NOT NULL,
-            mode TEXT NOT NULL,
-            gpu TEXT NOT NULL,
-            file_name TEXT NOT NULL,
-            code TEXT NOT NULL,
-            status TEXT NOT NULL DEFAULT 'queued',
-            created_at TEXT NOT NULL,
-            created_ts DOUBLE PRECISION NOT NULL,
-            started_ts DOUBLE PRECISION,
-            ended_ts DOUBLE PRECISION,
-            lease_until DOUBLE PRECISION,
-            worker TEXT,
-            attempts INTEGER NOT NULL DEFAULT 0,
-            error TEXT,
-            verdict TEXT,
-            exit_code INTEGER,
-            submission_id INTEGER,
-            result TEXT)""",
-        "CREATE INDEX jobs_by_status ON jobs (status, id)",
-        "CREATE INDEX jobs_by_user ON jobs (user_name, id)",
-        """CREATE TABLE workers (
-            name TEXT PRIMARY KEY,
-            gpu TEXT NOT NULL,
-            seen_ts DOUBLE PRECISION NOT NULL)""",
-        """CREATE TABLE contest_rules (
-            task TEXT PRIMARY KEY,
-            deadline TEXT,
-            modes TEXT,
-            closed INTEGER NOT NULL DEFAULT 0)""",
-    ]),
-    (5, [
-        # Every upload the server accepted, kept whatever becomes of its job (judged, failed,
-        # deleted by its owner), so that the rate limit counts them all; an admin's delete
-        # refunds one. Jobs already there are counted from their own rows.
-        """CREATE TABLE uploads (
-            id {pk},
-            user_name TEXT NOT NULL,
-            created_ts DOUBLE PRECISION NOT NULL,
-            job_id INTEGER,
-            refunded INTEGER NOT NULL DEFAULT 0)""",
-        "CREATE INDEX uploads_by_user ON uploads (user_name, created_ts)",
-        "INSERT INTO uploads (user_name, created_ts, job_id) "
-        "SELECT user_name, created_ts, id FROM jobs",
-    ]),
-]
-SCHEMA_VERSION = MIGRATIONS[-1][0]
+SCHEMA_VERSION = LATEST  # the newest migration this harness has (storage/migrations)
 
 
 class StoreError(RuntimeError):
@@ -272,9 +169,7 @@ class Store:
 
     # -- plumbing ---------------------------------------------------------------------
     def _sql(self, sql: str) -> str:
-        if self.postgres:
-            return sql.replace("?", "%s").replace("{pk}", "BIGSERIAL PRIMARY KEY")
-        return sql.replace("{pk}", "INTEGER PRIMARY KEY AUTOINCREMENT")
+        return dialect(sql, self.postgres)
 
     def execute(self, sql: str, params: tuple = ()) -> Any:
         return self.conn.execute(self._sql(sql), params)
@@ -315,28 +210,24 @@ class Store:
             self.conn.execute("COMMIT")
 
     def version(self) -> int:
-        self.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+        """The newest migration applied (0: none), read without writing anything."""
+        if self.postgres:
+            found = self.query("SELECT to_regclass('schema_version') IS NOT NULL AS found")
+        else:
+            found = self.query("SELECT COUNT(*) AS found FROM sqlite_master "
+                               "WHERE type = 'table' AND name = 'schema_version'")
+        if not found[0]["found"]:
+            return 0
         rows = self.query("SELECT MAX(version) AS v FROM schema_version")
         return int(rows[0]["v"] or 0)
 
     def migrate(self) -> None:
-        """Bring the schema up to SCHEMA_VERSION, one migration per transaction."""
-        with self.transaction():
-            if self.postgres:
-                self.execute("SELECT pg_advisory_xact_lock(7340211)")
-            current = self.version()
-        if current > SCHEMA_VERSION:
-            raise StoreError(f"the database has schema {current}; this harness knows up to "
-                             f"{SCHEMA_VERSION}: upgrade the harness")
-        for version, statements in MIGRATIONS:
-            with self.transaction():
-                if self.postgres:  # serialize migrations across hosts
-                    self.execute("SELECT pg_advisory_xact_lock(7340211)")
-                if self.version() >= version:  # another process got here first
-                    continue
-                for statement in statements:
-                    self.execute(statement)
-                self.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+        """Bring the schema up to SCHEMA_VERSION (storage/migrate.py); one query when it is
+        there. A newer database is refused untouched."""
+        current = self.version()
+        refuse_newer(current, self.url)
+        if current < SCHEMA_VERSION:
+            upgrade(self)
 
     def close(self) -> None:
         self.conn.close()
