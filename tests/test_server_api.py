@@ -12,7 +12,7 @@ import urllib.error
 import urllib.request
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import PG_URL, ROOT, fresh_postgres_url, run_cli
 from serverkit import CASE, Server, add_user, multipart, request, upload
 
 from harness.storage.queue import JobQueue
@@ -27,10 +27,14 @@ TRIVIAL = (ROOT / "submissions" / "vectoradd" / "add_torch.py").read_bytes()
 PARKED = "H200"  # a GPU kind registered with no slot running: its jobs wait, never judged
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
+@pytest.fixture(scope="module",
+                params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def served(request, tmp_path_factory):
+    """The server over SQLite, then over PostgreSQL where $HARNESS_TEST_POSTGRES is set."""
+    if request.param == "postgres" and not PG_URL:
+        pytest.skip("set HARNESS_TEST_POSTGRES to a postgresql:// URL to run these")
     tmp = tmp_path_factory.mktemp("api")
-    db = str(tmp / "api.db")
+    db = str(tmp / "api.db") if request.param == "sqlite" else fresh_postgres_url()
     config = tmp / "server.yaml"
     config.write_text("server:\n  rate_limit: 3\n  rate_window_seconds: 3600\n")
     tokens = {name: add_user(db, name)

@@ -20,11 +20,11 @@ pytest.importorskip("flask", reason="the server needs Flask")
 FILE = ROOT / "submissions" / "vectoradd" / "add_torch.py"
 
 
-def test_upload_form_own_submissions_and_queue(tmp_path):
+def test_upload_form_own_submissions_and_queue(tmp_path, db_url):
     executable = need_browser()
     from playwright.sync_api import sync_playwright
 
-    db = str(tmp_path / "web.db")
+    db = db_url
     token = add_user(db, "alice")
     other = add_user(db, "bob")
     queue = JobQueue(Store(db))
