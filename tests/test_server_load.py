@@ -29,8 +29,8 @@ PER_CLIENT = 2
 def jobs_of(db: str) -> list[dict]:
     store = Store(db)
     try:
-        return store.query("SELECT id, user_name, status, attempts, submission_id, verdict "
-                           "FROM jobs ORDER BY id")
+        return store.query("SELECT id, user_name, status, attempts, submission_id, verdict, "
+                           "worker, error FROM jobs ORDER BY id")
     finally:
         store.close()
 

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from conftest import ROOT
 from serverkit import CASE, Server, add_user, upload
+from test_server_load import jobs_of
 
 from harness.storage.store import Store
 
@@ -24,12 +25,7 @@ FILE = (ROOT / "tests" / "submissions" / "leaderboard" / "fast.py").read_bytes()
 
 
 def ended(db: str) -> list[dict]:
-    store = Store(db)
-    try:
-        return store.query("SELECT id, status, worker, submission_id, error FROM jobs "
-                           "WHERE status IN ('done', 'failed') ORDER BY id")
-    finally:
-        store.close()
+    return [j for j in jobs_of(db) if j["status"] in ("done", "failed")]
 
 
 def test_two_servers_and_a_worker_record_each_job_once(tmp_path, db_url):

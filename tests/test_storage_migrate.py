@@ -44,8 +44,8 @@ def build_668f69d(url: str) -> None:
     postgres = url.startswith("postgresql://")
     conn = raw(url)
     conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-    for _version, statements in OLD["migrations"]:
-        for statement in statements:
+    for _version, old in OLD["migrations"]:
+        for statement in old:
             conn.execute(dialect(statement, postgres))
     for name in ORDER:
         table = OLD["tables"][name]
