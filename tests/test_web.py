@@ -239,7 +239,7 @@ def test_every_page_in_a_browser(server, filled, tmp_path):
         shot("submission-failed")
         page.goto(f"{server}/submissions/{ids['carol'][0]}")
         text = page.locator("main").inner_text()
-        assert "reads-environment" in text and "suspicious" in text
+        assert "counts-calls" in text and "suspicious" in text
         assert "samples took over 4x the median" in page.locator("p.note").first.inner_text()
         assert "hello from the worker" in page.locator("section.output").inner_text()
         shot("submission-flagged")

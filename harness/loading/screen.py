@@ -8,6 +8,8 @@ explains itself, so a contestant knows what was seen and why it matters.
 from __future__ import annotations
 
 import ast
+import re
+import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
@@ -189,11 +191,151 @@ def _keyed_cache(attr: str) -> Callable[[ast.AST], bool]:
         if isinstance(node, ast.Subscript):
             return contains_key(node.slice)
         if isinstance(node, ast.Compare) and any(isinstance(o, (ast.In, ast.NotIn)) for o in node.ops):
-            return contains_key(node.left)
+            # `p in (a.data_ptr(), b.data_ptr())`: an aliasing check against a literal, no cache
+            literal = all(isinstance(c, (ast.Tuple, ast.List, ast.Set)) for c in node.comparators)
+            return contains_key(node.left) and not literal
         if isinstance(node, ast.Call) and _dotted(node.func).endswith((".get", ".setdefault")):
             return bool(node.args) and contains_key(node.args[0])
         return False
     return match
+
+
+_FACTS: dict[str, set[str]] = {"joins": set(), "kept": set()}
+
+
+def _facts(tree: ast.AST) -> None:
+    """What the rules below read of the whole source: whether it joins its side streams
+    (`_streams_joined`), and the module-level names that a
+    function both stores its results in and returns from (`kept`)."""
+    _FACTS["joins"] = {"yes"} if _streams_joined(tree) else set()
+    _FACTS["kept"] = set()
+    top = {t.id for n in getattr(tree, "body", []) if isinstance(n, (ast.Assign, ast.AnnAssign))
+           for t in _unpacked(n.targets if isinstance(n, ast.Assign) else [n.target])
+           if isinstance(t, ast.Name)}
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name == "custom_kernel":
+            _FACTS["kept"] |= _replayed(fn, top)
+
+
+def _streams_joined(tree: ast.AST) -> bool:
+    """Whether every function that runs work on a side stream joins it afterwards: after
+    its last `with torch.cuda.stream(S)` block (or `torch.cuda.set_stream(S)`), the
+    current stream waits on S (`wait_stream(S)`, an event's `wait_event`), or S or the
+    device is synchronized. A synchronize before the side work joins nothing."""
+    made = {_dotted(t) for n in ast.walk(tree) if isinstance(n, ast.Assign)
+            and isinstance(n.value, ast.Call) and _resolved(n.value.func).endswith("cuda.Stream")
+            for t in n.targets}
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        last_use, last_join = 0, 0
+        for node in ast.walk(fn):
+            if isinstance(node, ast.With) and any(
+                    _dotted(i.context_expr) in made or isinstance(i.context_expr, ast.Call)
+                    and i.context_expr.args and _dotted(i.context_expr.args[0]) in made
+                    for i in node.items):
+                last_use = max(last_use, node.end_lineno or node.lineno)
+            if not isinstance(node, ast.Call):
+                continue
+            name, args = _dotted(node.func), [_dotted(a) for a in node.args]
+            if name.endswith("set_stream") and set(args) & made:
+                last_use = max(last_use, node.lineno)
+            joins = (name.endswith(".wait_stream") and set(args) & made
+                     or name.endswith((".wait_event", "cuda.synchronize"))
+                     or name.endswith(".synchronize") and name.rsplit(".", 1)[0] in made)
+            if joins:
+                last_join = max(last_join, node.lineno)
+        if last_use and last_join <= last_use:
+            return False
+    return True
+
+
+def _replayed(fn: ast.FunctionDef | ast.AsyncFunctionDef, top: set[str]) -> set[str]:
+    """Module-level names that `custom_kernel` both stores into and returns from
+    (`return CACHE[k]`, `return CACHE.get(k)`, `return LAST` of a `global LAST`): outputs
+    kept across calls and handed back. (A helper that builds a kernel once and returns it
+    is not `custom_kernel`, and a kernel cached by shape is called, not returned.)"""
+    declared = {n for g in ast.walk(fn) if isinstance(g, ast.Global) for n in g.names}
+    returned = [r.value for r in ast.walk(fn) if isinstance(r, ast.Return) and r.value]
+
+    def store_of(v: ast.AST) -> str | None:
+        if isinstance(v, ast.Subscript) and isinstance(v.value, ast.Name):
+            return v.value.id
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) \
+                and v.func.attr == "get" and isinstance(v.func.value, ast.Name):
+            return v.func.value.id
+        return v.id if isinstance(v, ast.Name) and v.id in declared else None
+
+    read_back = {store_of(v) for v in returned} & (top | declared)
+    stored = {store_of(t) for node in ast.walk(fn) if isinstance(node, ast.Assign)
+              for t in _unpacked(node.targets)}
+    return {name for name in read_back & stored if name}
+
+
+def _mode_names(node: ast.AST) -> bool:
+    """A condition comparing with the evaluator's mode names, or a read of its protocol's
+    environment (POPCORN_*): code that behaves otherwise when timed."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.startswith("POPCORN_")
+    if not isinstance(node, ast.Compare):
+        return False
+    sides = [node.left, *node.comparators]
+    return any(isinstance(c, ast.Constant) and c.value in ("benchmark", "leaderboard", "profile")
+               for c in sides)
+
+
+_PROTOCOL = re.compile(r"^(check:\s*(pass|fail)|benchmark-count:|(benchmark|test|leaderboard)"
+                       r"\.\d+\.(mean|std|err|best|worst|runs|spec|status))", re.M)
+
+
+def _counts_calls(node: ast.AST) -> bool:
+    """A function that counts its calls in a global and branches on the count."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    declared = {n for g in ast.walk(node) if isinstance(g, ast.Global) for n in g.names}
+    counted = {a.target.id for a in ast.walk(node) if isinstance(a, ast.AugAssign)
+               and isinstance(a.target, ast.Name) and a.target.id in declared}
+    tests = [n.test for n in ast.walk(node) if isinstance(n, (ast.If, ast.IfExp, ast.While))]
+    return any(isinstance(x, ast.Name) and x.id in counted for t in tests for x in ast.walk(t))
+
+
+def _dynamic_code(node: ast.AST) -> bool:
+    """exec, eval or compile of anything but a string written in the source."""
+    if not (isinstance(node, ast.Call) and _resolved(node.func) in (
+            "exec", "eval", "compile", "builtins.exec", "builtins.eval", "builtins.compile")):
+        return False
+    return not (node.args and isinstance(node.args[0], ast.Constant))
+
+
+def _env_read(node: ast.AST) -> bool:
+    """The environment read wholesale or by a computed name; `os.environ.get("BLOCK_M")`
+    and `os.getenv("X")` with a written name are tuning knobs, not flagged."""
+    if isinstance(node, ast.Call) and _resolved(node.func) in (
+            "os.getenv", "os.environ.get", "os.environ.setdefault"):
+        return not (node.args and isinstance(node.args[0], ast.Constant))
+    if isinstance(node, ast.Subscript) and _resolved(node.value) == "os.environ":
+        return not isinstance(node.slice, ast.Constant)
+    if isinstance(node, ast.Attribute) and _resolved(node) == "os.environ":
+        return not _ENV_USES.get(id(node))
+    return False
+
+
+_ENV_USES: dict[int, bool] = {}  # id of an `os.environ` node -> read by a written name
+
+
+def _env_uses(tree: ast.AST) -> None:
+    """Which `os.environ` nodes are read by a written name (`os.environ["X"]`,
+    `os.environ.get("X")`), so that the rule above leaves them be."""
+    _ENV_USES.clear()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            _ENV_USES[id(node.value)] = True
+        elif isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant):
+            _ENV_USES.update({id(c): True for c in node.comparators})  # "X" in os.environ
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("get", "setdefault") and node.args \
+                and isinstance(node.args[0], ast.Constant):
+            _ENV_USES[id(node.func.value)] = True
 
 
 RULES: list[Rule] = [
@@ -236,15 +378,40 @@ RULES: list[Rule] = [
              "os.fork", "os.system", "os.popen", "os.spawnv", "os.execv", "pty.spawn")(n)),
     Rule("threads", FLAG, "starts threads: work could continue after custom_kernel returns",
          lambda n: _imports("threading", "concurrent", "_thread")(n)),
-    Rule("side-streams", FLAG, "creates CUDA streams: work on a stream the timer does not wait "
-         "for is caught by the judge's clock", _call_to("torch.cuda.Stream", "cuda.Stream")),
+    Rule("side-streams", FLAG, "creates CUDA streams and never joins them (wait_stream, "
+         "wait_event, synchronize): work left on them when custom_kernel returns is caught by "
+         "the judge's clock", lambda n: not _FACTS["joins"]
+         and _call_to("torch.cuda.Stream", "cuda.Stream")(n)),
     Rule("writes-fds", FLAG, "writes to raw file descriptors or /proc: output the judge ignores",
          lambda n: _call_to("os.write", "os.dup2", "os.fdopen")(n) or (
              isinstance(n, ast.Constant) and isinstance(n.value, str)
              and n.value.startswith(("/proc/", "/dev/fd")))),
-    Rule("reads-environment", FLAG, "reads environment variables (no secret is there)",
-         lambda n: isinstance(n, ast.Attribute) and _dotted(n) in ("os.environ",)
-         or _call_to("os.getenv")(n)),
+    Rule("reads-environment", FLAG, "reads the environment wholesale or by a computed name "
+         "(no secret is there; a tuning knob read by its name is fine)", _env_read),
+    Rule("evaluator-mode", HARD, "compares with the evaluator's mode names or reads its "
+         "protocol's environment (POPCORN_*): code that behaves otherwise when it is timed",
+         _mode_names),
+    Rule("fake-results", HARD, "holds text in the form of the evaluator's result lines (check: "
+         "pass, benchmark.N.mean): an attempt to forge a verdict or a time",
+         lambda n: isinstance(n, ast.Constant) and isinstance(n.value, str)
+         and _PROTOCOL.search(n.value) is not None),
+    Rule("dynamic-code", HARD, "runs code made at run time (exec, eval or compile of a "
+         "computed string): code the screen cannot read", _dynamic_code),
+    Rule("decodes-blobs", FLAG, "decodes a blob at run time (base64, zlib, lzma, marshal, "
+         "pickle): code or data the screen cannot read", _call_to(
+             "base64.b64decode", "base64.b85decode", "base64.a85decode", "base64.b32decode",
+             "zlib.decompress", "lzma.decompress", "bz2.decompress", "marshal.loads",
+             "pickle.loads", "codecs.decode")),
+    Rule("output-replay", FLAG, "keeps its outputs across calls and returns them again: inputs "
+         "are new every call, so a replayed output is wrong (and its time is not the kernel's)",
+         lambda n: isinstance(n, ast.Return) and n.value is not None and any(
+             isinstance(x, ast.Name) and x.id in _FACTS["kept"] for x in ast.walk(n.value))),
+    Rule("counts-calls", FLAG, "counts its calls and branches on the count: the timed calls "
+         "must do the same work as the checked ones", _counts_calls),
+    Rule("cuda-graphs", FLAG, "captures and replays CUDA graphs: a replay reads the buffers "
+         "captured, not this call's inputs, unless it copies them in first",
+         _call_to("torch.cuda.CUDAGraph", "torch.cuda.graph", "torch.cuda.make_graphed_callables",
+                  "cuda.CUDAGraph")),
     Rule("exits-process", FLAG, "ends the process directly", _call_to("os._exit", "os.kill",
                                                                       "os.abort")),
     Rule("signals", FLAG, "installs signal handlers", _imports("signal")),
@@ -258,9 +425,18 @@ def screen(source: str) -> list[Finding]:
         tree = ast.parse(source)
     except SyntaxError:
         return []
-    lines = source.splitlines()
+    with _LOCK:  # the per-source facts below are module state
+        return _screened(tree, source.splitlines())
+
+
+_LOCK = threading.Lock()
+
+
+def _screened(tree: ast.AST, lines: list[str]) -> list[Finding]:
     _taint(tree)
     _aliases(tree)
+    _facts(tree)
+    _env_uses(tree)
     findings: list[Finding] = []
     seen: set[tuple[str, int]] = set()
     for node in ast.walk(tree):

@@ -1,7 +1,7 @@
-# A correct submission that prints (its output shows on the web page), reads the
-# environment (a screen finding that marks it suspicious without refusing its rank) and
-# stalls on every 15th call (long samples: a note on its page); its short sleeps rank it
-# between fast.py and sleep_1ms.py (a mean of about 0.75 ms; 15 is odd, so the stalls
+# A correct submission that prints (its output shows on the web page), counts its calls
+# and branches on the count (a screen finding that marks it suspicious without refusing
+# its rank): it stalls on every 15th call (long samples: a note on its page); its short
+# sleeps rank it between fast.py and sleep_1ms.py (a mean of about 0.75 ms; 15 is odd, so the stalls
 # fall on timed calls whether or not untimed rehearsals come between them).
 import os
 import time
