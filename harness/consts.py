@@ -66,3 +66,11 @@ class JobState(StrEnum):
     QUEUED = "queued"
     RUNNING = "running"
     DONE = "done"
+
+
+# The static screen's severities, and the second opinion's (kernelguard: harness/loading/
+# guard.py); `integrity.refuse_ranking_on` names what counts from either.
+SCREEN_SEVERITIES = ("hard", "flag", "info")
+GUARD = "kernelguard"
+GUARD_SEVERITIES = ("critical", "high", "medium", "low")
+COUNTABLE = (*SCREEN_SEVERITIES, *(f"{GUARD}:{s}" for s in GUARD_SEVERITIES))

@@ -12,6 +12,8 @@ from typing import Any
 
 import yaml
 
+from harness.consts import COUNTABLE
+
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG_DIR = ROOT / "configs"
 
@@ -39,6 +41,12 @@ class IntegritySettings:
     """Thresholds of the judge's integrity checks (`integrity:`)."""
 
     refuse_ranking_on: list[str]
+
+    def __post_init__(self) -> None:
+        unknown = [v for v in self.refuse_ranking_on if v not in COUNTABLE]
+        if unknown:
+            raise ValueError(f"integrity.refuse_ranking_on takes {', '.join(COUNTABLE)}, not "
+                             f"{', '.join(unknown)}")
 
 
 @dataclass

@@ -59,6 +59,8 @@ HARD = {"rule": "patches-timing", "severity": "hard", "line": 1, "excerpt": "x",
         "explanation": "replaces a timer"}
 FLAG = {"rule": "threads", "severity": "flag", "line": 1, "excerpt": "x",
         "explanation": "starts a thread"}
+GUARDS = {"rule": "OUTPUT_REPLAY_CACHE", "severity": "high", "line": 0, "excerpt": "",
+          "explanation": "direct return from cache[...]", "by": "kernelguard"}
 
 # name: (the document, the policy's flags, the outcome, the mark when recorded)
 ROWS = {
@@ -77,6 +79,8 @@ ROWS = {
     "a screen flag": (evaluation(screen=(FLAG,)), {}, Outcome.RANKED, Mark.SUSPICIOUS),
     "a refused screen rule": (evaluation(screen=(HARD,)), {}, Outcome.UNRANKED,
                               Mark.SUSPICIOUS),
+    "a second opinion, not counted": (evaluation(screen=(GUARDS,)), {}, Outcome.RANKED,
+                                      Mark.OK),
     "the task's own evaluator": (evaluation(evaluator=True), {}, Outcome.UNRANKED, Mark.OK),
     "the worker never started": (evaluation(load_error=WORKER_START), {}, Outcome.NOT_JUDGED,
                                  None),

@@ -90,7 +90,8 @@ def show(console: Console, submission_id: int, code: bool, as_json: bool, db: st
                   f"status {sub['status']}" + (f", not ranked: {sub['refused']}" if sub["refused"] else ""))
     console.print(f"sha256 {sub['sha256']}  task version {sub['content_hash'][:12]}")
     for f in sub["screen"]:
-        console.print(f"  screen [{f['severity']}] {f['rule']} (line {f['line']}): "
+        by = f"{f['by']}: " if f.get("by") else ""
+        console.print(f"  screen [{f['severity']}] {by}{f['rule']} (line {f['line']}): "
                       f"{escape(f['explanation'])}")
     for run in sub["runs"]:
         verdict = "passed" if run["passed"] else "FAILED"

@@ -31,6 +31,7 @@ from harness.judging.startup import compile_cache
 from harness.judging.startup.head_start import HeadStart
 from harness.judging.verdicts import load_error_verdict
 from harness.loading.cases import parse_case
+from harness.loading.guard import second_opinion
 from harness.loading.screen import screen
 from harness.loading.task_folder import Reference, ReferenceImportError, Task, import_reference
 from harness.options import RunOptions
@@ -147,7 +148,7 @@ def _new_evaluation(prepared: Prepared, settings: Settings) -> Evaluation:
         device=device.to_dict(),
         mode=request.mode,
         started=_now(),
-        screen=[f.to_dict() for f in screen(prepared.source)],
+        screen=[f.to_dict() for f in screen(prepared.source)] + second_opinion(prepared.source),
         warnings=list(prepared.warnings),
         harness={"version": __version__, "python": platform.python_version(),
                  "platform": platform.platform(),

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from harness.consts import TASK_NEEDS, WORKER_START, Mark
+from harness.consts import GUARD, TASK_NEEDS, WORKER_START, Mark
+from harness.loading.guard import counted
 from harness.options import UNRECORDED_MODES
 from harness.results.schema import DocumentError, validate
 
@@ -120,16 +121,18 @@ def admit(doc: Mapping[str, Any], policy: Policy) -> Decision:
     shared = shared_gpu_refusal(doc.get("gpu_shared"), mode, policy.allow_shared_gpu)
     if shared:
         return Decision(Outcome.NOT_RECORDED, shared)
-    mark = _suspicion(doc)
+    mark = _suspicion(doc, policy.refuse_ranking_on)
     unranked = _rank_refusal(doc, policy.refuse_ranking_on)
     if unranked:
         return Decision(Outcome.UNRANKED, unranked, mark)
     return Decision(Outcome.RANKED, "", mark)
 
 
-def _suspicion(doc: Mapping[str, Any]) -> str:
-    """`suspicious` where the static screen or an integrity check flagged the result."""
-    screened = any(f.get("severity") in ("hard", "flag") for f in doc.get("screen") or [])
+def _suspicion(doc: Mapping[str, Any], counted_on: tuple[str, ...]) -> str:
+    """`suspicious` where the static screen or an integrity check flagged the result (a
+    second opinion's finding where the organiser counts it: harness/loading/guard.py)."""
+    screened = any(counted(f, counted_on) if f.get("by") == GUARD
+                   else f.get("severity") in ("hard", "flag") for f in doc.get("screen") or [])
     flagged = any(c.get("flags") for p in doc.get("phases") or [] for c in p.get("cases") or [])
     return Mark.SUSPICIOUS if screened or flagged else Mark.OK
 
@@ -137,9 +140,10 @@ def _suspicion(doc: Mapping[str, Any]) -> str:
 def _rank_refusal(doc: Mapping[str, Any], refuse_on: tuple[str, ...]) -> str | None:
     """Why a recorded result never ranks: a screen rule the organiser refuses, or the
     task's own evaluator judged it."""
-    hits = [f for f in doc.get("screen") or [] if f.get("severity") in refuse_on]
+    hits = [f for f in doc.get("screen") or [] if counted(f, refuse_on)]
     if hits:
-        return "static screen: " + ", ".join(sorted({f["rule"] for f in hits}))
+        return "static screen: " + ", ".join(sorted({
+            f"{f['by']}:{f['rule']}" if f.get("by") else f["rule"] for f in hits}))
     evaluator = (doc.get("harness") or {}).get("evaluator")
     if evaluator:
         return f"judged by {evaluator['kind']}: the harness's own checks did not apply"

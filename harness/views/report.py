@@ -174,8 +174,9 @@ def _print_screen(console: Console, findings: list[dict]) -> None:
     for col in ("rule", "severity", "line", "why it matters"):
         table.add_column(col)
     for f in shown:
-        style = "red" if f["severity"] == "hard" else "yellow"
-        table.add_row(f["rule"], f"[{style}]{f['severity']}[/]", str(f["line"]),
+        style = "red" if f["severity"] in ("hard", "critical", "high") else "yellow"
+        rule = f"{f['by']}: {f['rule']}" if f.get("by") else f["rule"]  # a second opinion's
+        table.add_row(escape(rule), f"[{style}]{f['severity']}[/]", str(f["line"] or ""),
                       escape(f["explanation"]))
     console.print(table)
 
