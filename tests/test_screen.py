@@ -140,6 +140,13 @@ CHEATS = {
         "    if calls > 3:\n"
         "        return data[0]\n"
         "    return data[0] + data[1]\n"),
+    "hard-coded-shapes": (
+        "import torch\n"
+        "def custom_kernel(data):\n"
+        "    a, b = data\n"
+        "    if a.shape == (4096, 4096) and b.size(0) == 4096:\n"
+        "        return torch.load('answer_4096.pt')\n"
+        "    return a + b\n"),
     "cuda-graphs": (
         "import torch\n"
         "g = torch.cuda.CUDAGraph()\n"
@@ -222,6 +229,14 @@ HONEST_IDIOMS = {
         "    m, n = a.shape\n"
         "    cfg = (128, 64) if m == 7168 and n == 4096 else (64, 64)\n"
         "    return launch(a, b, *cfg)\n"),
+    "an empty input answered empty, by shape": (
+        "import torch\n"
+        "def custom_kernel(data):\n"
+        "    a, b = data\n"
+        "    if a.shape[0] == 0:\n"
+        "        return torch.empty_like(a)\n"
+        "    cfg = CONFIGS[a.shape] if a.shape == (128, 64) else DEFAULT\n"
+        "    return launch(a, b, cfg)\n"),
     "a benchmark word outside a comparison": (
         "def custom_kernel(data):\n"
         "    '''Tuned on the benchmark shapes.'''\n"

@@ -299,6 +299,39 @@ def _counts_calls(node: ast.AST) -> bool:
     return any(isinstance(x, ast.Name) and x.id in counted for t in tests for x in ast.walk(t))
 
 
+_MADE = ("torch.tensor", "torch.zeros", "torch.ones", "torch.full", "torch.load",
+         "torch.from_numpy", "numpy.load", "np.load", "torch.as_tensor")
+
+
+def _shape_answer(node: ast.AST) -> bool:
+    """A branch on an input's shape equal to written numbers (`x.shape == (4096, 7168)`,
+    `x.size(0) == 128`) whose body returns a tensor made from constants or a file: an
+    answer prepared for a known case, not computed from this call's inputs. (Choosing a
+    kernel's configuration by shape returns what the kernel computes: not this.)"""
+    if not isinstance(node, ast.If) or not isinstance(node.test, (ast.Compare, ast.BoolOp)):
+        return False
+    compares = [c for c in ast.walk(node.test) if isinstance(c, ast.Compare)
+                and any(isinstance(o, ast.Eq) for o in c.ops)]
+
+    def shape_of_input(x: ast.AST) -> bool:
+        return (isinstance(x, ast.Attribute) and x.attr == "shape" or isinstance(x, ast.Call)
+                and isinstance(x.func, ast.Attribute) and x.func.attr == "size"
+                or isinstance(x, ast.Subscript) and shape_of_input(x.value))
+
+    def written(x: ast.AST) -> bool:
+        return all(isinstance(e, ast.Constant) and isinstance(e.value, int)
+                   for e in (x.elts if isinstance(x, (ast.Tuple, ast.List)) else [x]))
+
+    if not any(any(shape_of_input(x) for x in (c.left, *c.comparators))
+               and any(written(x) for x in (c.left, *c.comparators)) for c in compares):
+        return False
+    returns = [r.value for b in node.body for r in ast.walk(b)
+               if isinstance(r, ast.Return) and r.value is not None]
+    return any(isinstance(v, ast.Call) and any(_resolved(v.func) == m or _resolved(v.func)
+                                               .endswith("." + m) for m in _MADE)
+               for v in returns)
+
+
 def _dynamic_code(node: ast.AST) -> bool:
     """exec, eval or compile of anything but a string written in the source."""
     if not (isinstance(node, ast.Call) and _resolved(node.func) in (
@@ -406,6 +439,9 @@ RULES: list[Rule] = [
          "are new every call, so a replayed output is wrong (and its time is not the kernel's)",
          lambda n: isinstance(n, ast.Return) and n.value is not None and any(
              isinstance(x, ast.Name) and x.id in _FACTS["kept"] for x in ast.walk(n.value))),
+    Rule("hard-coded-shapes", FLAG, "returns a tensor made from constants or a file when an "
+         "input has a given shape: an answer prepared for a known case, not computed",
+         _shape_answer),
     Rule("counts-calls", FLAG, "counts its calls and branches on the count: the timed calls "
          "must do the same work as the checked ones", _counts_calls),
     Rule("cuda-graphs", FLAG, "captures and replays CUDA graphs: a replay reads the buffers "
