@@ -144,6 +144,41 @@ db_option = click.option("--db", help="Results database: a SQLite path or postgr
 
 
 @cli.command()
+@click.argument("task")
+@click.option("--id", "ids", type=int, multiple=True, help="This submission (repeatable).")
+@click.option("--user", "users", multiple=True, help="Only this user's (repeatable).")
+@click.option("--top", type=int, metavar="N", help="The first N of each ranking.")
+@click.option("--all", "everything", is_flag=True,
+              help="Every judged submission of the task, ranked or not.")
+@click.option("--show", "show_id", type=int, metavar="ID", help="Show rejudging ID.")
+@click.option("--apply", "apply_id", type=int, metavar="ID",
+              help="Make rejudging ID's results count (their originals are superseded).")
+@click.option("--cancel", "cancel_id", type=int, metavar="ID", help="Drop rejudging ID's results.")
+@click.option("--list", "listing", is_flag=True, help="The task's rejudgings.")
+@click.option("--jobs", type=int, help="CPU evaluations at once when there is no GPU.")
+@device_option
+@timeout_option
+@config_option
+@db_option
+def rejudge(task, ids, users, top, everything, show_id, apply_id, cancel_id, listing, jobs,
+            device, timeout, config, db) -> None:
+    """Evaluate TASK's stored submissions again (its current version, this harness) and
+    show what changes; the ranking changes only with --apply."""
+    from harness.frontends.errors import guarded
+    from harness.frontends.rejudge import Selection, list_rejudgings, run_rejudge, settle
+    from harness.options import RunOptions
+
+    for action, rid in (("show", show_id), ("apply", apply_id), ("cancel", cancel_id)):
+        if rid is not None:
+            sys.exit(guarded(settle, console, db, rid, action, config))
+    if listing:
+        sys.exit(guarded(list_rejudgings, console, db, task, config))
+    options = RunOptions(task=task, device=device, timeout=timeout, config=config, db=db)
+    sys.exit(guarded(run_rejudge, console, Selection(ids, users, top, everything), options,
+                     jobs))
+
+
+@cli.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path),
                 metavar="A.py B.py")
 @click.option("--task", help="Task name or folder (default: the files' #!POPCORN directive).")
@@ -253,7 +288,8 @@ def record(documents: tuple[Path, ...], user: str | None, repeat: int, allow_sha
 
 @cli.command()
 @click.argument("submission_id", type=int)
-@click.option("--status", type=click.Choice([m.value for m in Mark]), required=True)
+@click.option("--status", type=click.Choice([Mark.OK, Mark.SUSPICIOUS, Mark.HACKED]),
+              required=True)
 @db_option
 def mark(submission_id: int, status: str, db: str | None) -> None:
     """Set a submission's status (organisers: `hacked` removes it from every ranking)."""

@@ -58,6 +58,8 @@ class Mark(StrEnum):
     OK = "ok"
     SUSPICIOUS = "suspicious"  # flagged by the screen or an integrity check
     HACKED = "hacked"  # never ranked
+    PENDING = "rejudging"  # a rejudging's new result, not applied yet: never ranked
+    SUPERSEDED = "superseded"  # replaced by an applied rejudging's result: never ranked
 
 
 class JobState(StrEnum):

@@ -141,7 +141,8 @@ def test_older_rows_without_a_program_key_rank_by_their_bytes(tmp_path):
     raw = sqlite3.connect(path)  # make it a schema 2 database, as an older harness left it
     raw.execute("ALTER TABLE submissions DROP COLUMN program")
     raw.execute("DELETE FROM schema_version WHERE version >= 3")
-    for table in ("users", "jobs", "workers", "contest_rules", "uploads"):  # migrations 4, 5
+    for table in ("users", "jobs", "workers", "contest_rules", "uploads", "rejudged",
+                  "rejudgings"):  # migrations 4, 5, 6
         raw.execute(f"DROP TABLE {table}")
     raw.commit()
     raw.close()

@@ -35,12 +35,13 @@ class Ranked:
 
 
 def eligible(entry: dict[str, Any], device_kind: str) -> bool:
-    """Ranks only if both leaderboard runs passed, on this device kind, and not hacked."""
+    """Ranks only if both leaderboard runs passed, on this device kind, and not hacked,
+    superseded or a rejudging's result not applied yet."""
     public, secret = entry.get("public"), entry.get("secret")
     return (
         entry["mode"] == "leaderboard"
         and entry["device_kind"] == device_kind
-        and entry["status"] != Mark.HACKED
+        and entry["status"] not in (Mark.HACKED, Mark.PENDING, Mark.SUPERSEDED)
         and not entry.get("refused")
         and bool(public and public["passed"])
         and bool(secret and secret["passed"] and secret["score_ns"] is not None)
