@@ -241,6 +241,8 @@ def test_jobs_of_an_older_schema_count_as_uploads(tmp_path):
     fill(queue, 3)
     queue.store.close()
     raw = sqlite3.connect(path)
+    for column in ("rejudging_id", "original_id"):  # migration 7
+        raw.execute(f"ALTER TABLE jobs DROP COLUMN {column}")
     for table in ("rejudged", "rejudgings", "uploads"):  # migrations 6, 5
         raw.execute(f"DROP TABLE {table}")
     raw.execute("DELETE FROM schema_version WHERE version >= 5")

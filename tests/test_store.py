@@ -142,7 +142,7 @@ def test_older_rows_without_a_program_key_rank_by_their_bytes(tmp_path):
     raw.execute("ALTER TABLE submissions DROP COLUMN program")
     raw.execute("DELETE FROM schema_version WHERE version >= 3")
     for table in ("users", "jobs", "workers", "contest_rules", "uploads", "rejudged",
-                  "rejudgings"):  # migrations 4, 5, 6
+                  "rejudgings"):  # migrations 4 to 7
         raw.execute(f"DROP TABLE {table}")
     raw.commit()
     raw.close()

@@ -24,6 +24,7 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from harness.options import MODES
 from harness.results.disclosure import public_document
+from harness.server.rejudging import add_rejudging_endpoints
 from harness.server.rules import get_rules, parse_deadline, parse_modes, set_rules
 from harness.server.slots import safe_file_name
 from harness.server.stream import MAX_STREAMS, Streams, job_events
@@ -221,6 +222,7 @@ def make_api(app: Flask, db_url: str, server: ServerSettings,
     _add_own_endpoints(api, a)
     _add_admin_endpoints(api, a)
     _add_admin_stats(api, a)
+    add_rejudging_endpoints(api, a)
     _add_not_offered(api)
 
     app.config["MAX_FORM_PARTS"] = MAX_FORM_PARTS

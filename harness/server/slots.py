@@ -24,6 +24,7 @@ from harness.consts import WORKER_START
 from harness.execution.protocol import Unjudged
 from harness.options import RunOptions
 from harness.settings import ServerSettings, Settings
+from harness.storage import rejudgings
 from harness.storage.queue import FAILED, QUEUED, Job, JobQueue
 from harness.storage.store import Store, database_errors
 
@@ -149,11 +150,17 @@ class Judging:
             return
         if outcome.pop("retry", False):  # the machine's side: the job runs again
             state = queue.retry(job, outcome["error"])
+            if state == FAILED and job.rejudging_id:
+                rejudgings.set_outcome(queue.store, job.rejudging_id, job.original_id, None,
+                                       None, outcome["error"])
             self.log(f"job {job.id}: not judged ({escape(outcome['error'])}); "
                      + {QUEUED: "queued again", FAILED: "no attempts left: failed",
                         None: "its lease was lost"}[state])
             return
         closed = queue.finish(job, **outcome)
+        if closed and job.rejudging_id and outcome["error"]:
+            rejudgings.set_outcome(queue.store, job.rejudging_id, job.original_id, None, None,
+                                   outcome["error"])
         what = outcome["error"] or outcome["verdict"]
         self.log(f"job {job.id} ({escape(job.user_name)}, {job.task} {job.mode}) on "
                  f"{slot.env['_where']}: {escape(str(what))}, {time.time() - began:.1f} s"
@@ -196,7 +203,9 @@ class Judging:
             result = run_judge(replace(request, env=slot.env))
         if isinstance(result, Unjudged):
             return self._unjudged(f"not judged: {result.reason}", result.retry)
-        return self.admitted(result.document, board, job.user_name, request.options.records)
+        rejudged = (job.rejudging_id, job.original_id) if job.rejudging_id else None
+        return self.admitted(result.document, board, job.user_name, request.options.records,
+                             rejudged)
 
     @staticmethod
     def _unjudged(reason: str, retry: bool, document: dict[str, Any] | None = None
@@ -206,11 +215,14 @@ class Judging:
         return {"document": document, "verdict": None, "exit_code": None, "error": reason,
                 "retry": retry}
 
-    def admitted(self, doc: dict[str, Any], board: Any, user: str,
-                 records: bool) -> dict[str, Any]:
+    def admitted(self, doc: dict[str, Any], board: Any, user: str, records: bool,
+                 rejudged: tuple[int, int] | None = None) -> dict[str, Any]:
         """What `JobQueue.finish` takes for a judge's answer, as admission decides
         (harness/results/admission.py): a refused one is the job's error, with no verdict;
-        an admitted one records (where the mode records) when the queue finishes it."""
+        an admitted one records (where the mode records) when the queue finishes it. A
+        rejudging's job (`rejudged`: the rejudging and the original) records its result
+        beside the original, ranked nowhere until the rejudging is applied, and none once
+        it is settled."""
         from harness.results.admission import Outcome, Policy, admit
 
         policy = Policy.of(self.settings, self.options.allow_partial_containment,
@@ -221,7 +233,10 @@ class Judging:
             machine = (doc.get("load_error") or {}).get("kind") == WORKER_START
             return self._unjudged(decision.reason, machine, doc)
         record = None
-        if records:
+        if records and rejudged:
+            def record(store: Store) -> int | None:
+                return record_rejudged(store, board, user, doc, decision, rejudged)
+        elif records:
             def record(store: Store) -> int:
                 from harness.results.document import document_to_evaluation
                 from harness.results.recording import record_with_standing
@@ -232,6 +247,23 @@ class Judging:
                 return sub_id
         return {"document": doc, "verdict": doc["status"], "exit_code": doc["exit_code"],
                 "error": None, "record": record}
+
+
+def record_rejudged(store: Store, board: Any, user: str, doc: dict[str, Any], decision: Any,
+                    rejudged: tuple[int, int]) -> int | None:
+    """A rejudging's new result, recorded beside its original (in the transaction that
+    closes its job); None, nothing recorded, where the rejudging was settled meanwhile."""
+    from harness.consts import Mark
+    from harness.results.document import document_to_evaluation
+    from harness.results.recording import record_evaluation
+    rid, original = rejudged
+    found = rejudgings.rejudging(store, rid)
+    if found is None or found["state"] != rejudgings.OPEN:
+        return None
+    sub_id = record_evaluation(store, board, user, document_to_evaluation(doc),
+                               replace(decision, mark=Mark.PENDING))
+    rejudgings.set_outcome(store, rid, original, sub_id, decision.mark)
+    return sub_id
 
 
 def _dropped(queue: JobQueue | None) -> None:

@@ -55,6 +55,8 @@ class Job:
     exit_code: int | None = None
     submission_id: int | None = None
     result: str | None = None
+    rejudging_id: int | None = None  # a rejudging's job: which one, and the original
+    original_id: int | None = None  # submission it judges again
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Job:
@@ -76,6 +78,13 @@ class NewJob:
     gpu: str
     file_name: str
     code: str
+    rejudging_id: int | None = None  # an organiser's rejudging, of the original submission
+    original_id: int | None = None
+
+
+# Contestants' jobs are claimed before a rejudging's, so that an organiser's rejudging
+# never holds an upload back; a rejudging's run when no upload waits.
+CLAIM_ORDER = "ORDER BY CASE WHEN rejudging_id IS NULL THEN 0 ELSE 1 END, id"
 
 
 class JobQueue:
@@ -99,12 +108,14 @@ class JobQueue:
             ts = self.clock()
             cur = self.store.execute(
                 "INSERT INTO jobs (user_name, task, mode, gpu, file_name, code, status, "
-                "created_at, created_ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                "created_at, created_ts, rejudging_id, original_id) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (job.user, job.task, job.mode, job.gpu, job.file_name, job.code, QUEUED, now(),
-                 ts))
+                 ts, job.rejudging_id, job.original_id))
             job_id = int(cur.fetchone()[0])
-            self.store.execute("INSERT INTO uploads (user_name, created_ts, job_id) "
-                               "VALUES (?, ?, ?)", (job.user, ts, job_id))
+            if job.rejudging_id is None:  # an organiser's rejudging is no one's upload
+                self.store.execute("INSERT INTO uploads (user_name, created_ts, job_id) "
+                                   "VALUES (?, ?, ?)", (job.user, ts, job_id))
             return job_id
 
     def get(self, job_id: int) -> Job | None:
@@ -115,7 +126,9 @@ class JobQueue:
         """1 for the next queued job of its GPU kind; None once it runs or ended."""
         if job.status != QUEUED:
             return None
-        rows = self.store.query("SELECT COUNT(*) AS n FROM jobs WHERE status = ? AND id <= ? "
+        ahead = ("rejudging_id IS NULL AND id <= ?" if job.rejudging_id is None else
+                 "(rejudging_id IS NULL OR id <= ?)")  # the claim order (CLAIM_ORDER)
+        rows = self.store.query(f"SELECT COUNT(*) AS n FROM jobs WHERE status = ? AND {ahead} "
                                 "AND LOWER(gpu) = LOWER(?)", (QUEUED, job.id, job.gpu))
         return int(rows[0]["n"])
 
@@ -129,8 +142,9 @@ class JobQueue:
         """Running jobs, then queued ones, in the order they will run (no code)."""
         rows = self.store.query(
             "SELECT id, user_name, task, mode, gpu, file_name, '' AS code, status, created_at, "
-            "created_ts, attempts, worker, started_ts, lease_until FROM jobs "
-            "WHERE status IN (?, ?) ORDER BY CASE WHEN status = ? THEN 0 ELSE 1 END, id",
+            "created_ts, attempts, worker, started_ts, lease_until, rejudging_id, original_id "
+            "FROM jobs WHERE status IN (?, ?) ORDER BY CASE WHEN status = ? THEN 0 ELSE 1 END, "
+            "CASE WHEN rejudging_id IS NULL THEN 0 ELSE 1 END, id",
             (RUNNING, QUEUED, RUNNING))
         return [Job.from_row(r) for r in rows]
 
@@ -200,7 +214,7 @@ class JobQueue:
         with self.store.transaction():
             rows = self.store.query(
                 f"SELECT id FROM jobs WHERE status = ? AND LOWER(gpu) IN ({marks}) "
-                "ORDER BY id LIMIT 1" + self._lock(), (QUEUED, *kinds))
+                f"{CLAIM_ORDER} LIMIT 1" + self._lock(), (QUEUED, *kinds))
             if not rows:
                 return None
             job_id = rows[0]["id"]
@@ -272,6 +286,19 @@ class JobQueue:
             self.store.execute("UPDATE jobs SET status = ?, worker = NULL, lease_until = NULL, "
                                "attempts = attempts - 1 WHERE id = ?", (QUEUED, job.id))
         return True
+
+    def rejudging_jobs(self, rejudging_id: int) -> dict[str, int]:
+        """How many of a rejudging's jobs are in each state."""
+        rows = self.store.query("SELECT status, COUNT(*) AS n FROM jobs WHERE rejudging_id = ? "
+                                "GROUP BY status", (rejudging_id,))
+        return {r["status"]: int(r["n"]) for r in rows}
+
+    def drop_rejudging_jobs(self, rejudging_id: int) -> int:
+        """Delete a rejudging's jobs still queued (it was cancelled); how many."""
+        with self.store.transaction():
+            cur = self.store.execute("DELETE FROM jobs WHERE rejudging_id = ? AND status = ?",
+                                     (rejudging_id, QUEUED))
+        return cur.rowcount
 
     def register_worker(self, name: str, gpu: str) -> None:
         """Say that a slot named `name` judges on `gpu` (for GET /gpus and the queue page)."""

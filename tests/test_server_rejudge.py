@@ -1,0 +1,94 @@
+"""Rejudging through the contest server (harness/server/rejudging.py), on a real
+`runner.py serve` with two CPU slots: an admin rejudges 20 stored submissions, which run
+as jobs of the queue after a contestant's upload sent meanwhile; each is judged once, its
+new result kept beside its original until the rejudging is applied; applied, the 20 rank
+on the task's current version; a contestant cannot start one; a rejudging's jobs are no
+one's uploads."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from conftest import ROOT
+from serverkit import CASE, Server, add_user, request, upload
+
+from harness.results.ranking import program_key
+from harness.storage.store import NewSubmission, Store
+
+pytest.importorskip("flask", reason="the server needs Flask")
+pytestmark = pytest.mark.slow
+
+COUNT = 20
+CODE = (ROOT / "submissions" / "vectoradd" / "add_torch.py").read_text()
+
+
+def run_row(seeds: str, score: float) -> dict:
+    return {"mode": "leaderboard", "seeds": seeds, "device_kind": "CPU", "device_name": "CPU",
+            "started_at": "t0", "ended_at": "t1", "passed": True, "score_ns": score,
+            "cases": [], "messages": {}, "harness_version": "older", "system": {}}
+
+
+def originals(db: str) -> list[int]:
+    """20 submissions ranked on an older version of vectoradd, one per user."""
+    store = Store(db)
+    board = store.leaderboard("vectoradd", "an-older-version")
+    ids = [store.record(board, NewSubmission(f"u{i:02d}", "add.py", CODE, f"sha{i}", "ok", [],
+                                             None, program_key(CODE)),
+                        [run_row("public", 1e5 + i), run_row("secret", 1e5 + i)])
+           for i in range(COUNT)]
+    store.close()
+    return ids
+
+
+def post(url: str, token: str, body: dict | None = None):
+    return request(url, "POST", token, json.dumps(body or {}).encode(), "application/json",
+                   bearer=True)
+
+
+def test_a_rejudging_of_20_through_the_server_judges_each_once(tmp_path):
+    db = str(tmp_path / "contest.db")
+    ids = originals(db)
+    org, cam = add_user(db, "org", admin=True), add_user(db, "cam")
+    server = Server(db, tmp_path / "serve.log", "--workers", "2", "--device", "cpu",
+                    *CASE).start()
+    base = server.base
+    try:
+        assert post(f"{base}/admin/rejudge/vectoradd", cam, {"all": True}).code == 403
+        started = post(f"{base}/admin/rejudge/vectoradd", org, {"all": True})
+        assert started.code == 200, started.body
+        rid, jobs = started.body["id"], started.body["jobs"]
+        assert len(jobs) == COUNT and started.body["skipped"] == []
+        sent = upload(base, cam, "vectoradd", "CPU", "test", "mine.py", CODE.encode())
+        assert sent.code == 200, sent.body
+        deadline = time.monotonic() + 400
+        while time.monotonic() < deadline:
+            report = request(f"{base}/admin/rejudgings/{rid}", token=org, bearer=True).body
+            if report["jobs"].get("done", 0) + report["jobs"].get("failed", 0) == COUNT:
+                break
+            time.sleep(1)
+        assert report["jobs"] == {"done": COUNT}, report["jobs"]
+        changes = report["changes"]
+        assert sorted(c["original"] for c in changes) == ids
+        assert all(c["now"] == "passed" and c["new"] for c in changes), changes
+        assert len({c["new"] for c in changes}) == COUNT  # each judged once
+        assert report["rankings"]["CPU"]["after"] and report["rejudging"]["state"] == "open"
+        assert post(f"{base}/admin/rejudgings/{rid}/apply", org).code == 200
+        again = post(f"{base}/admin/rejudgings/{rid}/cancel", org)
+        assert again.code == 409 and "applied already" in again.body["detail"]
+    finally:
+        server.stop()
+    store = Store(db)
+    board = store.current_board("vectoradd")
+    ranked = [e for e in store.entries("vectoradd", board["content_hash"])
+              if e["status"] == "ok"]
+    assert len(ranked) == COUNT
+    assert store.query("SELECT COUNT(*) AS n FROM submissions")[0]["n"] == 2 * COUNT
+    assert {r["status"] for r in store.query(
+        "SELECT status FROM submissions WHERE id <= ?", (max(ids),))} == {"superseded"}
+    assert store.query("SELECT COUNT(*) AS n FROM uploads")[0]["n"] == 1  # cam's alone
+    jobs_rows = store.query("SELECT rejudging_id, started_ts FROM jobs")
+    mine = next(j["started_ts"] for j in jobs_rows if j["rejudging_id"] is None)
+    assert mine < max(j["started_ts"] for j in jobs_rows if j["rejudging_id"])  # not last
+    store.close()
