@@ -47,6 +47,31 @@ def post(url: str, token: str, body: dict | None = None):
                    bearer=True)
 
 
+def organiser_page(base: str, rid: int, org: str, cam: str) -> None:
+    """The board's page of the rejudging in a real browser: an admin's token shows every
+    submission's change and the rankings; a contestant's is refused."""
+    from test_web import need_browser
+
+    executable = need_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        page = browser.new_page()
+        page.goto(f"{base}/rejudgings/{rid}")
+        page.fill("input[name=token]", cam)
+        page.click("button[type=submit]")
+        assert "an admin's token is needed" in page.locator("p.message").inner_text()
+        page.fill("input[name=token]", org)
+        page.click("button[type=submit]")
+        assert page.locator("table.rejudged tbody tr").count() == COUNT
+        assert page.locator("table.rejudged tbody tr").first.locator("td").nth(4) \
+            .inner_text() == "passed"
+        assert "Ranking on CPU: before and after" in page.locator("main").inner_text()
+        assert org not in page.content()  # the token never written into the page
+        browser.close()
+
+
 def test_a_rejudging_of_20_through_the_server_judges_each_once(tmp_path):
     db = str(tmp_path / "contest.db")
     ids = originals(db)
@@ -74,6 +99,7 @@ def test_a_rejudging_of_20_through_the_server_judges_each_once(tmp_path):
         assert all(c["now"] == "passed" and c["new"] for c in changes), changes
         assert len({c["new"] for c in changes}) == COUNT  # each judged once
         assert report["rankings"]["CPU"]["after"] and report["rejudging"]["state"] == "open"
+        organiser_page(base, rid, org, cam)
         assert post(f"{base}/admin/rejudgings/{rid}/apply", org).code == 200
         again = post(f"{base}/admin/rejudgings/{rid}/cancel", org)
         assert again.code == 409 and "applied already" in again.body["detail"]

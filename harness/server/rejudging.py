@@ -51,7 +51,7 @@ def add_rejudging_endpoints(api: Blueprint, a: Any) -> None:
             found = rejudgings.rejudging(queue.store, rid)
             if found is None:
                 fail(404, f"no rejudging {rid}")
-            return jsonify(_report(queue, found))
+            return jsonify(report(queue, found))
 
     @api.post("/admin/rejudgings/<int:rid>/<action>")
     def settle(rid: int, action: str) -> Any:
@@ -71,7 +71,7 @@ def add_rejudging_endpoints(api: Blueprint, a: Any) -> None:
                     rejudgings.apply(queue.store, rid)
             except StoreError as exc:
                 fail(404 if "no rejudging" in str(exc) else 409, str(exc))
-            return jsonify(_report(queue, rejudgings.rejudging(queue.store, rid)))
+            return jsonify(report(queue, rejudgings.rejudging(queue.store, rid)))
 
 
 def _selection(body: Any, fail: Any) -> Selection:
@@ -94,7 +94,7 @@ def _job(store: Any, task: str, entry: dict[str, Any], kinds: dict[str, str],
                   sub["file_name"], sub["code"], rid, entry["id"])
 
 
-def _report(queue: Any, found: dict[str, Any]) -> dict[str, Any]:
+def report(queue: Any, found: dict[str, Any]) -> dict[str, Any]:
     """A rejudging as the routes answer it: its row, its jobs by state, what changed per
     submission, and each ranking before and after."""
     rid = found["id"]

@@ -9,12 +9,15 @@ from typing import Any
 from flask import Flask, render_template, request
 
 from harness.server.api import Api, Rejected, Upload, job_status, queue_rows, runs_of_job
+from harness.server.rejudging import report
+from harness.storage import rejudgings
 
 
 def add_contest_pages(app: Flask, api: Api) -> None:
     """Add /queue, /me and /tasks/<task>/upload to `app`, over the API's database and
-    checks (`make_api`'s `api`)."""
+    checks (`make_api`'s `api`), and the organisers' rejudging page."""
     database = api.db
+    add_rejudging_page(app, api)
 
     def mine(name: str) -> list[dict[str, Any]]:
         with database() as queue:
@@ -65,3 +68,26 @@ def add_contest_pages(app: Flask, api: Api) -> None:
                  if details["position"] else "")
         return render_template("me.html", user=who.name, jobs=mine(who.name),
                                message=f"submission {details['id']} accepted{where}")
+
+
+def add_rejudging_page(app: Flask, api: Api) -> None:
+    """Add /rejudgings/<id>: a rejudging's page, for an admin's token."""
+    database = api.db
+
+    @app.route("/rejudgings/<int:rid>", methods=["GET", "POST"])
+    def rejudging_page(rid: int) -> Any:
+        """A rejudging, for an organiser who gives an admin's token: what changed per
+        submission, each ranking before and after."""
+        if request.method == "GET":
+            return render_template("rejudging.html", rid=rid, report=None, message=None)
+        who = api.user_of(request.form.get("token", ""))
+        if who is None or not who.admin:
+            return render_template("rejudging.html", rid=rid, report=None,
+                                   message="an admin's token is needed"), 403
+        with database() as queue:
+            found = rejudgings.rejudging(queue.store, rid)
+            if found is None:
+                return render_template("rejudging.html", rid=rid, report=None,
+                                       message=f"no rejudging {rid}"), 404
+            shown = report(queue, found)
+        return render_template("rejudging.html", rid=rid, report=shown, message=None)
