@@ -75,7 +75,7 @@ def organiser_page(base: str, rid: int, org: str, cam: str) -> None:
 def test_a_rejudging_of_20_through_the_server_judges_each_once(tmp_path):
     db = str(tmp_path / "contest.db")
     ids = originals(db)
-    org, cam = add_user(db, "org", admin=True), add_user(db, "cam")
+    org, cam, u00 = add_user(db, "org", admin=True), add_user(db, "cam"), add_user(db, "u00")
     server = Server(db, tmp_path / "serve.log", "--workers", "2", "--device", "cpu",
                     *CASE).start()
     base = server.base
@@ -87,6 +87,11 @@ def test_a_rejudging_of_20_through_the_server_judges_each_once(tmp_path):
         assert len(jobs) == COUNT and started.body["skipped"] == []
         sent = upload(base, cam, "vectoradd", "CPU", "test", "mine.py", CODE.encode())
         assert sent.code == 200, sent.body
+        # a contestant whose submission is rejudged sees nothing of it until it is applied
+        assert request(f"{base}/user/submissions", token=u00).body == []
+        assert request(f"{base}/user/submissions/{jobs[0]}", token=u00).code == 404
+        queue_users = {r["user"] for r in request(f"{base}/api/queue").body}
+        assert f"rejudging {rid}" in queue_users and "u00" not in queue_users
         deadline = time.monotonic() + 400
         while time.monotonic() < deadline:
             report = request(f"{base}/admin/rejudgings/{rid}", token=org, bearer=True).body

@@ -277,8 +277,8 @@ class Api:
         """A job of `who`'s; another user's is as if absent (404)."""
         with self.db() as queue:
             job = queue.get(job_id)
-        if job is None or job.user_name != who.name:
-            fail(404, f"no submission {job_id} of yours")
+        if job is None or job.user_name != who.name or job.rejudging_id is not None:
+            fail(404, f"no submission {job_id} of yours")  # a rejudging's is the organiser's
         return job
 
     @staticmethod
@@ -559,7 +559,8 @@ def queue_rows(queue: JobQueue) -> list[dict[str, Any]]:
         position = None
         if job.status != "running":
             seen[job.gpu.lower()] = position = seen.get(job.gpu.lower(), 0) + 1
-        rows.append({"id": job.id, "user": job.user_name, "task": job.task, "mode": job.mode,
+        user = job.user_name if job.rejudging_id is None else f"rejudging {job.rejudging_id}"
+        rows.append({"id": job.id, "user": user, "task": job.task, "mode": job.mode,
                      "gpu": job.gpu, "file_name": job.file_name, "status": job.status,
                      "position": position, "attempts": job.attempts, "worker": job.worker,
                      "created_at": job.created_at, "started_ts": job.started_ts})

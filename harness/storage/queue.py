@@ -149,8 +149,8 @@ class JobQueue:
         return [Job.from_row(r) for r in rows]
 
     def of_user(self, user: str, task: str | None = None, limit: int | None = None) -> list[Job]:
-        """A user's jobs, newest first."""
-        sql, params = "SELECT * FROM jobs WHERE user_name = ?", (user,)
+        """A user's jobs, newest first (an organiser's rejudging of theirs is not theirs)."""
+        sql, params = "SELECT * FROM jobs WHERE user_name = ? AND rejudging_id IS NULL", (user,)
         if task:
             sql, params = sql + " AND LOWER(task) = LOWER(?)", params + (task,)
         sql += " ORDER BY id DESC"
