@@ -1,9 +1,9 @@
 """The results database: leaderboards, submissions and runs, in SQLite or PostgreSQL.
 
-One schema, versioned, built by the migrations of storage/migrations (yoyo-migrations;
-storage/migrate.py runs them). Every evaluation is recorded in one transaction: a reader
-(or a crash) never sees a submission without its runs. SQLite runs in WAL mode with a busy timeout,
-so several runner processes can write to one file; PostgreSQL (`postgresql://...`) lets
+One schema, versioned, built by the modules of storage/migrations (storage/migrate.py
+applies them). Every evaluation is recorded in one transaction: a reader (or a crash)
+never sees a submission without its runs. SQLite runs in WAL mode with a busy timeout, so
+several runner processes can write to one file; PostgreSQL (`postgresql://...`) lets
 runners on many hosts share one leaderboard.
 """
 
