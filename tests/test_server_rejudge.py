@@ -1,6 +1,7 @@
 """Rejudging through the contest server (harness/server/rejudging.py), on a real
 `runner.py serve` with two CPU slots: an admin rejudges 20 stored submissions, which run
-as jobs of the queue after a contestant's upload sent meanwhile; each is judged once, its
+as jobs of the queue after a contestant's upload sent meanwhile; the server is killed
+and started again meanwhile; each is judged once, its
 new result kept beside its original until the rejudging is applied; applied, the 20 rank
 on the task's current version; a contestant cannot start one; a rejudging's jobs are no
 one's uploads."""
@@ -76,8 +77,10 @@ def test_a_rejudging_of_20_through_the_server_judges_each_once(tmp_path):
     db = str(tmp_path / "contest.db")
     ids = originals(db)
     org, cam, u00 = add_user(db, "org", admin=True), add_user(db, "cam"), add_user(db, "u00")
-    server = Server(db, tmp_path / "serve.log", "--workers", "2", "--device", "cpu",
-                    *CASE).start()
+    config = tmp_path / "server.yaml"  # a killed server's running jobs come back soon
+    config.write_text("server:\n  lease_seconds: 5\n")
+    server = Server(db, tmp_path / "serve.log", "--workers", "2", "--device", "cpu", *CASE,
+                    "--config", str(config)).start()
     base = server.base
     try:
         assert post(f"{base}/admin/rejudge/vectoradd", cam, {"all": True}).code == 403
@@ -92,6 +95,11 @@ def test_a_rejudging_of_20_through_the_server_judges_each_once(tmp_path):
         assert request(f"{base}/user/submissions/{jobs[0]}", token=u00).code == 404
         queue_users = {r["user"] for r in request(f"{base}/api/queue").body}
         assert f"rejudging {rid}" in queue_users and "u00" not in queue_users
+        # the server dies with the rejudging's jobs queued and running, judges and all,
+        # and starts again: each job is judged once all the same
+        time.sleep(3)
+        server.kill()
+        server.start()
         deadline = time.monotonic() + 400
         while time.monotonic() < deadline:
             report = request(f"{base}/admin/rejudgings/{rid}", token=org, bearer=True).body
