@@ -288,7 +288,8 @@ def record(documents: tuple[Path, ...], user: str | None, repeat: int, allow_sha
 
 @cli.command()
 @click.argument("submission_id", type=int)
-@click.option("--status", type=click.Choice([Mark.OK, Mark.SUSPICIOUS, Mark.HACKED]),
+@click.option("--status", type=click.Choice([m.value for m in (Mark.OK, Mark.SUSPICIOUS,
+                                                                 Mark.HACKED)]),
               required=True)
 @db_option
 def mark(submission_id: int, status: str, db: str | None) -> None:

@@ -113,6 +113,7 @@ def test_a_fixed_reference_rejudged_applied_and_cancelled(contest):
     rows = {line.split("│")[2].strip(): line for line in r.out.splitlines()
             if line.count("│") > 9 and line.split("│")[2].strip() in SUBMISSIONS}
     assert "passed" in rows["lee"] and "failed" in rows["lee"].split("passed", 1)[1]
+    assert "test case 0: failed" in rows["lee"] and "wrong output" in rows["lee"]  # why
     assert "failed" in rows["fay"] and "passed" in rows["fay"].split("failed", 1)[1]
     assert "counts-calls" in rows["sam"]
     assert "Ranking on CPU: before | after" in r.out

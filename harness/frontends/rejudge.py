@@ -129,13 +129,14 @@ def show(console: Console, store: Store, rid: int) -> None:
                   f"{found['content_hash'][:12]} ({found['state']}, by {found['created_by']})",
                   title_justify="left")
     for col in ("submission", "user", "file", "was", "now", "score before", "after", "change",
-                "new findings, or why not judged", "new #"):
+                "why it fails, new findings", "new #"):
         table.add_column(col)
     for row in changes(store, rid):
         now_style = "green" if row["now"] == "passed" else "red"
         moved = row["was"] != row["now"]
         change = f"{row['change']:+.1%}" if row["change"] is not None else ""
-        why = row["error"] or ", ".join(row["new_findings"])
+        why = "; ".join(filter(None, [row["error"], row["fails_because"],
+                                      ", ".join(row["new_findings"])]))
         table.add_row(str(row["original"]), escape(row["user"]), escape(row["file"]), row["was"],
                       f"[{now_style}]{'[bold]' if moved else ''}{row['now']}[/][/]" if moved
                       else f"[{now_style}]{row['now']}[/]",

@@ -57,9 +57,23 @@ def verdict(sub: dict[str, Any] | None) -> tuple[str, float | None]:
     return ("passed" if passed else "failed"), run["score_ns"] if passed else None
 
 
+def failure(sub: dict[str, Any] | None) -> str:
+    """Why a stored submission failed, in a line: its load error's title, or its first
+    case that did not pass (public runs first)."""
+    for run in sorted((sub or {}).get("runs") or [], key=lambda r: r["seeds"] != "public"):
+        load_error = (run.get("messages") or {}).get("load_error")
+        if load_error:
+            return str(load_error.get("title") or load_error.get("status") or "not loaded")
+        for case in run.get("cases") or []:
+            if case.get("status") != "passed":
+                said = f": {case['message'][:120]}" if case.get("message") else ""
+                return f"{case.get('phase', '')} case {case.get('index')}: {case['status']}{said}"
+    return ""
+
+
 def changes(store: Store, rid: int) -> list[dict[str, Any]]:
-    """Per original: its verdict and score, the new ones, the change, and the new
-    screen's findings the original did not have."""
+    """Per original: its verdict and score, the new ones, the change, why the new one
+    fails where it does, and the new screen's findings the original did not have."""
     found = rejudgings.rejudging(store, rid)
     if found is None:
         raise StoreError(f"no rejudging {rid}")
@@ -75,6 +89,7 @@ def changes(store: Store, rid: int) -> list[dict[str, Any]]:
             "user": old["user_name"] if old else "", "file": old["file_name"] if old else "",
             "was": was, "before_ns": before, "now": now_ if new else "not judged",
             "after_ns": after, "mark": item["mark"], "error": item["error"],
+            "fails_because": failure(new) if new and now_ == "failed" else "",
             "change": (after / before - 1) if before and after else None,
             "new_findings": sorted({f["rule"] for f in (new or {}).get("screen") or []
                                     if f["severity"] in ("hard", "flag")} - seen)})
