@@ -11,7 +11,7 @@ import ast
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 HARD, FLAG, INFO = "hard", "flag", "info"
 
@@ -200,21 +200,36 @@ def _keyed_cache(attr: str) -> Callable[[ast.AST], bool]:
     return match
 
 
-_FACTS: dict[str, set[str]] = {"joins": set(), "kept": set()}
+@dataclass
+class _Source:
+    """What the rules below read of the whole source being screened: whether it joins
+    its side streams (`_streams_joined`), the module-level names `custom_kernel` both
+    stores its results in and returns from (`_replayed`), and the `os.environ` nodes read
+    by a written name (`_env_uses`)."""
+
+    joins: bool = True
+    kept: set[str] = field(default_factory=set)
+    env_by_name: set[int] = field(default_factory=set)
+
+
+_SOURCE = _Source()
 
 
 def _facts(tree: ast.AST) -> None:
-    """What the rules below read of the whole source: whether it joins its side streams
-    (`_streams_joined`), and the module-level names that a
-    function both stores its results in and returns from (`kept`)."""
-    _FACTS["joins"] = {"yes"} if _streams_joined(tree) else set()
-    _FACTS["kept"] = set()
+    """Read `tree`'s facts into `_SOURCE`."""
     top = {t.id for n in getattr(tree, "body", []) if isinstance(n, (ast.Assign, ast.AnnAssign))
            for t in _unpacked(n.targets if isinstance(n, ast.Assign) else [n.target])
            if isinstance(t, ast.Name)}
-    for fn in ast.walk(tree):
-        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name == "custom_kernel":
-            _FACTS["kept"] |= _replayed(fn, top)
+    _SOURCE.joins = _streams_joined(tree)
+    _SOURCE.kept = {name for fn in ast.walk(tree)
+                    if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and fn.name == "custom_kernel" for name in _replayed(fn, top)}
+    _SOURCE.env_by_name = _env_uses(tree)
+
+
+def _globals_of(fn: ast.AST) -> set[str]:
+    """The names a function declares `global`."""
+    return {n for g in ast.walk(fn) if isinstance(g, ast.Global) for n in g.names}
 
 
 def _streams_joined(tree: ast.AST) -> bool:
@@ -255,7 +270,7 @@ def _replayed(fn: ast.FunctionDef | ast.AsyncFunctionDef, top: set[str]) -> set[
     (`return CACHE[k]`, `return CACHE.get(k)`, `return LAST` of a `global LAST`): outputs
     kept across calls and handed back. (A helper that builds a kernel once and returns it
     is not `custom_kernel`, and a kernel cached by shape is called, not returned.)"""
-    declared = {n for g in ast.walk(fn) if isinstance(g, ast.Global) for n in g.names}
+    declared = _globals_of(fn)
     returned = [r.value for r in ast.walk(fn) if isinstance(r, ast.Return) and r.value]
 
     def store_of(v: ast.AST) -> str | None:
@@ -292,7 +307,7 @@ def _counts_calls(node: ast.AST) -> bool:
     """A function that counts its calls in a global and branches on the count."""
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
-    declared = {n for g in ast.walk(node) if isinstance(g, ast.Global) for n in g.names}
+    declared = _globals_of(node)
     counted = {a.target.id for a in ast.walk(node) if isinstance(a, ast.AugAssign)
                and isinstance(a.target, ast.Name) and a.target.id in declared}
     tests = [n.test for n in ast.walk(node) if isinstance(n, (ast.If, ast.IfExp, ast.While))]
@@ -327,9 +342,7 @@ def _shape_answer(node: ast.AST) -> bool:
         return False
     returns = [r.value for b in node.body for r in ast.walk(b)
                if isinstance(r, ast.Return) and r.value is not None]
-    return any(isinstance(v, ast.Call) and any(_resolved(v.func) == m or _resolved(v.func)
-                                               .endswith("." + m) for m in _MADE)
-               for v in returns)
+    return any(_call_to(*_MADE)(v) for v in returns)
 
 
 def _dynamic_code(node: ast.AST) -> bool:
@@ -349,26 +362,24 @@ def _env_read(node: ast.AST) -> bool:
     if isinstance(node, ast.Subscript) and _resolved(node.value) == "os.environ":
         return not isinstance(node.slice, ast.Constant)
     if isinstance(node, ast.Attribute) and _resolved(node) == "os.environ":
-        return not _ENV_USES.get(id(node))
+        return id(node) not in _SOURCE.env_by_name
     return False
 
 
-_ENV_USES: dict[int, bool] = {}  # id of an `os.environ` node -> read by a written name
-
-
-def _env_uses(tree: ast.AST) -> None:
-    """Which `os.environ` nodes are read by a written name (`os.environ["X"]`,
-    `os.environ.get("X")`), so that the rule above leaves them be."""
-    _ENV_USES.clear()
+def _env_uses(tree: ast.AST) -> set[int]:
+    """The ids of the `os.environ` nodes read by a written name (`os.environ["X"]`,
+    `os.environ.get("X")`, `"X" in os.environ`), which the rule above leaves be."""
+    found: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-            _ENV_USES[id(node.value)] = True
+            found.add(id(node.value))
         elif isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant):
-            _ENV_USES.update({id(c): True for c in node.comparators})  # "X" in os.environ
+            found |= {id(c) for c in node.comparators}
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and node.func.attr in ("get", "setdefault") and node.args \
                 and isinstance(node.args[0], ast.Constant):
-            _ENV_USES[id(node.func.value)] = True
+            found.add(id(node.func.value))
+    return found
 
 
 RULES: list[Rule] = [
@@ -413,7 +424,7 @@ RULES: list[Rule] = [
          lambda n: _imports("threading", "concurrent", "_thread")(n)),
     Rule("side-streams", FLAG, "creates CUDA streams and never joins them (wait_stream, "
          "wait_event, synchronize): work left on them when custom_kernel returns is caught by "
-         "the judge's clock", lambda n: not _FACTS["joins"]
+         "the judge's clock", lambda n: not _SOURCE.joins
          and _call_to("torch.cuda.Stream", "cuda.Stream")(n)),
     Rule("writes-fds", FLAG, "writes to raw file descriptors or /proc: output the judge ignores",
          lambda n: _call_to("os.write", "os.dup2", "os.fdopen")(n) or (
@@ -438,7 +449,7 @@ RULES: list[Rule] = [
     Rule("output-replay", FLAG, "keeps its outputs across calls and returns them again: inputs "
          "are new every call, so a replayed output is wrong (and its time is not the kernel's)",
          lambda n: isinstance(n, ast.Return) and n.value is not None and any(
-             isinstance(x, ast.Name) and x.id in _FACTS["kept"] for x in ast.walk(n.value))),
+             isinstance(x, ast.Name) and x.id in _SOURCE.kept for x in ast.walk(n.value))),
     Rule("hard-coded-shapes", FLAG, "returns a tensor made from constants or a file when an "
          "input has a given shape: an answer prepared for a known case, not computed",
          _shape_answer),
@@ -461,7 +472,7 @@ def screen(source: str) -> list[Finding]:
         tree = ast.parse(source)
     except SyntaxError:
         return []
-    with _LOCK:  # the per-source facts below are module state
+    with _LOCK:  # the per-source facts (_SOURCE, aliases, taints) are module state
         return _screened(tree, source.splitlines())
 
 
@@ -472,7 +483,6 @@ def _screened(tree: ast.AST, lines: list[str]) -> list[Finding]:
     _taint(tree)
     _aliases(tree)
     _facts(tree)
-    _env_uses(tree)
     findings: list[Finding] = []
     seen: set[tuple[str, int]] = set()
     for node in ast.walk(tree):
