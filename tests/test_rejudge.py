@@ -145,3 +145,11 @@ def test_a_fixed_reference_rejudged_applied_and_cancelled(contest):
     assert twice.rc == 2 and "rejudging 1 is applied already" in twice.out
     listing = run_cli("rejudge", "fixme", "--list", "--db", db)
     assert "applied" in listing.out and "cancelled" in listing.out
+
+
+def test_a_missing_database_is_named_and_not_made(tmp_path):
+    typo = tmp_path / "typo.db"
+    for args in (["vectoradd", "--all"], ["vectoradd", "--list"], ["vectoradd", "--apply", "1"]):
+        r = run_cli("rejudge", *args, "--db", str(typo))
+        assert r.rc == 2 and f"no results database at {typo}" in r.out, r.out
+    assert not typo.exists()

@@ -33,7 +33,7 @@ from harness.results.recording import record_evaluation, resolve_user
 from harness.results.rejudging import Selection, changes, rankings, select
 from harness.settings import Settings
 from harness.storage import rejudgings
-from harness.storage.store import Store, StoreError, resolve_db
+from harness.storage.store import Store, StoreError, require_existing, resolve_db
 
 
 class Rejudge(Batch):
@@ -42,17 +42,14 @@ class Rejudge(Batch):
 
     def __init__(self, folder: Path, originals: list[dict[str, Any]], options: RunOptions,
                  settings: Settings) -> None:
+        """`originals`: the stored submissions (`Store.submission`), their code written
+        into `folder`, one folder each."""
         self.originals: dict[Path, dict[str, Any]] = {}
-        store = Store(resolve_db(options.db, settings.store_path))
-        try:
-            for entry in originals:
-                sub = store.submission(entry["id"])
-                path = folder / str(entry["id"]) / sub["file_name"]
-                path.parent.mkdir(parents=True)
-                path.write_text(sub["code"])
-                self.originals[path] = entry
-        finally:
-            store.close()
+        for sub in originals:
+            path = folder / str(sub["id"]) / sub["file_name"]
+            path.parent.mkdir(parents=True)
+            path.write_text(sub["code"])
+            self.originals[path] = sub
         super().__init__(list(self.originals), options, settings)
         self.board = self.boards[self.jobs[0].task]  # the task's current version
         self.rid = rejudgings.open_rejudging(self.store, self.board.task,
@@ -95,9 +92,9 @@ def run_rejudge(console: Console, chosen: Selection, options: RunOptions,
     except TaskError as exc:
         console.print(f"[red]error:[/] {exc}")
         return ExitCode.USAGE
-    store = Store(resolve_db(options.db, settings.store_path))
+    store = Store(require_existing(resolve_db(options.db, settings.store_path)))
     try:
-        originals = select(store, task.name, chosen)
+        originals = [store.submission(e["id"]) for e in select(store, task.name, chosen)]
     finally:
         store.close()
     if not originals:
@@ -131,7 +128,7 @@ def show(console: Console, store: Store, rid: int) -> None:
     for col in ("submission", "user", "file", "was", "now", "score before", "after", "change",
                 "why it fails, new findings", "new #"):
         table.add_column(col)
-    for row in changes(store, rid):
+    for row in changes(store, found):
         now_style = "green" if row["now"] == "passed" else "red"
         moved = row["was"] != row["now"]
         change = f"{row['change']:+.1%}" if row["change"] is not None else ""
@@ -144,7 +141,7 @@ def show(console: Console, store: Store, rid: int) -> None:
                       readable(row["after_ns"]) if row["after_ns"] else "", change,
                       escape(why), str(row["new"] or ""))
     console.print(table)
-    for kind, (before, after) in rankings(store, rid).items():
+    for kind, (before, after) in rankings(store, found).items():
         ranked = Table(title=f"Ranking on {kind}: before | after", title_justify="left")
         for col in ("rank", "before", "score", "after", "score "):
             ranked.add_column(col)
@@ -161,7 +158,7 @@ def settle(console: Console, db: str | None, rid: int, action: str,
            config: Path | None = None) -> int:
     """`--apply ID` or `--cancel ID` (or `--show ID`): the rejudging settled as a whole."""
     settings = Settings.load(config)
-    store = Store(resolve_db(db, settings.store_path))
+    store = Store(require_existing(resolve_db(db, settings.store_path)))
     try:
         if action == "show":
             show(console, store, rid)
@@ -183,7 +180,7 @@ def list_rejudgings(console: Console, db: str | None, task: str,
                     config: Path | None = None) -> int:
     """`--list`: a task's rejudgings, newest first."""
     settings = Settings.load(config)
-    store = Store(resolve_db(db, settings.store_path))
+    store = Store(require_existing(resolve_db(db, settings.store_path)))
     try:
         table = Table(title=f"Rejudgings of {task}", title_justify="left")
         for col in ("id", "version", "submissions", "by", "when", "state"):

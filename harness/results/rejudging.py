@@ -9,8 +9,7 @@ from typing import Any
 
 from harness.consts import Mark
 from harness.results.ranking import rank
-from harness.storage import rejudgings
-from harness.storage.store import Store, StoreError
+from harness.storage.store import Store
 
 NOT_COUNTED = (Mark.HACKED, Mark.PENDING, Mark.SUPERSEDED)
 
@@ -71,12 +70,10 @@ def failure(sub: dict[str, Any] | None) -> str:
     return ""
 
 
-def changes(store: Store, rid: int) -> list[dict[str, Any]]:
-    """Per original: its verdict and score, the new ones, the change, why the new one
-    fails where it does, and the new screen's findings the original did not have."""
-    found = rejudgings.rejudging(store, rid)
-    if found is None:
-        raise StoreError(f"no rejudging {rid}")
+def changes(store: Store, found: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per original of the rejudging `found` (storage.rejudgings.rejudging): its verdict
+    and score, the new ones, the change, why the new one fails where it does, and the new
+    screen's findings the original did not have."""
     rows = []
     for item in found["items"]:
         old, new = store.submission(item["original_id"]), None
@@ -96,14 +93,13 @@ def changes(store: Store, rid: int) -> list[dict[str, Any]]:
     return rows
 
 
-def rankings(store: Store, rid: int) -> dict[str, tuple[list, list]]:
-    """Per device kind, the ranking of the originals as they stand and the one their new
-    results would make once applied (each with the mark admission gave it)."""
-    found = rejudgings.rejudging(store, rid)
-    items = found["items"] if found else []
+def rankings(store: Store, found: dict[str, Any]) -> dict[str, tuple[list, list]]:
+    """Per device kind, the ranking of the rejudging's originals as they stand and the one
+    their new results would make once applied (each with the mark admission gave it)."""
+    items = found["items"]
     originals = {i["original_id"] for i in items}
     marks = {i["submission_id"]: i["mark"] for i in items if i["submission_id"] is not None}
-    entries = store.entries(found["task"]) if found else []
+    entries = store.entries(found["task"])
     before = [e for e in entries if e["id"] in originals]
     after = [dict(e, status=marks[e["id"]]) for e in entries if e["id"] in marks]
     kinds = sorted({e["device_kind"] for e in before + after})

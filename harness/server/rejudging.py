@@ -99,7 +99,7 @@ def report(queue: Any, found: dict[str, Any]) -> dict[str, Any]:
     submission, and each ranking before and after."""
     rid = found["id"]
     return {"rejudging": {k: v for k, v in found.items() if k != "items"},
-            "jobs": queue.rejudging_jobs(rid), "changes": changes(queue.store, rid),
+            "jobs": queue.rejudging_jobs(rid), "changes": changes(queue.store, found),
             "rankings": {kind: {"before": [vars(e) for e in before],
                                 "after": [vars(e) for e in after]}
-                         for kind, (before, after) in rankings(queue.store, rid).items()}}
+                         for kind, (before, after) in rankings(queue.store, found).items()}}
