@@ -150,17 +150,15 @@ class Judging:
             return
         if outcome.pop("retry", False):  # the machine's side: the job runs again
             state = queue.retry(job, outcome["error"])
-            if state == FAILED and job.rejudging_id:
-                rejudgings.set_outcome(queue.store, job.rejudging_id, job.original_id, None,
-                                       None, outcome["error"])
+            if state == FAILED:
+                _not_rejudged(queue, job, outcome["error"])
             self.log(f"job {job.id}: not judged ({escape(outcome['error'])}); "
                      + {QUEUED: "queued again", FAILED: "no attempts left: failed",
                         None: "its lease was lost"}[state])
             return
         closed = queue.finish(job, **outcome)
-        if closed and job.rejudging_id and outcome["error"]:
-            rejudgings.set_outcome(queue.store, job.rejudging_id, job.original_id, None, None,
-                                   outcome["error"])
+        if closed and outcome["error"]:
+            _not_rejudged(queue, job, outcome["error"])
         what = outcome["error"] or outcome["verdict"]
         self.log(f"job {job.id} ({escape(job.user_name)}, {job.task} {job.mode}) on "
                  f"{slot.env['_where']}: {escape(str(what))}, {time.time() - began:.1f} s"
@@ -264,6 +262,14 @@ def record_rejudged(store: Store, board: Any, user: str, doc: dict[str, Any], de
                                replace(decision, mark=Mark.PENDING))
     rejudgings.set_outcome(store, rid, original, sub_id, decision.mark)
     return sub_id
+
+
+def _not_rejudged(queue: JobQueue, job: Job, error: str) -> None:
+    """Where `job` is a rejudging's and ended without a result, say why beside its
+    original."""
+    if job.rejudging_id:
+        rejudgings.set_outcome(queue.store, job.rejudging_id, job.original_id, None, None,
+                               error)
 
 
 def _dropped(queue: JobQueue | None) -> None:

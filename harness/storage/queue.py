@@ -84,7 +84,8 @@ class NewJob:
 
 # Contestants' jobs are claimed before a rejudging's, so that an organiser's rejudging
 # never holds an upload back; a rejudging's run when no upload waits.
-CLAIM_ORDER = "ORDER BY CASE WHEN rejudging_id IS NULL THEN 0 ELSE 1 END, id"
+CONTESTANTS_FIRST = "CASE WHEN rejudging_id IS NULL THEN 0 ELSE 1 END"
+CLAIM_ORDER = f"ORDER BY {CONTESTANTS_FIRST}, id"
 
 
 class JobQueue:
@@ -144,7 +145,7 @@ class JobQueue:
             "SELECT id, user_name, task, mode, gpu, file_name, '' AS code, status, created_at, "
             "created_ts, attempts, worker, started_ts, lease_until, rejudging_id, original_id "
             "FROM jobs WHERE status IN (?, ?) ORDER BY CASE WHEN status = ? THEN 0 ELSE 1 END, "
-            "CASE WHEN rejudging_id IS NULL THEN 0 ELSE 1 END, id",
+            f"{CONTESTANTS_FIRST}, id",
             (RUNNING, QUEUED, RUNNING))
         return [Job.from_row(r) for r in rows]
 
