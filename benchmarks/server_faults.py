@@ -45,13 +45,14 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from serverkit import CASE, Server, add_user, request, upload  # noqa: E402
 
+from harness.judging.sandbox import procfs  # noqa: E402
 from harness.judging.sandbox.procfs import family  # noqa: E402
 from harness.storage.store import Store  # noqa: E402
 
 FILES = [ROOT / "tests" / "submissions" / "leaderboard" / "fast.py",
          ROOT / "submissions" / "vectoradd" / "add_torch.py"]
 FAULTS = ("judge", "worker", "slot", "server")
-JUDGE, WORKER = "harness.execution.judge_process", "harness.judging.worker.worker"
+JUDGE, WORKER = procfs.JUDGE_NAME, procfs.WORKER_NAME
 UNREACHABLE = (urllib.error.URLError, OSError, http.client.HTTPException)
 
 
@@ -102,18 +103,13 @@ class Run:
                 self.slot.wait()
 
 
-def _processes(roots: list[int], marker: str) -> list[tuple[int, int]]:
-    """(pid, parent) of the live processes below `roots` whose command line holds
-    `marker`."""
+def _processes(roots: list[int], name: str) -> list[tuple[int, int]]:
+    """(pid, parent) of the live processes below `roots` named `name` (/proc/PID/comm)."""
     found = []
     for root in roots:
         for pid in family(root) - {root}:
-            try:
-                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
-            except OSError:
-                continue
-            if marker.encode() in cmdline and fields[0] not in "ZX":
+            fields = procfs.stat_fields(pid)
+            if procfs.name_of(pid) == name and fields and fields[0] not in "ZX":
                 found.append((pid, int(fields[1])))
     return found
 

@@ -256,7 +256,9 @@ def test_jobs_of_an_older_schema_count_as_uploads(tmp_path):
 def test_a_judge_process_killed_mid_job_is_judged_again_not_failed(tmp_path):
     """SIGKILL the judge process of a running job (as the OOM killer would), not its slot:
     the slot queues the job again and judges it to one recorded verdict."""
-    from test_stopping import _children
+    from test_stopping import _named
+
+    from harness.judging.sandbox.procfs import JUDGE_NAME
 
     db = str(tmp_path / "j.db")
     queue = JobQueue(Store(db))
@@ -267,7 +269,7 @@ def test_a_judge_process_killed_mid_job_is_judged_again_not_failed(tmp_path):
     try:
         wait_for(lambda: queue.get(job_id).status == RUNNING, 60, "the claim", worker, log)
         judges = []
-        wait_for(lambda: judges.extend(_children(worker.pid, "harness.execution.judge_process"))
+        wait_for(lambda: judges.extend(_named(worker.pid, JUDGE_NAME))
                  or judges, 30, "the judge process", worker, log)
         os.kill(judges[0], signal.SIGKILL)
         wait_for(lambda: queue.get(job_id).status == DONE, 120, "the second judging", worker,

@@ -15,10 +15,20 @@ import pytest
 from conftest import BAD, ROOT, Run, run_cli
 
 from harness.execution.stopping import EXIT_CODE, stop_on_sigterm
+from harness.judging.sandbox.procfs import JUDGE_NAME, TEMPLATE_NAME, WORKER_NAME
 
 ADD = ROOT / "submissions" / "vectoradd" / "add_torch.py"
 
 HANG = BAD / "hang.py"  # a call that never returns: its worker would spin for ever
+
+
+def _named(root: int, name: str) -> list[int]:
+    """The live processes below `root`, however deep, named `name` (/proc/PID/comm): the
+    harness's judges and workers, started from scratch or forked from a template."""
+    from harness.judging.sandbox.procfs import family, name_of, stat_fields
+
+    return [p for p in family(root) - {root}
+            if name_of(p) == name and stat_fields(p)[:1] not in (["Z"], [])]
 
 
 def _children(pid: int, marker: str) -> list[int]:
@@ -132,10 +142,10 @@ def test_a_stopped_batch_leaves_no_judge_running(tmp_path):
                     "--mode", "test", "--timeout", "120", tmp_path=tmp_path)
     try:
         judges = _wait_for(lambda: (lambda j: j if len(j) == 2 else [])(
-            _children(driver.pid, "harness.execution.judge_process")), 60)
+            _named(driver.pid, JUDGE_NAME)), 60)
         assert len(judges) == 2, "two judges did not start"
         workers = _wait_for(lambda: (lambda w: w if len(w) == 2 else [])(
-            [w for j in judges for w in _children(j, "harness.judging.worker.worker")]), 90)
+            [w for j in judges for w in _named(j, WORKER_NAME)]), 90)
         assert len(workers) == 2, "two workers did not start"
         time.sleep(3)
         driver.send_signal(signal.SIGTERM)
@@ -146,7 +156,7 @@ def test_a_stopped_batch_leaves_no_judge_running(tmp_path):
     assert driver.returncode == EXIT_CODE, out
     assert "stopped:" in out and "2 running evaluation(s) ended" in out, out
     assert not _left_alive(judges + workers, 15), out
-    assert not _children(os.getpid(), "harness.execution.judge_process")
+    assert not _named(os.getpid(), JUDGE_NAME) and not _named(os.getpid(), TEMPLATE_NAME)
 
 
 BUFFERED = {"PYTHONUNBUFFERED": None}  # as a pipe normally is: a missing flush loses text

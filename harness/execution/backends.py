@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from harness.consts import JobState
 from harness.execution.judge_process import run_judge
+from harness.execution.judge_template import JudgeTemplate
 from harness.execution.protocol import Failure, JudgeRequest, Result, Unjudged
 
 
@@ -69,17 +70,22 @@ class LocalBackend:
             todo.put(job)
 
         def serve(slot: dict[str, str]) -> None:
-            while True:
-                try:
-                    job = todo.get_nowait()
-                except queue.Empty:
-                    return
-                with batch.lock:
-                    job.state, job.where, job.started = JobState.RUNNING, slot["_where"], time.time()
-                    job.used.append(slot["_where"])
-                on_change()
-                batch.finish(job, run_judge(replace(batch.request(job), env=slot)))
-                on_change()
+            template = JudgeTemplate()  # the slot's judges are forked from it
+            try:
+                while True:
+                    try:
+                        job = todo.get_nowait()
+                    except queue.Empty:
+                        return
+                    with batch.lock:
+                        job.state, job.where, job.started = (JobState.RUNNING, slot["_where"],
+                                                             time.time())
+                        job.used.append(slot["_where"])
+                    on_change()
+                    batch.finish(job, run_judge(replace(batch.request(job), env=slot), template))
+                    on_change()
+            finally:
+                template.close()
 
         threads = [threading.Thread(target=serve, args=(s,), daemon=True)
                    for s in local_slots(batch.device, self.jobs)]

@@ -3,8 +3,8 @@
     python -m harness.execution.judge_process < request.json
 
 The request (JSON on standard input, so that the leaderboard secret never sits in an
-environment or on a command line) is `JudgeRequest.wire()` plus `out`, the file where the
-process writes its answer: the result document, or `Unjudged.to_wire()`. `run_judge`
+environment or on a command line; `wire`) is `JudgeRequest.wire()` plus `out`, the file
+where the process writes its answer: the result document, or `Unjudged.to_wire()`. `run_judge`
 starts one, watches it and reads that answer back as a typed `Result`
 (harness/execution/protocol.py); a process that dies or runs past its limit is `Unjudged`
 with `Failure.MACHINE`. Nothing is recorded here: the caller records every result.
@@ -20,12 +20,16 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 from harness.execution.protocol import Failure, JudgeRequest, Result, Unjudged, result_from_wire
 from harness.judging import die_with_parent, run_folder_prefix
 from harness.settings import ROOT
+
+if TYPE_CHECKING:
+    from harness.execution.judge_template import ForkedJudge, JudgeTemplate
 
 # The judge processes this process runs now (`run_judge`), for `stop_judges`.
 _running: set[subprocess.Popen] = set()
@@ -33,13 +37,17 @@ _stopping = False
 _lock = threading.Lock()
 
 
-def evaluate_request(request: dict[str, Any]) -> Result:
+def evaluate_request(request: dict[str, Any],
+                     secret: Callable[[], str | None] | None = None) -> Result:
     """Run one evaluation in this process (its worker started ahead of this process's
-    import of torch, as `runner.py submit` does)."""
+    import of torch, as `runner.py submit` does). `secret`: reads the request's secret
+    (hex), called once the worker is started, so that a worker forked from this process
+    (harness/judging/sandbox/forked.py) never holds it."""
     from contextlib import nullcontext
 
     from harness.execution.in_process import judge_here
     from harness.judging import DeviceError, HeadStart, UsageError
+    from harness.judging.sandbox import forked
     from harness.loading.cases import CaseError
     from harness.loading.task_folder import TaskError
     from harness.options import RunOptions
@@ -54,6 +62,9 @@ def evaluate_request(request: dict[str, Any]) -> Result:
     with HeadStart.begin(settings, options.device, file, options.mode) or nullcontext() as head:
         from harness.judging import prepare
 
+        forked.allow(False)  # every later worker is a new interpreter
+        if secret is not None:
+            options = RunOptions.from_wire({**request, "secret": secret()})
         try:
             prepared = prepare(options)
         except DeviceError as exc:
@@ -64,16 +75,32 @@ def evaluate_request(request: dict[str, Any]) -> Result:
 
 
 def main() -> int:
+    """A judge process's life (or, with `--template FD`, a slot's judge template's)."""
+    if sys.argv[1:2] == ["--template"]:
+        from harness.execution.judge_template import serve
+
+        return serve(int(sys.argv[2]))
+    return judge()
+
+
+def judge() -> int:
+    """Read the request on standard input, evaluate it, write the answer where it says."""
     import traceback
 
     from harness.execution.stopping import stop_on_sigterm
+    from harness.judging.sandbox.procfs import JUDGE_NAME, name_self
     from harness.quiet import hush_numpy_warning
 
+    name_self(JUDGE_NAME)
     stop_on_sigterm()  # the caller's stop: its worker goes with it
     hush_numpy_warning()
-    request = json.loads(sys.stdin.read())
+    request = json.loads(_read_line(0))  # all but the secret, on the first line
+
+    def secret() -> str | None:
+        return json.loads(_read_line(0))["secret"]
+
     try:
-        result = evaluate_request(request)
+        result = evaluate_request(request, secret)
     except Exception as exc:  # noqa: BLE001 - reported to the caller as not judged
         result = Unjudged(Failure.HARNESS, f"internal harness error: {exc!r}",
                           traceback.format_exc())
@@ -82,42 +109,102 @@ def main() -> int:
     return 0
 
 
-def run_judge(request: JudgeRequest) -> Result:
-    """Run one evaluation in a judge subprocess pinned by `request.env`; its Result."""
+def _read_line(fd: int) -> bytes:
+    """One line of `fd`, read a byte at a time: nothing past it is read into memory."""
+    line = bytearray()
+    while not line.endswith(b"\n"):
+        byte = os.read(fd, 1)
+        if not byte:
+            break
+        line += byte
+    return bytes(line)
+
+
+def wire(request: JudgeRequest, out: Path) -> bytes:
+    """What a judge process reads on its standard input: the request with `out` (where it
+    writes its answer) on a first line, its leaderboard secret alone on a second, which
+    the judge reads only once its worker is started."""
+    public = {**request.wire(), "out": str(out)}
+    secret = public.pop("secret", None)
+    return (json.dumps(public) + "\n" + json.dumps({"secret": secret}) + "\n").encode()
+
+
+def run_judge(request: JudgeRequest, template: JudgeTemplate | None = None) -> Result:
+    """Run one evaluation in a judge process pinned by `request.env`; its Result. With a
+    `template` (one per slot, started with that environment), the judge is forked from it
+    rather than started from scratch."""
     with tempfile.TemporaryDirectory(prefix=run_folder_prefix("batch")) as tmp:
         out = Path(tmp) / "result.json"
-        env = {**os.environ, **{k: v for k, v in request.env.items() if not k.startswith("_")}}
-        env["PYTHONPATH"] = str(ROOT)
-        parent = os.getpid()
-
-        def prepare() -> None:  # in the child, between fork and exec
-            die_with_parent(parent)
-
-        with _lock:
-            if _stopping:
-                return Unjudged(Failure.STOPPED, "not run: the run was stopped")
-            proc = subprocess.Popen([sys.executable, "-m", "harness.execution.judge_process"],
-                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, env=env, cwd=ROOT,
-                                    start_new_session=True, text=True, preexec_fn=prepare)
-            _running.add(proc)
-        try:
-            said, _ = proc.communicate(json.dumps({**request.wire(), "out": str(out)}),
-                                       timeout=request.wall_limit)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-            proc.wait()
-            return Unjudged(Failure.MACHINE, f"the judge process ran past "
-                                             f"{request.wall_limit:.0f} s and was killed")
-        finally:
+        sent = wire(request, out)
+        with open(Path(tmp) / "judge.log", "w+b") as log:
             with _lock:
-                _running.discard(proc)
+                if _stopping:
+                    return Unjudged(Failure.STOPPED, "not run: the run was stopped")
+                proc = _start(request, sent, log, template)
+                _running.add(proc)
+            try:
+                proc.wait(timeout=request.wall_limit)
+            except subprocess.TimeoutExpired:
+                _signal(proc, signal.SIGKILL, group=True)
+                proc.wait()
+                return Unjudged(Failure.MACHINE, f"the judge process ran past "
+                                                 f"{request.wall_limit:.0f} s and was killed")
+            finally:
+                with _lock:
+                    _running.discard(proc)
+            log.seek(0)
+            said = log.read().decode(errors="replace")
         if _stopping:
             return Unjudged(Failure.STOPPED, "stopped with the run")
         if not out.exists():
             return Unjudged(Failure.MACHINE, f"the judge process ended without a result "
                                              f"(exit {proc.returncode}): {said[-2000:]}")
         return result_from_wire(json.loads(out.read_text()))
+
+
+def judge_env(request: JudgeRequest) -> dict[str, str]:
+    """The whole environment of a judge process for `request`: this process's, pinned to
+    the request's slot."""
+    env = {**os.environ, **{k: v for k, v in request.env.items() if not k.startswith("_")}}
+    env["PYTHONPATH"] = str(ROOT)
+    return env
+
+
+def _start(request: JudgeRequest, sent: bytes, log: IO[bytes],
+           template: JudgeTemplate | None) -> subprocess.Popen | ForkedJudge:
+    """The judge process of one request: forked from `template` where it serves this
+    environment and is there, else started from scratch (its request on standard input,
+    its output in `log`)."""
+    from harness.execution.judge_template import TemplateGone
+
+    env = judge_env(request)
+    if template is not None:
+        from harness.execution.judge_template import template_env
+        from harness.settings import Settings
+
+        try:
+            extra = Settings.load(request.options.config).worker.env_pass
+        except (ValueError, OSError):  # the judge from scratch says what is wrong
+            extra = None
+        if extra is not None:
+            try:
+                return template.fork(template_env(env, extra), sent, log)
+            except TemplateGone:
+                pass  # started from scratch, as without a template
+    parent = os.getpid()
+
+    def prepare() -> None:  # in the child, between fork and exec
+        die_with_parent(parent)
+
+    proc = subprocess.Popen([sys.executable, "-m", "harness.execution.judge_process"],
+                            stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
+                            env=env, cwd=ROOT, start_new_session=True, preexec_fn=prepare)
+    try:
+        proc.stdin.write(sent)
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass  # it died at once: its exit says so
+    return proc
 
 
 def stop_judges(grace: float = 10.0) -> int:

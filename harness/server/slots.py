@@ -13,7 +13,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from harness.consts import WORKER_START
+from harness.execution.judge_template import JudgeTemplate
 from harness.execution.protocol import Unjudged
 from harness.options import RunOptions
 from harness.settings import ServerSettings, Settings
@@ -41,6 +42,8 @@ class Slot:
     name: str  # unique across machines: host, process, slot
     kind: str  # the GPU kind jobs ask for (a ranking kind: "H200", "CPU")
     env: dict[str, str]
+    # Its judges are forked from this (harness/execution/judge_template.py).
+    template: JudgeTemplate = field(default_factory=JudgeTemplate, repr=False, compare=False)
 
 
 def gpu_kind(name: str) -> str:
@@ -132,6 +135,7 @@ class Judging:
                     queue = _dropped(queue)  # the next job on a fresh connection
         finally:
             _dropped(queue)
+            slot.template.close()
 
     def judge(self, queue: JobQueue, slot: Slot, job: Job) -> None:
         """Judge one claimed job, renewing its lease meanwhile, and close it."""
@@ -198,7 +202,7 @@ class Judging:
             # the server records as the mode says (leaderboard runs), whatever its options
             request = JudgeRequest.of(replace(self.options, record=None), path, task,
                                       self.settings, job.mode, secret)
-            result = run_judge(replace(request, env=slot.env))
+            result = run_judge(replace(request, env=slot.env), slot.template)
         if isinstance(result, Unjudged):
             return self._unjudged(f"not judged: {result.reason}", result.retry)
         rejudged = (job.rejudging_id, job.original_id) if job.rejudging_id else None

@@ -7,6 +7,29 @@ from __future__ import annotations
 
 from pathlib import Path
 
+# The names (/proc/PID/comm) the harness gives its processes, whether started from scratch or
+# forked from a template (whose command line they share): how a tool or a test tells them.
+TEMPLATE_NAME = "judge-template"
+JUDGE_NAME = "harness-judge"
+WORKER_NAME = "harness-worker"
+_PR_SET_NAME = 15
+
+
+def name_self(name: str) -> None:
+    """Give this process the name `name` (at most 15 bytes), as /proc/PID/comm shows it."""
+    from harness.judging.sandbox.libc import LIBC
+
+    if LIBC is not None:
+        LIBC.prctl(_PR_SET_NAME, name.encode()[:15], 0, 0, 0)
+
+
+def name_of(pid: int | str) -> str:
+    """The process's name (/proc/PID/comm); "" where it cannot be read."""
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
 
 def stat_fields(pid: int | str = "self") -> list[str]:
     """The fields of /proc/PID/stat after the command name, which may hold spaces and

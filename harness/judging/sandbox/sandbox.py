@@ -1,7 +1,8 @@
 """Containment of the worker process: environment, limits, sandbox, scratch, killing.
 
-The worker is a fresh interpreter (`python -m harness.judging.worker.worker`), never a fork of the
-judge. It runs in its own session and process group, in a scratch folder, with an
+The worker is a fresh interpreter (`python -m harness.judging.worker.worker`), or, started by a
+judge forked from a slot's template before it holds any secret, a fork of that judge with
+the same containment (forked.py). It runs in its own session and process group, in a scratch folder, with an
 environment stripped of the harness's secrets, its output captured to files, a file size
 limit, bounds on its processes and scratch bytes (bounds.py), and (`worker.sandbox:
 landlock`) a Landlock policy and a seccomp filter applied between fork and exec: it reads
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import bytecode
-from harness.judging.sandbox import landlock
+from harness.judging.sandbox import forked, landlock
 from harness.judging.sandbox.bounds import (
     ProcessBound,
     Quota,
@@ -291,7 +292,7 @@ class WorkerProcess:
         self.readable = list(readable or [])
         self.writable = list(writable or [])
         self.scratch = make_folder("worker")
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen | forked.ForkedProcess | None = None
         self.conn: Connection | None = None
         self.containment: landlock.Report | None = None
         self.bound: ProcessBound | None = None
@@ -324,17 +325,22 @@ class WorkerProcess:
         if self.compile_cache is not None:
             env[COMPILE_CACHE_ENV] = str(self.compile_cache)
         try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "harness.judging.worker.worker", str(child.fileno()), self.device],
-                pass_fds=[child.fileno()],
-                cwd=self.scratch,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=self._out,
-                stderr=self._err,
-                start_new_session=True,
-                preexec_fn=limits.apply,
-            )
+            if forked.possible():  # a judge forked from its template: no new interpreter
+                self.proc = forked.fork_worker(child.fileno(), self.device, self.scratch, env,
+                                               (self._out, self._err), limits)
+            else:
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-m", "harness.judging.worker.worker",
+                     str(child.fileno()), self.device],
+                    pass_fds=[child.fileno()],
+                    cwd=self.scratch,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=self._out,
+                    stderr=self._err,
+                    start_new_session=True,
+                    preexec_fn=limits.apply,
+                )
         finally:
             limits.close()
         child.close()

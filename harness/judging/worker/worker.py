@@ -595,8 +595,10 @@ def _preload(device: str) -> str:
 
 
 def main() -> None:
+    from harness.judging.sandbox.procfs import WORKER_NAME, name_self
     from harness.quiet import hush_numpy_warning
 
+    name_self(WORKER_NAME)
     hush_numpy_warning()  # torch is imported next: no NumPy warning as the submission's
     conn = Connection(int(sys.argv[1]))
     preload_error = _preload(sys.argv[2] if len(sys.argv) > 2 else "cpu")

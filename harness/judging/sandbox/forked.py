@@ -1,0 +1,186 @@
+"""A worker forked from its judge rather than started as a new interpreter.
+
+A judge forked from a slot's template (harness/execution/judge_template.py) has imported
+torch and the harness, touched no GPU and, until it reads its request's secret, holds no
+secret. A worker it starts in that window is a fork of it: the same containment applied
+between fork and the worker's first line as between fork and exec (`Limits.apply`), the
+same environment, folders, streams and session, but no second import of torch. Every
+other worker (a judge started from scratch, a second worker, one after the secret is read
+or the GPU touched) is a new interpreter, as before.
+
+`ForkedProcess` gives the judge what it uses of a `subprocess.Popen`.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from harness.judging.sandbox.sandbox import Limits
+
+_open = False  # whether a worker started now may be a fork of this process
+
+
+def allow(on: bool) -> None:
+    """Open (a judge just forked from its template) or close (its secret read) the window
+    in which a worker may be a fork of this process."""
+    global _open
+    _open = on
+
+
+def possible() -> bool:
+    """Whether a worker started now may be a fork of this process: the window is open and
+    this process has not touched a GPU (a fork could not use it) and runs one thread."""
+    if not _open:
+        return False
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        return False
+    return len(os.listdir("/proc/self/task")) == 1
+
+
+class ForkedProcess:
+    """A child process of this one, as far as `subprocess.Popen` is used of it."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # reaped elsewhere (the judge's sweep of strays)
+                self.returncode = -signal.SIGKILL
+                return self.returncode
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired("worker", timeout)
+            time.sleep(0.005)
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, sig)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+@dataclass(frozen=True)
+class _Start:
+    """What exec would give a new worker: its channel's descriptor and device (its
+    arguments), working folder, environment, output files and the descriptors it keeps."""
+
+    channel: int
+    device: str
+    cwd: Path
+    env: dict[str, str]
+    streams: tuple[int, int]
+    keep: frozenset[int]
+
+
+def fork_worker(channel: int, device: str, cwd: Path, env: Mapping[str, str],
+                streams: tuple[IO[bytes], IO[bytes]], limits: Limits) -> ForkedProcess:
+    """A worker forked from this process, talking on the descriptor `channel`, as
+    `python -m harness.judging.worker.worker CHANNEL DEVICE` would be started with `env`,
+    in `cwd`, its output in `streams`, in a session of its own, under `limits`."""
+    keep = {channel} | ({limits.ruleset.fd} if limits.ruleset is not None else set())
+    start = _Start(channel, device, cwd, dict(env),
+                   (streams[0].fileno(), streams[1].fileno()), frozenset(keep))
+    pid = os.fork()
+    if pid == 0:
+        _become_worker(start, limits)
+    return ForkedProcess(pid)
+
+
+def _become_worker(start: _Start, limits: Limits) -> None:
+    """In the child: what exec would have given it, the containment, then the worker."""
+    def body() -> None:
+        _as_if_exec(start)
+        limits.apply()
+        limits.close()
+        from harness.judging.worker.worker import main
+
+        main()
+
+    run_child(body)
+
+
+def run_child(body: Callable[[], int | None]) -> NoReturn:
+    """Run `body` as a forked child's whole life and end the child with its exit code
+    (None: 0; an exception: 1, its traceback on stderr), its standard streams flushed and
+    nothing of its parent's teardown run (no `atexit` hook, no `finally` of the parent's
+    frames)."""
+    code = 1
+    try:
+        result = body()
+        code = result if isinstance(result, int) else 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:  # noqa: BLE001 - said on its stderr, which its parent reads
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+
+
+def _as_if_exec(start: _Start) -> None:
+    """The state a new interpreter would start in: its own session, folder, standard
+    streams (unbuffered, as PYTHONUNBUFFERED asks), descriptors, signal dispositions,
+    environment, arguments and import path; no bytecode written; temporary files under
+    its own TMPDIR."""
+    os.setsid()
+    os.chdir(start.cwd)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(start.streams[0], 1)
+    os.dup2(start.streams[1], 2)
+    for fd in _open_descriptors() - {0, 1, 2} - start.keep:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    os.environ.clear()
+    os.environ.update(start.env)
+    tempfile.tempdir = None  # found again from TMPDIR, the worker's own, when first asked
+    sys.dont_write_bytecode = True
+    sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
+    sys.stdout, sys.stderr = _unbuffered(1), _unbuffered(2)
+    sys.argv = [str(Path(__file__).parent.parent / "worker" / "worker.py"),
+                str(start.channel), start.device]
+    sys.path[0] = str(start.cwd)  # as `python -m` puts its working folder first
+
+
+def _unbuffered(fd: int) -> io.TextIOWrapper:
+    return io.TextIOWrapper(open(fd, "wb", buffering=0, closefd=False),  # noqa: SIM115
+                            encoding="utf-8", errors="backslashreplace", write_through=True)
+
+
+def _open_descriptors() -> set[int]:
+    return {int(name) for name in os.listdir("/proc/self/fd")}

@@ -1,0 +1,171 @@
+"""Judges forked from a slot's warm template (harness/execution/judge_template.py), with
+real processes on the CPU: each job gets a judge of its own, a template or judge that dies
+costs one job at most, and the template never holds a request's secret."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.execution.judge_process import run_judge
+from harness.execution.judge_template import JudgeTemplate
+from harness.execution.protocol import Failure, Judged, JudgeRequest, Unjudged
+from harness.options import RunOptions
+from harness.settings import ROOT
+
+ADD = ROOT / "submissions" / "vectoradd" / "add_torch.py"
+CPU = {"CUDA_VISIBLE_DEVICES": ""}
+
+pytestmark = pytest.mark.xdist_group("judge")
+
+
+def _request(mode="test", secret=None, wall=300.0, env=CPU) -> JudgeRequest:
+    options = RunOptions(file=ADD, task="vectoradd", mode=mode, device="cpu", timeout=30,
+                         secret=secret)
+    return JudgeRequest(options, env, wall)
+
+
+def _judge_pid(template: JudgeTemplate, seen: list[int]) -> threading.Thread:
+    """Note the pid of every judge the template forks while the thread runs."""
+    def watch() -> None:
+        while template.proc is None or template.proc.poll() is None:
+            if template.proc is not None:
+                for pid in _children_of(template.proc.pid):
+                    if pid not in seen:
+                        seen.append(pid)
+            time.sleep(0.01)
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+def _children_of(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text().rsplit(")", 1)[-1].split()
+            except OSError:
+                continue
+            if int(stat[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def test_each_job_gets_a_judge_of_its_own_forked_from_one_template():
+    """Three jobs on one template: each judged, by three different judge processes, all
+    children of the one template, which outlives them; none left once it is closed."""
+    template = JudgeTemplate()
+    seen: list[int] = []
+    try:
+        first = run_judge(_request(), template)
+        assert isinstance(first, Judged) and first.document["status"] == "passed", first
+        template_pid = template.proc.pid
+        watcher = _judge_pid(template, seen)
+        for _ in range(2):
+            again = run_judge(_request(), template)
+            assert isinstance(again, Judged) and again.document["status"] == "passed", again
+        assert template.proc.pid == template_pid
+        assert len(set(seen)) >= 2 and template_pid not in seen
+    finally:
+        template.close()
+    watcher.join(5)
+    assert not _children_of(template_pid)
+
+
+def test_a_killed_judge_is_unjudged_and_a_killed_template_is_started_again():
+    """SIGKILL to a forked judge mid-job: the job is Unjudged for the machine (it may run
+    again) and the next job is judged; SIGKILL to the template between jobs: the next job
+    is judged by a new template; past its wall limit, a forked judge is killed."""
+    template = JudgeTemplate()
+    try:
+        assert isinstance(run_judge(_request(), template), Judged)
+        seen: list[int] = []
+        watcher = _judge_pid(template, seen)
+        killer = threading.Thread(target=_kill_first, args=(seen,), daemon=True)
+        killer.start()
+        killed = run_judge(_request(mode="benchmark"), template)
+        killer.join(30)
+        assert isinstance(killed, Unjudged) and killed.failure == Failure.MACHINE, killed
+        assert "ended without a result" in killed.reason and killed.retry
+        assert isinstance(run_judge(_request(), template), Judged)
+
+        old = template.proc.pid
+        os.kill(old, signal.SIGKILL)
+        template.proc.wait()
+        watcher.join(5)
+        assert isinstance(run_judge(_request(), template), Judged)
+        assert template.proc.pid != old
+
+        late = run_judge(_request(wall=0.3), template)
+        assert isinstance(late, Unjudged) and "ran past" in late.reason, late
+        assert isinstance(run_judge(_request(), template), Judged)
+    finally:
+        template.close()
+
+
+def _kill_first(seen: list[int]) -> None:
+    deadline = time.monotonic() + 30
+    while not seen and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if seen:
+        time.sleep(0.3)
+        os.kill(seen[0], signal.SIGKILL)
+
+
+def test_the_template_never_holds_a_leaderboard_secret_or_the_slots_secrets():
+    """A job whose request carries a leaderboard secret (every mode's request carries it
+    where given), from a slot whose environment holds a signing key and a database
+    password: judged, its worker a fork (no second import of torch), and nowhere in the
+    template's memory (the judges, and the workers forked from them, are copies of it) is
+    any of them; what a worker may see (CUDA_VISIBLE_DEVICES) is there."""
+    secret = os.urandom(24)
+    held = secret.hex().encode()  # noqa: F841 - this process's copy, for the scan's check
+    slot_secrets = {"HARNESS_SIGNING_KEY": "signing-" + os.urandom(8).hex(),
+                    "PGPASSWORD": "password-" + os.urandom(8).hex()}
+    template = JudgeTemplate()
+    try:
+        result = run_judge(_request(secret=secret, env={**CPU, **slot_secrets}), template)
+        assert isinstance(result, Judged) and result.document["status"] == "passed", result
+        assert template.env["CUDA_VISIBLE_DEVICES"] == ""
+        assert not set(slot_secrets) & set(template.env)
+        memory = _readable_memory(template.proc.pid)
+        assert len(memory) > 1 << 20  # the scan read the template's heap
+        for form in (secret, secret.hex().encode(), *(v.encode() for v in slot_secrets.values())):
+            assert not any(form in chunk for chunk in memory.chunks), form
+        # the scan finds it where it is: in this process, which holds the request
+        assert any(secret.hex().encode() in c for c in _readable_memory(os.getpid()).chunks)
+    finally:
+        template.close()
+
+
+class _Memory:
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+
+    def __len__(self) -> int:
+        return sum(len(c) for c in self.chunks)
+
+
+def _readable_memory(pid: int) -> _Memory:
+    """The process's writable private mappings (heap, anonymous), read through /proc."""
+    memory = _Memory()
+    maps = Path(f"/proc/{pid}/maps").read_text().splitlines()
+    with open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:
+        for line in maps:
+            fields = line.split()
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            if not re.match(r"rw.p", fields[1]) or end - start > 1 << 30:
+                continue
+            try:
+                mem.seek(start)
+                memory.chunks.append(mem.read(end - start))
+            except OSError:
+                continue
+    return memory
