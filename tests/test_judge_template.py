@@ -20,13 +20,15 @@ from harness.options import RunOptions
 from harness.settings import ROOT
 
 ADD = ROOT / "submissions" / "vectoradd" / "add_torch.py"
+SEGFAULT = ROOT / "tests" / "submissions" / "vectoradd" / "segfault.py"
+LEAVES_STATE = ROOT / "tests" / "submissions" / "isolation" / "leaves_state.py"
 CPU = {"CUDA_VISIBLE_DEVICES": ""}
 
 pytestmark = pytest.mark.xdist_group("judge")
 
 
-def _request(mode="test", secret=None, wall=300.0, env=CPU) -> JudgeRequest:
-    options = RunOptions(file=ADD, task="vectoradd", mode=mode, device="cpu", timeout=30,
+def _request(mode="test", secret=None, wall=300.0, env=CPU, file=ADD) -> JudgeRequest:
+    options = RunOptions(file=file, task="vectoradd", mode=mode, device="cpu", timeout=30,
                          secret=secret)
     return JudgeRequest(options, env, wall)
 
@@ -82,7 +84,8 @@ def test_each_job_gets_a_judge_of_its_own_forked_from_one_template():
 def test_a_killed_judge_is_unjudged_and_a_killed_template_is_started_again():
     """SIGKILL to a forked judge mid-job: the job is Unjudged for the machine (it may run
     again) and the next job is judged; SIGKILL to the template between jobs: the next job
-    is judged by a new template; past its wall limit, a forked judge is killed."""
+    is judged by a new template; past its wall limit, a forked judge is killed; a
+    submission that kills its own (forked) worker is its verdict, and the next passes."""
     template = JudgeTemplate()
     try:
         assert isinstance(run_judge(_request(), template), Judged)
@@ -106,6 +109,11 @@ def test_a_killed_judge_is_unjudged_and_a_killed_template_is_started_again():
         late = run_judge(_request(wall=0.3), template)
         assert isinstance(late, Unjudged) and "ran past" in late.reason, late
         assert isinstance(run_judge(_request(), template), Judged)
+
+        crashed = run_judge(_request(file=SEGFAULT), template)  # it kills its own worker
+        assert isinstance(crashed, Judged) and crashed.document["status"] == "crashed"
+        after = run_judge(_request(), template)
+        assert isinstance(after, Judged) and after.document["status"] == "passed", after
     finally:
         template.close()
 
@@ -169,3 +177,25 @@ def _readable_memory(pid: int) -> _Memory:
             except OSError:
                 continue
     return memory
+
+
+def test_a_submission_sees_nothing_of_the_one_before_it_on_the_same_slot(tmp_path):
+    """Two submissions, one after the other on one slot's template, each in a worker forked
+    from its judge: each checks for, then leaves, every kind of state it can (a module in
+    sys.modules, a global and a monkey-patched function of torch, an environment variable,
+    files in its folder, its temporary folder and its home, torch's default dtype,
+    deterministic algorithms, mkldnn; on a GPU tf32 and the current stream), and fails if
+    it finds any: both pass. The file checks that it sees what it leaves."""
+    twin = tmp_path / "leaves_state_twin.py"
+    twin.write_text(LEAVES_STATE.read_text())
+    template = JudgeTemplate()
+    try:
+        for file in (LEAVES_STATE, twin, LEAVES_STATE):
+            result = run_judge(_request(file=file), template)
+            assert isinstance(result, Judged), result
+            doc = result.document
+            assert doc["status"] == "passed", [c["message"] for p in doc["phases"]
+                                               for c in p["cases"]]
+            assert "worker: forked" in doc["worker_output"]["stdout"]
+    finally:
+        template.close()
