@@ -12,6 +12,7 @@ from rich.console import Console
 
 from harness.consts import JobState
 from harness.frontends.batch import Batch, Job
+from harness.frontends.batch import job_parts as batch_parts
 
 LB = ROOT / "tests" / "submissions" / "leaderboard"
 EXPECTED = {"fast.py": "passed", "sleep_1ms.py": "passed", "sleep_3ms.py": "passed",
@@ -157,3 +158,18 @@ def test_verbose_prints_each_submissions_remarks_whole():
     assert lines[1:] == [f"  warning: {warning}",
                          f"  flag (benchmark case 2): {flag}",
                          f"  note (benchmark case 2): {note}"]
+
+
+def test_a_jobs_parts_add_up_to_its_wall():
+    """`batch --json`'s parts of a job: the judge process outside the evaluation, the
+    wait for the worker, each phase's cases and the rest add up to the job's wall; the
+    recording comes after it; a job with no document has none."""
+    doc = {"wall_seconds": 2.0, "startup_seconds": 0.5,
+           "phases": [{"name": "test", "cases": [{"wall_seconds": 0.2}, {"wall_seconds": 0.1}]},
+                      {"name": "benchmark", "cases": [{"wall_seconds": 0.9}]}]}
+    job = Job(Path("a.py"), wall=3.0, doc=doc, record_seconds=0.05)
+    parts = batch_parts(job)
+    assert parts == pytest.approx({"judge": 1.0, "startup": 0.5, "test": 0.3, "benchmark": 0.9,
+                                   "other": 0.3, "record": 0.05})
+    assert sum(v for k, v in parts.items() if k != "record") == pytest.approx(job.wall)
+    assert batch_parts(Job(Path("b.py"), wall=1.0)) == {}

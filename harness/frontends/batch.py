@@ -50,6 +50,7 @@ class Job:
     error: str = ""
     submission_id: int | None = None
     used: list[str] = field(default_factory=list)
+    record_seconds: float = 0.0  # the driver's recording of its result
 
     @property
     def status(self) -> str:
@@ -124,8 +125,10 @@ class Batch:
                 return
             ev = result.as_evaluation()
             who = self.user or job.file.stem
+            began = time.perf_counter()
             job.submission_id = record_evaluation(self.store, self.boards[job.task], who, ev,
                                                   decision)
+            job.record_seconds = time.perf_counter() - began
 
     def line(self, job: Job) -> str:
         """One finished job as a line (a log's view of the live table's row)."""
@@ -266,6 +269,27 @@ def _print_results(console: Console, batch: Batch) -> None:
                          f"{name} on {kind}")
 
 
+def job_parts(job: Job) -> dict[str, float]:
+    """Where a finished job's wall time went (s): `judge` (its judge process outside the
+    evaluation: the process's start, its imports, reading the request, writing the
+    answer), `startup` (the evaluation's wait for its worker), each phase's cases
+    (`test`, `benchmark`, `ranked`, ...), `other` (the rest of the evaluation: loading the
+    task and the submission, the screen, the checks between phases), which add up to its
+    `wall_seconds`, and `record` (the driver's recording, after that); {} for a job with
+    no result document."""
+    doc = job.doc
+    if not doc or doc.get("wall_seconds") is None:
+        return {}
+    phases: dict[str, float] = {}
+    for phase in doc.get("phases") or []:
+        phases[phase["name"]] = phases.get(phase["name"], 0.0) + sum(
+            c.get("wall_seconds") or 0.0 for c in phase["cases"])
+    evaluation, startup = doc["wall_seconds"], doc.get("startup_seconds") or 0.0
+    return {"judge": max(job.wall - evaluation, 0.0), "startup": startup,
+            **phases, "other": max(evaluation - startup - sum(phases.values()), 0.0),
+            "record": job.record_seconds}
+
+
 def _batch_json(batch: Batch, options: RunOptions, backend: str, wall: float) -> dict[str, Any]:
     """What `--json` writes: the batch and each job's outcome."""
     return {
@@ -277,5 +301,6 @@ def _batch_json(batch: Batch, options: RunOptions, backend: str, wall: float) ->
                      "cases": [[c.get("score_ns") for c in p["cases"]] for p in j.doc["phases"]]
                      if j.doc else [],
                      "flags": case_flags(j.doc) if j.doc else [],
+                     "parts": job_parts(j),
                      "device_uuid": j.doc["device"].get("uuid", "") if j.doc else ""}
                     for j in batch.jobs]}
