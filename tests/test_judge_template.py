@@ -84,7 +84,8 @@ def test_each_job_gets_a_judge_of_its_own_forked_from_one_template():
 def test_a_killed_judge_is_unjudged_and_a_killed_template_is_started_again():
     """SIGKILL to a forked judge mid-job: the job is Unjudged for the machine (it may run
     again) and the next job is judged; SIGKILL to the template between jobs: the next job
-    is judged by a new template; past its wall limit, a forked judge is killed; a
+    is judged by a new template, and mid-job its judge dies with it (Unjudged for the
+    machine); past its wall limit, a forked judge is killed; a
     submission that kills its own (forked) worker is its verdict, and the next passes."""
     template = JudgeTemplate()
     try:
@@ -106,6 +107,16 @@ def test_a_killed_judge_is_unjudged_and_a_killed_template_is_started_again():
         assert isinstance(run_judge(_request(), template), Judged)
         assert template.proc.pid != old
 
+        seen.clear()  # the template killed mid-job: its judge dies with it
+        watcher = _judge_pid(template, seen)
+        mid = threading.Thread(target=_kill_first, args=([template.proc.pid],), daemon=True)
+        mid.start()
+        gone = run_judge(_request(mode="benchmark"), template)
+        mid.join(30)
+        assert isinstance(gone, Unjudged) and gone.failure == Failure.MACHINE, gone
+        assert seen and _all_gone(seen, 10)
+        assert isinstance(run_judge(_request(), template), Judged)
+
         late = run_judge(_request(wall=0.3), template)
         assert isinstance(late, Unjudged) and "ran past" in late.reason, late
         assert isinstance(run_judge(_request(), template), Judged)
@@ -116,6 +127,18 @@ def test_a_killed_judge_is_unjudged_and_a_killed_template_is_started_again():
         assert isinstance(after, Judged) and after.document["status"] == "passed", after
     finally:
         template.close()
+
+
+def _all_gone(pids: list[int], seconds: float) -> bool:
+    """Whether every process of `pids` is gone (or a zombie) within `seconds`."""
+    from harness.judging.sandbox.procfs import stat_fields
+
+    deadline = time.monotonic() + seconds
+    while any(stat_fields(p)[:1] not in ([], ["Z"]) for p in pids):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def _kill_first(seen: list[int]) -> None:
