@@ -9,8 +9,9 @@ more) judge
 clients over HTTP (each retries an upload that met a dead server). Meanwhile, at random
 moments (gaps drawn from an exponential of mean `--fault-every` seconds, `--seed`), one
 process of the run is killed with SIGKILL, the kinds taken in turn in a shuffled order:
-a judge process, a sandboxed worker (at most once per judge process), the worker slot's
-process (started again at once) and the server (started again on its port).
+a judge process, a slot's judge template (the process judges are forked from), a
+sandboxed worker (at most once per judge process), the worker slot's process (started
+again at once) and the server (started again on its port).
 
 At the end every job must have ended once: `done` with its one recorded submission, or
 `failed` with an infrastructure reason after the attempts allowed. Reported: lost
@@ -51,8 +52,8 @@ from harness.storage.store import Store  # noqa: E402
 
 FILES = [ROOT / "tests" / "submissions" / "leaderboard" / "fast.py",
          ROOT / "submissions" / "vectoradd" / "add_torch.py"]
-FAULTS = ("judge", "worker", "slot", "server")
-JUDGE, WORKER = procfs.JUDGE_NAME, procfs.WORKER_NAME
+FAULTS = ("judge", "template", "worker", "slot", "server")
+JUDGE, TEMPLATE, WORKER = procfs.JUDGE_NAME, procfs.TEMPLATE_NAME, procfs.WORKER_NAME
 UNREACHABLE = (urllib.error.URLError, OSError, http.client.HTTPException)
 
 
@@ -140,6 +141,14 @@ class Faults:
         pid, _ = self.rng.choice(judges)
         _kill(pid)
         return f"judge process {pid}"
+
+    def _template(self) -> str | None:
+        templates = _processes(self.run.roots(), TEMPLATE)
+        if not templates:
+            return None
+        pid, _ = self.rng.choice(templates)
+        _kill(pid)
+        return f"judge template {pid}"
 
     def _worker(self) -> str | None:
         workers = [(p, parent) for p, parent in _processes(self.run.roots(), WORKER)

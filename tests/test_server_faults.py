@@ -1,6 +1,6 @@
 """The contest server under faults (issue: no accepted job lost, judged twice or blamed):
-benchmarks/server_faults.py at 50 uploads from 10 clients, with judge processes, sandboxed
-workers, a worker slot's process and the server itself killed with SIGKILL at random
+benchmarks/server_faults.py at 50 uploads from 10 clients, with judge processes, judge
+templates, sandboxed workers, a worker slot's process and the server itself killed with SIGKILL at random
 moments and started again. Every accepted job ends once: done with one recorded
 submission, or failed for the machine's reasons after its attempts; no honest submission
 gets a verdict but `passed`."""
