@@ -4,7 +4,9 @@ Each backend takes the batch's jobs, runs each request in a judge process
 (`harness.execution.judge_process`) and hands every typed result back to `batch.finish`,
 which records it. The local backend keeps one job per GPU (or per CPU
 slot) at a time; the Ray backend makes each job a Ray task asking for one GPU (Ray pins it
-through CUDA_VISIBLE_DEVICES) or one CPU (optional: pip install -e '.[ray]').
+through CUDA_VISIBLE_DEVICES) or one CPU (optional: pip install -e '.[ray]'). Judges are
+forked from a template (harness/execution/judge_template.py): one per local slot, one per
+Ray worker process.
 """
 
 from __future__ import annotations
@@ -122,11 +124,13 @@ class RayBackend:
             import socket
 
             from harness.execution.judge_process import run_judge
+            from harness.execution.judge_template import shared
 
             host = socket.gethostname()
             visible = os.environ.get("CUDA_VISIBLE_DEVICES", "") if use_gpu else ""
             where = f"{host} GPU {visible}" if use_gpu else f"{host} CPU"
-            result = run_judge(replace(request, env={"CUDA_VISIBLE_DEVICES": visible}))
+            result = run_judge(replace(request, env={"CUDA_VISIBLE_DEVICES": visible}),
+                               shared())
             return replace(result, where=where)
 
         pending = {}

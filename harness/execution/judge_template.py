@@ -51,6 +51,19 @@ _JUDGE_KEEP = {"PYTHONPATH", "HOME", "HARNESS_COMPILE_CACHE", "PYTHONPYCACHEPREF
 _JUDGE_PREFIXES = ("XDG_", "TRITON_", "TORCHINDUCTOR_", "TORCH_", "PYTORCH_")
 
 
+_shared: JudgeTemplate | None = None
+
+
+def shared() -> JudgeTemplate:
+    """This process's one template, for a process that runs one job at a time and has no
+    slot of its own to keep one in (a Ray worker process, reused across Ray tasks); it
+    dies with the process."""
+    global _shared
+    if _shared is None:
+        _shared = JudgeTemplate()
+    return _shared
+
+
 def template_env(env: Mapping[str, str], extra: Sequence[str] = ()) -> dict[str, str]:
     """The environment of a template and its judges, from a judge's whole `env`: what its
     worker may inherit (`extra`: the organiser's `worker.env_pass`) and what the judge
