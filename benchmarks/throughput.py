@@ -1,7 +1,7 @@
 """Throughput of `runner.py batch`: this tree beside a baseline tree, in the same run.
 
     python benchmarks/throughput.py --baseline REF_OR_FOLDER [--device cuda|cpu]
-        [--modes test,leaderboard] [--rounds 1] [--case "k: v"]... [--out DIR]
+        [--modes test,leaderboard] [--rounds 1] [--case "k: v"]... [--only PART]... [--out DIR]
 
 The example submissions (`submissions/*/*.py`; on the CPU those that run there) are judged
 by one `runner.py batch` per tree, mode and round, on one slot (`--jobs 1`, one GPU), the
@@ -145,9 +145,12 @@ def main() -> int:
     parser.add_argument("--modes", default="test,leaderboard")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--case", action="append", default=[])
+    parser.add_argument("--only", action="append", default=[],
+                        help="only the examples whose path holds this (repeatable)")
     parser.add_argument("--out", type=Path, default=Path("."))
     args = parser.parse_args()
-    files = examples(args.device)
+    files = [f for f in examples(args.device)
+             if not args.only or any(part in str(f) for part in args.only)]
     report: dict = {"device": args.device, "files": [_name(str(f)) for f in files],
                     "rounds": args.rounds, "modes": {}}
     with tempfile.TemporaryDirectory(prefix="harness-throughput-") as tmp:
@@ -173,9 +176,10 @@ def main() -> int:
 def _say(mode: str, name: str, run: dict) -> None:
     parts = ", ".join(f"{k} {v:.2f}" for k, v in run["parts_s"].items())
     busy = f", GPU busy {run['gpu_busy']:.0%}" if run["gpu_busy"] is not None else ""
+    scores = ", ".join(f"{Path(k).stem} {v / 1e3:.2f}" for k, v in run["scores_ns"].items() if v)
     print(f"{mode} {name}: job {run['job_wall_s']:.2f} s ({parts or 'parts not reported'}), "
-          f"batch {run['batch_wall_s']:.1f} s, {run['runs_per_hour']:.0f} runs/h{busy}",
-          flush=True)
+          f"batch {run['batch_wall_s']:.1f} s, {run['runs_per_hour']:.0f} runs/h{busy}"
+          + (f"; scores (µs) {scores}" if scores else ""), flush=True)
 
 
 def _fmt(x: float | None) -> str:

@@ -24,7 +24,8 @@ SEGFAULT = ROOT / "tests" / "submissions" / "vectoradd" / "segfault.py"
 LEAVES_STATE = ROOT / "tests" / "submissions" / "isolation" / "leaves_state.py"
 CPU = {"CUDA_VISIBLE_DEVICES": ""}
 
-pytestmark = pytest.mark.xdist_group("judge")
+pytestmark = [pytest.mark.slow,  # real templates, judges and workers
+              pytest.mark.xdist_group("judge")]
 
 
 def _request(mode="test", secret=None, wall=300.0, env=CPU, file=ADD) -> JudgeRequest:
@@ -220,5 +221,31 @@ def test_a_submission_sees_nothing_of_the_one_before_it_on_the_same_slot(tmp_pat
             assert doc["status"] == "passed", [c["message"] for p in doc["phases"]
                                                for c in p["cases"]]
             assert "worker: forked" in doc["worker_output"]["stdout"]
+            assert doc["harness"]["forked_worker"] is True
     finally:
         template.close()
+
+
+@pytest.mark.skipif(__import__("harness.judging.sandbox.landlock", fromlist=["probe"]).probe().level
+                    != "full", reason="needs Landlock ABI 6 or later (full containment)")
+def test_a_forked_worker_is_contained_and_reports_what_it_refused(tmp_path):
+    """An attack run in a worker forked from its judge (tests/containment/write_outside.py):
+    full containment, nothing escapes, and the audit hook that a new interpreter's
+    sitecustomize installs reports each refusal."""
+    from test_containment import materialize
+
+    attack = materialize("write_outside", tmp_path)
+    template = JudgeTemplate()
+    try:
+        result = run_judge(_request(file=attack), template)
+    finally:
+        template.close()
+    assert isinstance(result, Judged), result
+    doc = result.document
+    assert doc["harness"]["containment"]["level"] == "full"
+    stdout = doc["worker_output"]["stdout"]
+    assert doc["harness"]["forked_worker"] is True
+    assert "ESCAPED 0" in stdout, stdout
+    refused = [w for w in doc["warnings"] if w.startswith("the sandbox refused")]
+    assert refused and str(ROOT) in refused[0], doc["warnings"]
+    assert not (ROOT / "PLANTED_BY_SUBMISSION").exists()

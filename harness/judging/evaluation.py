@@ -98,6 +98,8 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
     early = (head.take("" if task.own_evaluator else device.kind, prepared.source)
              if head is not None else None)
     evaluation.harness["head_start"] = early is not None  # False too after a syntax error
+    # how that worker started: a fork of this judge (sandbox/forked.py) or a new interpreter
+    evaluation.harness["forked_worker"] = early is not None and early.forked
     if task.own_evaluator:
         return _finish(_own_evaluator(prepared, settings, specs, evaluation, progress), started)
     work = head.work if early is not None else make_folder("run")

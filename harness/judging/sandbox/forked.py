@@ -150,8 +150,8 @@ def run_child(body: Callable[[], int | None]) -> NoReturn:
 def _as_if_exec(start: _Start) -> None:
     """The state a new interpreter would start in: its own session, folder, standard
     streams (unbuffered, as PYTHONUNBUFFERED asks), descriptors, signal dispositions,
-    environment, arguments and import path; no bytecode written; temporary files under
-    its own TMPDIR."""
+    environment, arguments, import path and the audit hook its sitecustomize installs (the
+    refusals' reports); no bytecode written; temporary files under its own TMPDIR."""
     os.setsid()
     os.chdir(start.cwd)
     null = os.open(os.devnull, os.O_RDONLY)
@@ -166,6 +166,7 @@ def _as_if_exec(start: _Start) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    judges = _paths(os.environ.get("PYTHONPATH", ""))
     os.environ.clear()
     os.environ.update(start.env)
     tempfile.tempdir = None  # found again from TMPDIR, the worker's own, when first asked
@@ -174,7 +175,16 @@ def _as_if_exec(start: _Start) -> None:
     sys.stdout, sys.stderr = _unbuffered(1), _unbuffered(2)
     sys.argv = [str(Path(__file__).parent.parent / "worker" / "worker.py"),
                 str(start.channel), start.device]
-    sys.path[0] = str(start.cwd)  # as `python -m` puts its working folder first
+    # As `python -m` with the worker's PYTHONPATH: its working folder, then that path.
+    sys.path[:] = ([str(start.cwd)] + _paths(start.env.get("PYTHONPATH", ""))
+                   + [p for p in sys.path[1:] if p not in judges])
+    from harness.judging.sandbox.refusals import install
+
+    install()  # the audit hook, which the worker's sitecustomize installs at start-up
+
+
+def _paths(value: str) -> list[str]:
+    return [p for p in value.split(os.pathsep) if p]
 
 
 def _unbuffered(fd: int) -> io.TextIOWrapper:

@@ -350,6 +350,11 @@ class WorkerProcess:
     def pid(self) -> int | None:
         return self.proc.pid if self.proc else None
 
+    @property
+    def forked(self) -> bool:
+        """Whether it is a fork of this judge (forked.py) rather than a new interpreter."""
+        return isinstance(self.proc, forked.ForkedProcess)
+
     def send(self, message: dict, fds: list[int] | tuple[int, ...] = ()) -> None:
         """Send a message (pickled: the worker trusts the judge, never the reverse), then
         the file descriptors `fds` (SCM_RIGHTS), which the worker takes with it."""
