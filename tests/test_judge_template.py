@@ -228,13 +228,25 @@ def test_a_submission_sees_nothing_of_the_one_before_it_on_the_same_slot(tmp_pat
 
 @pytest.mark.skipif(__import__("harness.judging.sandbox.landlock", fromlist=["probe"]).probe().level
                     != "full", reason="needs Landlock ABI 6 or later (full containment)")
-def test_a_forked_worker_is_contained_and_reports_what_it_refused(tmp_path):
-    """An attack run in a worker forked from its judge (tests/containment/write_outside.py):
-    full containment, nothing escapes, and the audit hook that a new interpreter's
-    sitecustomize installs reports each refusal."""
+@pytest.mark.parametrize("name", ["write_outside", "read_judge_memory", "connect_socket",
+                                  "child_attacks", "read_secret"])
+def test_a_forked_worker_is_contained_and_reports_what_it_refused(tmp_path, name):
+    """The containment attacks (tests/containment/) in a worker forked from its judge, as
+    test_containment.py runs them in new interpreters: full containment, nothing escapes
+    (no connection accepted, no file planted, the judge's memory, environment and the
+    database's secret unread), and the audit hook that a new interpreter's sitecustomize
+    installs reports the refusals."""
+    import socket
+
     from test_containment import materialize
 
-    attack = materialize("write_outside", tmp_path)
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.setblocking(False)
+    db = tmp_path / "results.db"
+    db.write_text("SECRET-" + os.urandom(8).hex())
+    attack = materialize(name, tmp_path, server.getsockname()[1], db)
     template = JudgeTemplate()
     try:
         result = run_judge(_request(file=attack), template)
@@ -243,9 +255,15 @@ def test_a_forked_worker_is_contained_and_reports_what_it_refused(tmp_path):
     assert isinstance(result, Judged), result
     doc = result.document
     assert doc["harness"]["containment"]["level"] == "full"
-    stdout = doc["worker_output"]["stdout"]
     assert doc["harness"]["forked_worker"] is True
+    stdout = doc["worker_output"]["stdout"]
     assert "ESCAPED 0" in stdout, stdout
+    for leak in ("JUDGE_ENV", "JUDGE_MEM", "SECRET-"):
+        assert leak not in stdout
     refused = [w for w in doc["warnings"] if w.startswith("the sandbox refused")]
-    assert refused and str(ROOT) in refused[0], doc["warnings"]
-    assert not (ROOT / "PLANTED_BY_SUBMISSION").exists()
+    assert refused, doc["warnings"]
+    with pytest.raises(BlockingIOError):
+        server.accept()
+    server.close()
+    for planted in ("PLANTED_BY_SUBMISSION", "PLANTED_BY_CHILD"):
+        assert not (ROOT / planted).exists()
