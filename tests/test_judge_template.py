@@ -267,3 +267,21 @@ def test_a_forked_worker_is_contained_and_reports_what_it_refused(tmp_path, name
     server.close()
     for planted in ("PLANTED_BY_SUBMISSION", "PLANTED_BY_CHILD"):
         assert not (ROOT / planted).exists()
+
+
+def test_a_template_started_ahead_serves_the_first_job():
+    """`start_soon` with the environment a request's judges get (`template_env_of`, as a
+    server's slot starts it): the first job is forked from that very template, not from a
+    second one started for it."""
+    from harness.execution.judge_process import template_env_of
+
+    template = JudgeTemplate()
+    try:
+        template.start_soon(template_env_of(_request()))
+        started = template.proc.pid
+        result = run_judge(_request(), template)
+        assert isinstance(result, Judged) and result.document["status"] == "passed", result
+        assert template.proc.pid == started
+        assert result.document["harness"]["forked_worker"] is True
+    finally:
+        template.close()

@@ -170,6 +170,20 @@ def judge_env(request: JudgeRequest) -> dict[str, str]:
     return env
 
 
+def template_env_of(request: JudgeRequest) -> dict[str, str] | None:
+    """The environment of the template that forks judges of `request` (its slot's pinning,
+    its settings' `worker.env_pass`); None where its settings cannot be read (a judge from
+    scratch then says what is wrong)."""
+    from harness.execution.judge_template import template_env
+    from harness.settings import Settings
+
+    try:
+        extra = Settings.load(request.options.config).worker.env_pass
+    except (ValueError, OSError):
+        return None
+    return template_env(judge_env(request), extra)
+
+
 def _start(request: JudgeRequest, sent: bytes, log: IO[bytes],
            template: JudgeTemplate | None) -> subprocess.Popen | ForkedJudge:
     """The judge process of one request: forked from `template` where it serves this
@@ -178,19 +192,12 @@ def _start(request: JudgeRequest, sent: bytes, log: IO[bytes],
     from harness.execution.judge_template import TemplateGone
 
     env = judge_env(request)
-    if template is not None:
-        from harness.execution.judge_template import template_env
-        from harness.settings import Settings
-
+    forked_env = template_env_of(request) if template is not None else None
+    if forked_env is not None:
         try:
-            extra = Settings.load(request.options.config).worker.env_pass
-        except (ValueError, OSError):  # the judge from scratch says what is wrong
-            extra = None
-        if extra is not None:
-            try:
-                return template.fork(template_env(env, extra), sent, log)
-            except TemplateGone:
-                pass  # started from scratch, as without a template
+            return template.fork(forked_env, sent, log)
+        except TemplateGone:
+            pass  # started from scratch, as without a template
     parent = os.getpid()
 
     def prepare() -> None:  # in the child, between fork and exec

@@ -120,6 +120,7 @@ class JudgeTemplate:
         self.env: dict[str, str] = {}  # the whole environment of its judges
         self.proc: subprocess.Popen | None = None
         self.channel: socket.socket | None = None
+        self._ready = False  # its `ready` read
         self._lock = threading.Lock()  # one judge at a time
 
     def fork(self, env: Mapping[str, str], request: bytes, log: IO[bytes]) -> ForkedJudge:
@@ -132,8 +133,7 @@ class JudgeTemplate:
                 self._drop()
                 self.env = dict(env)
             for attempt in (1, 2):  # a template that died since the last job: a new one
-                if self.proc is None or self.proc.poll() is not None:
-                    self._start()
+                self._start()
                 try:
                     return self._fork(request, log)
                 except OSError as exc:
@@ -144,6 +144,17 @@ class JudgeTemplate:
             self._lock.release()
             raise
         raise AssertionError("unreachable")
+
+    def start_soon(self, env: Mapping[str, str]) -> None:
+        """Start the template for judges with the environment `env` now, without waiting
+        for its imports, so that the first job finds it ready or nearly so. Call it from
+        the thread that will run the jobs (the template dies with that thread)."""
+        with self._lock:
+            if dict(env) != self.env:
+                self._drop()
+                self.env = dict(env)
+            if self.proc is None or self.proc.poll() is not None:
+                self._spawn()
 
     def _fork(self, request: bytes, log: IO[bytes]) -> ForkedJudge:
         read, write = os.pipe()
@@ -163,7 +174,24 @@ class JudgeTemplate:
         return ForkedJudge(int(line), self.channel, self._lock)
 
     def _start(self) -> None:
-        """Start the template and wait until it has imported what it preloads."""
+        """Start the template (where it is not started yet) and wait until it has imported
+        what it preloads."""
+        if self.proc is None or self.proc.poll() is not None:
+            self._spawn()
+        if self._ready:
+            return
+        try:
+            ready = _read_line(self.channel)
+        except OSError:
+            ready = b""
+        if ready.strip() != b"ready":
+            self._drop()
+            raise TemplateGone("the judge template did not start")
+        self._ready = True
+
+    def _spawn(self) -> None:
+        """Start the template process, without waiting for it. It dies with the thread
+        that starts it (PR_SET_PDEATHSIG follows the thread): a slot's own thread."""
         from harness.judging.sandbox.sandbox import die_with_parent
 
         ours, theirs = socket.socketpair()
@@ -179,14 +207,8 @@ class JudgeTemplate:
         finally:
             theirs.close()
         self.channel = ours
+        self._ready = False
         ours.settimeout(_START_TIMEOUT_S)
-        try:
-            ready = _read_line(ours)
-        except OSError:
-            ready = b""
-        if ready.strip() != b"ready":
-            self._drop()
-            raise TemplateGone("the judge template did not start")
 
     def _drop(self) -> None:
         if self.channel is not None:

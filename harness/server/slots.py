@@ -107,6 +107,7 @@ class Judging:
         connection, a restarted server) is connected to again, after a pause; a job it
         failed in the middle of runs again once its lease runs out."""
         queue: JobQueue | None = None
+        self._warm(slot)
         try:
             while not self.stopping.is_set():
                 try:
@@ -167,6 +168,16 @@ class Judging:
         self.log(f"job {job.id} ({escape(job.user_name)}, {job.task} {job.mode}) on "
                  f"{slot.env['_where']}: {escape(str(what))}, {time.time() - began:.1f} s"
                  + ("" if closed else " [yellow](its lease was lost: result dropped)[/]"))
+
+    def _warm(self, slot: Slot) -> None:
+        """Start the slot's judge template now, beside the first claims, so that the first
+        job after a start does not wait for its imports."""
+        from harness.execution.judge_process import template_env_of
+        from harness.execution.protocol import JudgeRequest
+
+        env = template_env_of(JudgeRequest(self.options, slot.env))
+        if env is not None:
+            slot.template.start_soon(env)
 
     def _heartbeat(self, job: Job, done: threading.Event) -> None:
         """Renew the job's lease until `done`; a beat the database failed is tried again
