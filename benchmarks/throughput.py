@@ -11,7 +11,8 @@ and mode: the wall per job (median) and where it went (`batch --json`'s parts: t
 process outside the evaluation, the wait for the worker, each phase, the rest, the
 recording; a tree too old to report them shows the wall alone), the batch's wall, runs
 per hour of its slot (submissions / wall), the GPU's busy fraction over the batch
-(nvidia-smi's utilisation, sampled every 100 ms) and each submission's verdict and score.
+(nvidia-smi's utilisation, sampled every 100 ms) and each submission's verdict, score and
+case scores.
 Then, per mode, this tree's figures over the baseline's, and each score's ratio.
 OUT/throughput.json holds it all.
 """
@@ -105,6 +106,7 @@ def run_batch(tree: Path, files: list[Path], mode: str, args: argparse.Namespace
         "gpu_busy": busy.fraction,
         "verdicts": {_name(r["file"]): r["status"] for r in results},
         "scores_ns": {_name(r["file"]): r["score_ns"] for r in results},
+        "cases_ns": {_name(r["file"]): r.get("cases") for r in results},  # per phase, per case
     }
 
 
