@@ -15,8 +15,8 @@ and the workers forked from them, are made.
 Its environment holds what a worker may see and what a judge reads itself, nothing secret
 of the slot's (`template_env`).
 
-The template dies with the slot's process (PR_SET_PDEATHSIG) and each judge with the
-template; a judge killed by the slot (its time limit, a stop) is reaped by the template,
+The template dies with the slot's thread that started it (PR_SET_PDEATHSIG) and each judge
+with the template; a judge killed by the slot (its time limit, a stop) is reaped by the template,
 which reports its exit status. A template that died is started again for the next job.
 """
 
@@ -56,8 +56,8 @@ _shared: JudgeTemplate | None = None
 
 def shared() -> JudgeTemplate:
     """This process's one template, for a process that runs one job at a time and has no
-    slot of its own to keep one in (a Ray worker process, reused across Ray tasks); it
-    dies with the process."""
+    slot of its own to keep one in (a Ray worker process, reused across Ray tasks, which
+    runs them on its main thread); it dies with the thread that started it."""
     global _shared
     if _shared is None:
         _shared = JudgeTemplate()
