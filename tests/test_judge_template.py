@@ -209,7 +209,8 @@ def test_a_submission_sees_nothing_of_the_one_before_it_on_the_same_slot(tmp_pat
     sys.modules, a global and a monkey-patched function of torch, an environment variable,
     files in its folder, its temporary folder and its home, torch's default dtype,
     deterministic algorithms, mkldnn; on a GPU tf32 and the current stream), and fails if
-    it finds any: both pass. The file checks that it sees what it leaves."""
+    it finds any: both pass. The file checks that it sees what it leaves. What each worker
+    inherited is frozen out of the garbage collector's walks."""
     twin = tmp_path / "leaves_state_twin.py"
     twin.write_text(LEAVES_STATE.read_text())
     template = JudgeTemplate()
@@ -221,6 +222,8 @@ def test_a_submission_sees_nothing_of_the_one_before_it_on_the_same_slot(tmp_pat
             assert doc["status"] == "passed", [c["message"] for p in doc["phases"]
                                                for c in p["cases"]]
             assert "worker: forked" in doc["worker_output"]["stdout"]
+            frozen = int(doc["worker_output"]["stdout"].split("frozen=")[1].split()[0])
+            assert frozen > 10_000  # torch's and the harness's objects, never walked
             assert doc["harness"]["forked_worker"] is True
     finally:
         template.close()

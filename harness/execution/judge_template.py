@@ -31,7 +31,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import IO
 
-from harness.judging.sandbox.forked import run_child
+from harness.judging.sandbox.forked import freeze_inherited, run_child
 from harness.settings import ROOT
 
 # What a judge imports on every job, imported once in the template; none touches a GPU.
@@ -283,6 +283,7 @@ def _be_judge(request: int, log: int, template: int, die) -> None:
     """In the forked judge: its own session, death with the template, the request on its
     standard input and its output in `log`; then a judge process's main, and exit."""
     def body() -> int:
+        freeze_inherited()  # the template's heap, shared with it page by page
         os.setsid()
         die(template)
         os.dup2(request, 0)

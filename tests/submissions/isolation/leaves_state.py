@@ -61,9 +61,10 @@ def leave() -> None:
         torch.cuda.set_stream(torch.cuda.Stream())
 
 
-# a worker forked from a slot's judge template has its modules (sandbox/forked.py)
+# a worker forked from a slot's judge template has its modules (sandbox/forked.py), and
+# what it inherited frozen out of the garbage collector's walks
 print("worker: " + ("forked" if "harness.execution.judge_template" in sys.modules
-                    else "new interpreter"))
+                    else "new interpreter"), f"frozen={__import__('gc').get_freeze_count()}")
 FOUND = traces()
 leave()
 assert len(traces()) >= 9, traces()  # the checks see what this file leaves
