@@ -107,13 +107,13 @@ class Judging:
         connection, a restarted server) is connected to again, after a pause; a job it
         failed in the middle of runs again once its lease runs out."""
         queue: JobQueue | None = None
-        self._warm(slot)
         try:
             while not self.stopping.is_set():
                 try:
                     if queue is None:
                         queue = self.queue()
-                        queue.register_worker(slot.name, slot.kind)
+                        queue.register_worker(slot.name, slot.kind)  # its kind is served now
+                        self._warm(slot)  # once (a running template is kept)
                     job = queue.claim(slot.name, [slot.kind])
                 except database_errors() as exc:
                     self.log(f"[yellow]{slot.env['_where']}: the database failed[/] "
@@ -171,7 +171,8 @@ class Judging:
 
     def _warm(self, slot: Slot) -> None:
         """Start the slot's judge template now, beside the first claims, so that the first
-        job after a start does not wait for its imports."""
+        job after a start does not wait for its imports; after the slot's registration,
+        which the API waits for before it accepts uploads of the slot's kind."""
         from harness.execution.judge_process import template_env_of
         from harness.execution.protocol import JudgeRequest
 
