@@ -135,20 +135,20 @@ class Faults:
                 self.made.append({"t": time.time(), "kind": kind, "detail": detail})
 
     def _judge(self) -> str | None:
-        judges = _processes(self.run.roots(), JUDGE)
-        if not judges:
-            return None
-        pid, _ = self.rng.choice(judges)
-        _kill(pid)
-        return f"judge process {pid}"
+        return self._kill_one(JUDGE, "judge process")
 
     def _template(self) -> str | None:
-        templates = _processes(self.run.roots(), TEMPLATE)
-        if not templates:
+        return self._kill_one(TEMPLATE, "judge template")
+
+    def _kill_one(self, name: str, what: str) -> str | None:
+        """Kill one live process named `name` below the run, chosen at random; what was
+        killed, or None where there is none now."""
+        found = _processes(self.run.roots(), name)
+        if not found:
             return None
-        pid, _ = self.rng.choice(templates)
+        pid, _ = self.rng.choice(found)
         _kill(pid)
-        return f"judge template {pid}"
+        return f"{what} {pid}"
 
     def _worker(self) -> str | None:
         workers = [(p, parent) for p, parent in _processes(self.run.roots(), WORKER)

@@ -170,10 +170,12 @@ def judge_env(request: JudgeRequest) -> dict[str, str]:
     return env
 
 
-def template_env_of(request: JudgeRequest) -> dict[str, str] | None:
+def template_env_of(request: JudgeRequest, env: dict[str, str] | None = None
+                    ) -> dict[str, str] | None:
     """The environment of the template that forks judges of `request` (its slot's pinning,
-    its settings' `worker.env_pass`); None where its settings cannot be read (a judge from
-    scratch then says what is wrong)."""
+    its settings' `worker.env_pass`), from `env` (`judge_env(request)` where not given);
+    None where its settings cannot be read (a judge from scratch then says what is
+    wrong)."""
     from harness.execution.judge_template import template_env
     from harness.settings import Settings
 
@@ -181,7 +183,7 @@ def template_env_of(request: JudgeRequest) -> dict[str, str] | None:
         extra = Settings.load(request.options.config).worker.env_pass
     except (ValueError, OSError):
         return None
-    return template_env(judge_env(request), extra)
+    return template_env(env if env is not None else judge_env(request), extra)
 
 
 def _start(request: JudgeRequest, sent: bytes, log: IO[bytes],
@@ -192,7 +194,7 @@ def _start(request: JudgeRequest, sent: bytes, log: IO[bytes],
     from harness.execution.judge_template import TemplateGone
 
     env = judge_env(request)
-    forked_env = template_env_of(request) if template is not None else None
+    forked_env = template_env_of(request, env) if template is not None else None
     if forked_env is not None:
         try:
             return template.fork(forked_env, sent, log)
