@@ -193,12 +193,15 @@ def test_a_worker_killed_mid_job_is_replaced(tmp_path):
     first = start_worker(db, log, "--config", str(config))
     try:
         wait_for(lambda: queue.get(job_id).status == RUNNING, 60, "the first claim", first, log)
-        time.sleep(1.0)
+        folders = f"harness-job-*-{first.pid}-*"  # made once the slot has the job's code
+        wait_for(lambda: any(Path(tempfile.gettempdir()).glob(folders)), 60,
+                 "the job's folder", first, log)
+        time.sleep(0.5)  # its judge started: the submission sleeps 4 s
         os.killpg(first.pid, signal.SIGKILL)  # the worker and its judge, at once
         first.wait()
     finally:
         stop(first)
-    left = list(Path(tempfile.gettempdir()).glob(f"harness-job-*-{first.pid}-*"))
+    left = list(Path(tempfile.gettempdir()).glob(folders))
     assert left, "the killed slot left no job folder: the sweep below tests nothing"
     second = start_worker(db, log, "--config", str(config))
     try:
