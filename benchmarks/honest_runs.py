@@ -4,10 +4,14 @@ Honest code must never be flagged (two-clock check, physics floor, static screen
 
     python benchmarks/honest_runs.py [--runs 10] [--device cpu|cuda] [--small] [--out FILE]
                                      [--config FILE] [--only TEXT] [--resume FILE]
-                                     [--stop-after SECONDS]
+                                     [--stop-after SECONDS] [--rounds-per-batch N]
+                                     [--submit]
 
-Runs go round by round (every example once, then again), and FILE is rewritten after
-each run, so that a run cut short still leaves an even, readable record.
+Runs go round by round (every example once, then again): each round is one `runner.py
+batch` per task (judges and first workers forked per slot, as a server judges uploads), or
+with --submit one `runner.py submit` per file (a contestant's route); --rounds-per-batch
+judges that many rounds in one batch. FILE is rewritten after each batch, so that a run
+cut short still leaves an even, readable record.
 --small replaces each task's benchmarks with one small case (for the CPU); --config
 passes harness settings (such as a shorter `timing.max_seconds`) to every run.
 --resume continues an earlier FILE (its runs count towards --runs); --stop-after starts
@@ -18,12 +22,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _load import ROOT, run_submit
+from _load import ROOT, judge_env, run_submit
 
 from harness.results.document import case_flags
 
@@ -51,6 +56,10 @@ def main() -> int:
     parser.add_argument("--config", help="harness settings (YAML) for every run")
     parser.add_argument("--resume", type=Path, help="an earlier --out file to continue")
     parser.add_argument("--stop-after", type=float, default=None)
+    parser.add_argument("--rounds-per-batch", type=int, default=1,
+                        help="rounds judged by one batch (the judge template's start paid once)")
+    parser.add_argument("--submit", action="store_true",
+                        help="a `runner.py submit` per run instead of a batch per task and round")
     args = parser.parse_args()
     started = time.monotonic()
     device = args.device or ("cuda" if _has_gpu() else "cpu")
@@ -61,32 +70,72 @@ def main() -> int:
     slowest = 0.0
     paths = [p for p in examples(device) if not args.only or args.only in str(p)]
     report["config"] = Path(args.config).read_text() if args.config else None
-    for i in range(args.runs):
-        for path in paths:
-            task = path.parent.name
-            if len(report["submissions"].get(f"{task}/{path.name}", [])) > i:
+    per = max(1, args.rounds_per_batch)
+    for first in range(0, args.runs, per):
+        rounds = range(first, min(first + per, args.runs))
+        for task, files in _by_task(paths).items():
+            done = {f: len(report["submissions"].get(f"{task}/{f.name}", [])) for f in files}
+            todo = [f for i in rounds for f in files if done[f] <= i]  # round by round
+            if not todo:
                 continue  # done in the run this one resumes
             if args.stop_after and time.monotonic() - started + slowest > args.stop_after:
                 print(f"stopped: the next run could end past {args.stop_after:.0f} s", flush=True)
                 return _finish(report, args.out)
-            extra = ["--case", SMALL[task]] if args.small else []
+            extra = ["--device", device, "--case", SMALL[task]] if args.small else ["--device", device]
             extra += ["--config", args.config] if args.config else []
-            doc, proc, wall = run_submit(path, tmp / f"{task}-{path.stem}-{i}.json", "--device", device,
-                                         "--db", str(tmp / "honest.db"), "--user", path.stem, *extra)
-            flags = case_flags(doc)
-            screen = [f["rule"] for f in doc.get("screen", []) if f["severity"] != "info"]
-            row = {"rc": proc.returncode, "status": doc.get("status"), "flags": flags,
-                   "screen": screen, "score_ns": doc.get("score_ns"), "wall_s": round(wall, 1)}
-            report["submissions"].setdefault(f"{task}/{path.name}", []).append(row)
-            slowest = max(slowest, wall)
-            print(f"{task}/{path.name} run {i}: rc={proc.returncode} status={doc.get('status')} "
-                  f"flags={len(flags)} screen={screen} score={doc.get('score_ns')} "
-                  f"wall={row['wall_s']}s", flush=True)
-            for f in flags:
-                print(f"    flag: {f}")
+            run = _submitted if args.submit else _batched
+            began = time.monotonic()
+            for path, row in zip(todo, run(todo, task, tmp, first, extra)):
+                rows = report["submissions"].setdefault(f"{task}/{path.name}", [])
+                rows.append(row)
+                print(f"{task}/{path.name} run {len(rows) - 1}: rc={row['rc']} "
+                      f"status={row['status']} flags={len(row['flags'])} screen={row['screen']} "
+                      f"score={row['score_ns']} wall={row['wall_s']}s", flush=True)
+                for f in row["flags"]:
+                    print(f"    flag: {f}")
+            slowest = max(slowest, time.monotonic() - began)
             if args.out:
                 args.out.write_text(json.dumps(report, indent=2))
     return _finish(report, args.out)
+
+
+def _by_task(paths: list[Path]) -> dict[str, list[Path]]:
+    tasks: dict[str, list[Path]] = {}
+    for path in paths:
+        tasks.setdefault(path.parent.name, []).append(path)
+    return tasks
+
+
+def _batched(files: list[Path], task: str, tmp: Path, i: int, extra: list[str]) -> list[dict]:
+    """One `runner.py batch` of `files` in leaderboard mode (the route a server's uploads
+    take: judges and first workers forked per slot); a row per file, in order."""
+    out = tmp / f"{task}-batch-{i}.json"
+    out.unlink(missing_ok=True)
+    cmd = [sys.executable, str(ROOT / "runner.py"), "batch", *map(str, files), "--task", task,
+           "--mode", "leaderboard", "--db", str(tmp / "honest.db"), "--json", str(out), *extra]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=judge_env())
+    if not out.exists():
+        raise SystemExit(f"batch wrote no summary (exit {proc.returncode}):\n"
+                         + proc.stdout[-3000:] + proc.stderr[-3000:])
+    return [{"rc": 0 if r["status"] == "passed" else 1, "status": r["status"],
+             "flags": r["flags"], "screen": [f["rule"] for f in r["screen"]
+                                             if f["severity"] != "info"],
+             "score_ns": r["score_ns"], "wall_s": round(r["wall_seconds"] or 0.0, 1)}
+            for r in json.loads(out.read_text())["results"]]
+
+
+def _submitted(files: list[Path], task: str, tmp: Path, i: int, extra: list[str]) -> list[dict]:
+    """A `runner.py submit` per file (the contestant's route); a row per file."""
+    rows = []
+    for path in files:
+        doc, proc, wall = run_submit(path, tmp / f"{task}-{path.stem}-{i}.json",
+                                     "--db", str(tmp / "honest.db"), "--user", path.stem, *extra)
+        rows.append({"rc": proc.returncode, "status": doc.get("status"),
+                     "flags": case_flags(doc),
+                     "screen": [f["rule"] for f in doc.get("screen", [])
+                                if f["severity"] != "info"],
+                     "score_ns": doc.get("score_ns"), "wall_s": round(wall, 1)})
+    return rows
 
 
 def _finish(report: dict, out: Path | None) -> int:

@@ -56,6 +56,7 @@ def test_local_backend(batch_dir, tmp_path):
     assert slots == {"CPU slot 0", "CPU slot 1"}  # both slots were used
     for r in doc["results"]:  # each result carries its integrity flags and device name
         assert isinstance(r["flags"], list) and "device_uuid" in r
+        assert all(set(f) == {"rule", "severity"} for f in r["screen"])  # the screen's findings
     # the hang cost only its own slot: it ran alongside the others
     assert doc["wall_seconds"] < sum(r["wall_seconds"] for r in doc["results"])
 

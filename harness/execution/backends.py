@@ -50,14 +50,21 @@ def make_backend(name: str, address: str | None, jobs: int | None) -> Backend:
 
 
 def local_slots(device: str | None, jobs: int | None) -> list[dict[str, str]]:
-    """One environment per slot: a GPU each, or CPU slots."""
-    import torch
+    """One environment per slot: a GPU each, or CPU slots. Asked for the CPU, it does not
+    import torch (the slots' judges do)."""
+    if device != "cpu" and _cuda_available():
+        import torch
 
-    if device != "cpu" and torch.cuda.is_available():
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         ids = [g for g in visible.split(",") if g] if visible else [str(i) for i in range(torch.cuda.device_count())]
         return [{"CUDA_VISIBLE_DEVICES": g, "_where": f"GPU {g}"} for g in ids]
     return [{"CUDA_VISIBLE_DEVICES": "", "_where": f"CPU slot {i}"} for i in range(max(1, jobs or 1))]
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
 
 
 class LocalBackend:

@@ -301,6 +301,8 @@ def _batch_json(batch: Batch, options: RunOptions, backend: str, wall: float) ->
                      "cases": [[c.get("score_ns") for c in p["cases"]] for p in j.doc["phases"]]
                      if j.doc else [],
                      "flags": case_flags(j.doc) if j.doc else [],
+                     "screen": [{"rule": f["rule"], "severity": f["severity"]}
+                                for f in j.doc.get("screen", [])] if j.doc else [],
                      "parts": job_parts(j),
                      "device_uuid": j.doc["device"].get("uuid", "") if j.doc else ""}
                     for j in batch.jobs]}

@@ -32,10 +32,28 @@ def run_submit(opts: RunOptions, console: Console) -> int:
     except (ValueError, OSError) as exc:
         console.print(f"[red]error:[/] {exc}")
         return ExitCode.USAGE
+    refused = _mistake(opts)
+    if refused is not None:
+        console.print(f"[red]error:[/] {refused}")
+        return ExitCode.USAGE
     file = Path(opts.file)
-    begun = HeadStart.begin(settings, opts.device, file, opts.mode) if file.is_file() else None
+    begun = HeadStart.begin(settings, opts.device, file, opts.mode)
     with begun or nullcontext() as head:
         return _run(opts, console, settings, head)
+
+
+def _mistake(opts: RunOptions) -> str | None:
+    """What is wrong with how the command was called, found before any worker starts or
+    torch is imported; None where nothing is."""
+    from harness.judging import UsageError, check_request
+    from harness.loading.cases import CaseError
+    from harness.loading.task_folder import TaskError
+
+    try:
+        check_request(opts)
+    except (UsageError, TaskError, CaseError, ValueError, OSError) as exc:
+        return str(exc)
+    return None
 
 
 def _run(opts: RunOptions, console: Console, settings: Settings, head: HeadStart | None) -> int:

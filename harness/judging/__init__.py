@@ -16,6 +16,7 @@ from typing import Any
 # name -> (module, attribute)
 _FACE = {
     "prepare": ("harness.judging.preparation", "prepare"),
+    "check_request": ("harness.judging.preparation", "check_request"),
     "Prepared": ("harness.judging.preparation", "Prepared"),
     "UsageError": ("harness.judging.preparation", "UsageError"),
     "evaluate": ("harness.judging.evaluation", "evaluate"),

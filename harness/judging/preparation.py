@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from harness.judging.measure.devices import DeviceInfo, pick_device
 from harness.loading.cases import parse_case
 from harness.loading.directives import Directives, parse_directives
 from harness.loading.task_folder import Task, given_by_name, load_task
 from harness.options import MODES, UNRECORDED_MODES, RunOptions
+
+if TYPE_CHECKING:
+    from harness.judging.measure.devices import DeviceInfo
 
 
 class UsageError(ValueError):
@@ -28,8 +31,36 @@ class Prepared:
     warnings: list[str]
 
 
+@dataclass
+class Checked:
+    """A request whose mistakes are ruled out: the source read, its directives, the task
+    loaded; warnings about it so far."""
+
+    source: str
+    directives: Directives
+    task: Task
+    warnings: list[str]
+
+
 def prepare(request: RunOptions) -> Prepared:
     """Resolve the task (flag or directive) and device; raise UsageError on mistakes."""
+    from harness.judging.measure.devices import pick_device
+
+    checked = check_request(request)
+    device = pick_device(request.device)
+    warnings, directives = checked.warnings, checked.directives
+    if directives.gpus and device.kind == "cuda" and not any(
+        g.upper() in device.name.upper() for g in directives.gpus
+    ):
+        warnings.append(f"the submission targets {', '.join(directives.gpus)}; "
+                        f"this run is on {device.name}")
+    return Prepared(request, checked.task, checked.source, directives, device, warnings)
+
+
+def check_request(request: RunOptions) -> Checked:
+    """The request's mistakes (no such file, which task, a task named twice, a mode, a
+    repeat or a case string that cannot be), as a UsageError, TaskError or CaseError;
+    without torch, so that a mistake is told before any worker starts."""
     path = Path(request.file)
     if not path.is_file():
         raise UsageError(f"no such submission file: {path}")
@@ -67,10 +98,4 @@ def prepare(request: RunOptions) -> Prepared:
                          "evaluations), and test and profile runs time nothing to compare")
     for text in request.cases:
         parse_case(text)  # a malformed case string is a usage error, found before any work
-    device = pick_device(request.device)
-    if directives.gpus and device.kind == "cuda" and not any(
-        g.upper() in device.name.upper() for g in directives.gpus
-    ):
-        warnings.append(f"the submission targets {', '.join(directives.gpus)}; "
-                        f"this run is on {device.name}")
-    return Prepared(request, task, source, directives, device, warnings)
+    return Checked(source, directives, task, warnings)
