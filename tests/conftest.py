@@ -57,7 +57,10 @@ def pytest_collection_modifyitems(config, items):
     """Skips the tests marked `gpu` where there is no CUDA GPU. Under pytest-xdist (`-n`),
     the `slow` tests go first, then those of an `xdist_group` (one process runs each group
     whole), so that the long runs start early and the many short tests fill the test
-    processes' last minutes (the order is the same in every process)."""
+    processes' last minutes (the order is the same in every process). The group "loud"
+    holds the tests that load the host hardest (hundreds of processes or sockets, jobs
+    killed at random) and those whose timing checks a loaded host trips (honest runs
+    asked for no flag): one process runs them in turn, so that none runs beside another."""
     if hasattr(config, "workerinput"):
         items.sort(key=lambda item: (item.get_closest_marker("slow") is None,
                                      item.get_closest_marker("xdist_group") is None))

@@ -43,6 +43,7 @@ def _printed(doc: dict, key: str) -> str:
     return value
 
 
+@pytest.mark.xdist_group("loud")  # never beside another test of the group (conftest.py)
 @pytest.mark.slow  # a 15 s phase of forks
 @root_only
 def test_a_fork_bomb_stops_at_the_bound_and_leaves_nothing(tmp_path):

@@ -7,7 +7,8 @@ import sys
 import pytest
 from conftest import ROOT
 
-pytestmark = pytest.mark.slow  # ten leaderboard runs through the judge per test
+pytestmark = [pytest.mark.slow,  # ten leaderboard runs through the judge per test
+              pytest.mark.xdist_group("loud")]  # away from the loads of the host (conftest.py)
 
 
 @pytest.mark.parametrize("name", ["add_torch", "add_inplace"])

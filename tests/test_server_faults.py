@@ -39,6 +39,7 @@ def test_the_tally_counts_lost_duplicated_and_blamed_jobs():
     assert counts["replies_lost"] == 1  # job 5: made, but its client never heard
 
 
+@pytest.mark.xdist_group("loud")  # never beside another test of the group (conftest.py)
 @pytest.mark.slow  # 30 real jobs judged on 2 cores while their processes are killed
 def test_thirty_jobs_end_once_whatever_is_killed(tmp_path):
     proc = subprocess.run(

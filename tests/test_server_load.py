@@ -54,6 +54,7 @@ def assert_judged_once(db: str, jobs: list[dict]) -> None:
     assert recorded == [s["id"] for s in subs]  # one submission per job, none without a job
 
 
+@pytest.mark.xdist_group("loud")  # never beside another test of the group (conftest.py)
 @pytest.mark.slow
 def test_twenty_submissions_from_ten_clients(tmp_path):
     """Ten clients upload at once, two files each, of three kinds: every upload gets the next

@@ -55,6 +55,7 @@ def _closed(sock: socket.socket) -> bool:
         return True
 
 
+@pytest.mark.xdist_group("loud")  # never beside another test of the group (conftest.py)
 @pytest.mark.slow  # two thousand sockets, and a wait for the server's timeout
 def test_thousands_of_idle_and_slow_clients_hold_no_thread_and_are_closed(tmp_path):
     server, _ = _served(tmp_path)
