@@ -29,6 +29,7 @@ from harness.settings import Settings
 
 if TYPE_CHECKING:
     from harness.judging import Prepared
+    from harness.options import RunOptions
     from harness.results.comparison import Comparison
     from harness.results.document import Evaluation
 
@@ -88,7 +89,10 @@ class Sides(NamedTuple):
 def run_compare(opts: CompareOptions, console: Console) -> int:
     """Test both files, time them in pairs, print and write the verdict; the exit code."""
     from harness.execution.stopping import stop_on_sigterm
+    from harness.judging import UsageError
     from harness.judging import make_run_folder as make_folder
+    from harness.loading.cases import CaseError
+    from harness.loading.task_folder import TaskError
 
     stop_on_sigterm()  # the running worker and the run's folders go with it
     try:
@@ -101,7 +105,8 @@ def run_compare(opts: CompareOptions, console: Console) -> int:
     try:
         try:
             sides = _sides(opts, folder)
-        except CompareError as exc:
+            _requests(opts, *sides)  # a mistake is told before any worker starts
+        except (CompareError, UsageError, TaskError, CaseError, ValueError, OSError) as exc:
             console.print(f"[red]error:[/] {exc}")
             return ExitCode.USAGE
         first = sides.a.file if sides.a.file.is_file() else None
@@ -197,11 +202,13 @@ def _run(opts: CompareOptions, console: Console, settings: Settings, head: HeadS
     return ExitCode.OK
 
 
-def _prepare(opts: CompareOptions, a: Side, b: Side, recorded_task: str | None) -> None:
-    """Both files' requests, on one task and one device. Without --task, the task is the
-    one the files' directives (or the baseline's record) name; they must agree. A baseline
-    is given its task by the folder's path (its own directive may name it otherwise)."""
-    from harness.judging import prepare
+def _requests(opts: CompareOptions, a: Side, b: Side, recorded_task: str | None
+              ) -> tuple[RunOptions, RunOptions]:
+    """A's and B's benchmark requests, on one task and one device. Without --task, the task
+    is the one the files' directives (or the baseline's record) name; they must agree. A
+    baseline is given its task by B's (its own directive may name it otherwise). Every
+    mistake in them is raised here, without torch (`check_request`)."""
+    from harness.judging import check_request
     from harness.loading.directives import parse_directives
     from harness.options import RunOptions
 
@@ -224,12 +231,22 @@ def _prepare(opts: CompareOptions, a: Side, b: Side, recorded_task: str | None) 
                           device=opts.device, timeout=opts.timeout, config=opts.config,
                           record=False)
 
-    b.bench = prepare(request(b.file, name))
-    a_task = str(b.bench.task.root) if a.submission_id is not None else name
-    a.bench = prepare(request(a.file, a_task))
-    if recorded_task is not None and recorded_task != b.bench.task.name:
+    b_request = request(b.file, name)
+    b_task = check_request(b_request).task
+    if recorded_task is not None and recorded_task != b_task.name:
         raise CompareError(f"submission {a.submission_id} was recorded on task {recorded_task}, "
-                           f"and B runs on task {b.bench.task.name}")
+                           f"and B runs on task {b_task.name}")
+    a_request = request(a.file, str(b_task.root) if a.submission_id is not None else name)
+    check_request(a_request)
+    return a_request, b_request
+
+
+def _prepare(opts: CompareOptions, a: Side, b: Side, recorded_task: str | None) -> None:
+    """Both files' requests prepared (`_requests`), with their test runs beside."""
+    from harness.judging import prepare
+
+    a_request, b_request = _requests(opts, a, b, recorded_task)
+    b.bench, a.bench = prepare(b_request), prepare(a_request)
     for side in (a, b):  # the task's own tests, whatever cases are timed
         side.test = replace(side.bench, request=replace(side.bench.request, mode="test",
                                                         cases=[]))
