@@ -121,11 +121,13 @@ def test_a_reference_that_is_wrong_is_still_the_broken_task(cli, tmp_path):
 
 def test_a_multi_gpu_task_says_how_many_gpus_it_needs(cli, tmp_path):
     task = public_folder(tmp_path / "ranks")
-    yml = (task / "task.yml").read_text().replace('"seed": 1}', '"seed": 1, "world_size": 8}')
+    yml = (task / "task.yml").read_text()
+    for seed in (1, 2):  # every case of a multi-GPU task says its ranks
+        yml = yml.replace(f'"seed": {seed}}}', f'"seed": {seed}, "world_size": 8}}')
     (task / "task.yml").write_text(yml + "multi_gpu: true\n")
     r = submit(cli, tmp_path, task, DOUBLES, "--mode", "test")
     assert r.rc == 1 and r.doc["status"] == "cannot run here", r.out
-    assert r.doc["load_error"]["title"] == "the task needs 8 GPUs"
+    assert r.doc["load_error"]["title"] == "the task needs 8 GPUs, this run has no GPU"
     assert "multi_gpu" in r.doc["load_error"]["hint"]
 
 

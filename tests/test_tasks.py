@@ -103,6 +103,14 @@ def test_content_hash_changes_with_a_helper(tmp_path):
      "unknown timing key 'hold'"),
     ("tests: [{size: 1}]\ntiming: {window_fill_bytes: 268435456}\n",
      {"task.py": "", "reference.py": ""}, "unknown timing key 'window_fill_bytes'"),
+    ("tests: [{size: 1}]\nmulti_gpu: 'yes'\n", {"task.py": "", "reference.py": ""},
+     "multi_gpu must be true or false"),
+    ("tests: [{size: 1, world_size: 2}]\nbenchmarks: [{size: 2}]\nmulti_gpu: true\n",
+     {"task.py": "", "reference.py": ""}, "needs world_size.*'size': 2.*None"),
+    ("tests: [{size: 1, world_size: 0}]\nmulti_gpu: true\n", {"task.py": "", "reference.py": ""},
+     "needs world_size"),
+    ("tests: [{size: 1, world_size: true}]\nmulti_gpu: true\n",
+     {"task.py": "", "reference.py": ""}, "needs world_size"),
 ])
 def test_malformed_tasks_are_clear(tmp_path, yml, files, needle):
     folder = make_task(tmp_path / "bad", yml, files)
@@ -145,3 +153,25 @@ def test_warm_runs_the_tasks_code_once_and_swallows_its_failures():
 
     module.ref_kernel = broken
     assert "reference failed" in ref.warm({"size": 4, "seed": 7}, "cuda")
+
+
+def test_a_multi_gpu_task_says_the_ranks_of_its_cases(tmp_path):
+    yml = ("tests: [{size: 1, world_size: 4}, {size: 2, world_size: 2}]\n"
+           "benchmarks: [{size: 3, world_size: 4}]\nmulti_gpu: true\n")
+    task = load_task(str(make_task(tmp_path / "ranks", yml, {"task.py": "", "reference.py": ""})))
+    assert task.multi_gpu and task.world_sizes == [2, 4]
+    one = load_task("vectoradd")
+    assert not one.multi_gpu and one.world_sizes == [1]
+
+
+def test_the_task_list_says_how_many_gpus_a_multi_gpu_run_takes(tmp_path):
+    from harness.frontends.commands import _gpus
+
+    files = {"task.py": "", "reference.py": ""}
+    ranks = make_task(tmp_path / "ranks", "tests: [{size: 1, world_size: 8}]\nmulti_gpu: true\n"
+                      "gpus: [MI300X]\n", files)
+    spread = make_task(tmp_path / "spread", "tests: [{size: 1, world_size: 2}, "
+                       "{size: 1, world_size: 4}]\nmulti_gpu: true\n", files)
+    assert _gpus(load_task(str(ranks))) == "MI300X (8 a run)"
+    assert _gpus(load_task(str(spread))) == "any (2-4 a run)"
+    assert _gpus(load_task("vectoradd")) == "H200, H100, B200, A100, L4, T4"

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from harness.consts import ExitCode
-from harness.loading.task_folder import TaskError, list_task_names, load_task
+from harness.loading.task_folder import Task, TaskError, list_task_names, load_task
 
 
 def list_tasks(console: Console) -> None:
@@ -24,9 +24,19 @@ def list_tasks(console: Console) -> None:
             table.add_row(name, f"[red]broken: {escape(str(exc))}[/]", "", "", "", "")
             continue
         first = task.description.splitlines()[0] if task.description else ""
-        table.add_row(name, escape(first), ", ".join(task.gpus) or "any",
-                      str(len(task.tests)), str(len(task.benchmarks)), task.ranking_by)
+        table.add_row(name, escape(first), _gpus(task), str(len(task.tests)),
+                      str(len(task.benchmarks)), task.ranking_by)
     console.print(table)
+
+
+def _gpus(task: Task) -> str:
+    """The GPUs a task was made for, and for a multi-GPU task how many a run takes."""
+    kinds = ", ".join(task.gpus) or "any"
+    if not task.multi_gpu:
+        return kinds
+    sizes = task.world_sizes
+    count = str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]}-{sizes[-1]}"
+    return f"{kinds} ({count} a run)"
 
 
 def show_template(console: Console, name: str, lang: str, output: Path | None) -> int:

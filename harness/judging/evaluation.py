@@ -88,7 +88,8 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
     evaluation = _new_evaluation(prepared, settings)
     specs = phase_specs(prepared, settings)
     evaluation.load_error = _syntax_error(prepared.source, Path(request.file).name)
-    ranks = needs.ranks(bool(task.spec.get("multi_gpu")), [c for s in specs for c in s.cases])
+    ranks = needs.ranks(task.multi_gpu, [c for s in specs for c in s.cases],
+                        _gpu_count(device.kind))
     if ranks is not None and evaluation.load_error is None:
         evaluation.load_error = TaskNeeds(ranks, f"{task.root}/task.yml: multi_gpu: true").verdict()
     if evaluation.load_error is not None:
@@ -182,6 +183,15 @@ def _syntax_error(source: str, name: str) -> dict | None:
         text = f"\n    {exc.text.rstrip()}" if exc.text else ""
         return load_error_verdict("syntax_error", f"{exc.msg} ({where}){text}")
     return None
+
+
+def _gpu_count(kind: str) -> int:
+    """The GPUs this run may use (none on the CPU)."""
+    if kind != "cuda":
+        return 0
+    import torch
+
+    return torch.cuda.device_count()
 
 
 def _run_judge(judge: Judge, specs: list[PhaseSpec], evaluation: Evaluation) -> None:

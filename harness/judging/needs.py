@@ -90,13 +90,15 @@ def gpu() -> Need:
                 "and this run has no GPU: run it where one is visible")
 
 
-def ranks(multi_gpu: bool, cases: list[dict]) -> Need | None:
+def ranks(multi_gpu: bool, cases: list[dict], gpus: int) -> Need | None:
     """A multi-GPU task (`multi_gpu: true`, each case `world_size` ranks, one per GPU):
-    not judged by this harness yet, so it cannot run here whatever the machine."""
+    not judged by this harness yet, so it cannot run here whatever the machine; the
+    title says how many GPUs it needs beside the `gpus` this run has."""
     if not multi_gpu:
         return None
     world = max((int(c.get("world_size", 1)) for c in cases), default=1)
-    return Need(Status.CANNOT_RUN, f"needs {world} GPUs",
+    has = f"this run has {gpus} GPU{'s' if gpus != 1 else ''}" if gpus else "this run has no GPU"
+    return Need(Status.CANNOT_RUN, f"needs {world} GPUs, {has}",
                 f"a multi-GPU task (multi_gpu: true): each case runs world_size ({world}) "
                 "ranks, one per GPU, with a process group between them; the harness does not "
                 "judge multi-GPU tasks yet")

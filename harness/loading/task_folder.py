@@ -72,6 +72,18 @@ class Task:
         return self.spec.get("peak_dtype")
 
     @property
+    def multi_gpu(self) -> bool:
+        """Whether each case runs `world_size` ranks, one per GPU (`multi_gpu: true`)."""
+        return bool(self.spec.get("multi_gpu"))
+
+    @property
+    def world_sizes(self) -> list[int]:
+        """The ranks its cases run, smallest first ([1] for a one-GPU task)."""
+        if not self.multi_gpu:
+            return [1]
+        return sorted({int(c["world_size"]) for c in self.tests + self.benchmarks})
+
+    @property
     def main(self) -> str:
         """The file name of the task's own evaluator (`config.main`)."""
         return _config_main(self.spec)
@@ -185,6 +197,7 @@ def load_task(name_or_path: str, tasks_dir: Path = TASKS_DIR) -> Task:
     if ranking not in RANKINGS:
         raise TaskError(f"{yml}: ranking_by must be one of {RANKINGS}, got {ranking!r}")
     _check_timing(spec.get("timing"), yml)
+    _check_ranks(spec, tests + benchmarks, yml)
     timeouts = {
         phase: float(spec[f"{phase}_timeout"])
         for phase in ("test", "benchmark", "ranked")
@@ -208,6 +221,21 @@ def load_task(name_or_path: str, tasks_dir: Path = TASKS_DIR) -> Task:
 
 
 TIMING_KEYS = {"hidden_window_us": float, "calls_per_sample": int}
+
+
+def _check_ranks(spec: dict[str, Any], cases: list[dict[str, Any]], yml: Path) -> None:
+    """`multi_gpu` is true or false; where true, every case names its `world_size` (the
+    ranks it runs, one per GPU), a whole number of at least 1."""
+    multi = spec.get("multi_gpu", False)
+    if not isinstance(multi, bool):
+        raise TaskError(f"{yml}: multi_gpu must be true or false, not {multi!r}")
+    if not multi:
+        return
+    for case in cases:
+        world = case.get("world_size")
+        if isinstance(world, bool) or not isinstance(world, int) or world < 1:
+            raise TaskError(f"{yml}: a multi_gpu task's every case needs world_size, a whole "
+                            f"number of ranks of at least 1; {case} has {world!r}")
 
 
 def _check_timing(timing: Any, yml: Path) -> None:
