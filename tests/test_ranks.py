@@ -93,3 +93,115 @@ def test_a_rank_that_cannot_join_says_why(tmp_path):
     judge, run = staged(tmp_path, "raise ImportError('the reference is broken')\n")
     with pytest.raises(RankError, match="could not join the group: ImportError"):
         RankGroup(judge, 2, "cpu", run).start()
+
+
+MEMBER = """
+import socket, sys
+print(sorted(name for _, name in socket.if_nameindex()), flush=True)
+if sys.argv[1] == "serve":
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    print(server.getsockname()[1], flush=True)
+    server.settimeout(20)
+    conn, _ = server.accept()  # the first that reaches it: a member, never the outside
+    conn.sendall(sys.argv[2].encode())
+    conn.close()
+else:
+    with socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=10) as conn:
+        print(conn.recv(100).decode(), flush=True)
+"""
+
+
+@pytest.fixture
+def network():
+    """A started rank network (skips where namespaces cannot be made), closed after."""
+    from harness.judging.ranks.network import NetworkError, RankNetwork
+
+    held = RankNetwork()
+    try:
+        held.start()
+    except NetworkError as exc:
+        pytest.skip(f"no network namespaces here: {exc}")
+    yield held
+    held.close()
+
+
+def member(network, *args):
+    import subprocess
+    import sys
+
+    from harness.judging.ranks.network import join
+
+    return subprocess.Popen([sys.executable, "-c", MEMBER, *args], stdout=subprocess.PIPE,
+                            text=True, preexec_fn=lambda: join(network.path))
+
+
+def test_a_rank_network_holds_loopback_alone_and_only_its_members_reach_it(network):
+    import secrets
+    import socket
+
+    token = secrets.token_hex(8)
+    server = member(network, "serve", token)
+    try:
+        assert server.stdout.readline().strip() == "['lo']"
+        port = server.stdout.readline().strip()
+        try:  # from outside the namespace, the port is someone else's or no one's
+            with socket.create_connection(("127.0.0.1", int(port)), timeout=2) as outside:
+                outside.settimeout(2)
+                assert token not in outside.recv(100).decode(errors="replace")
+        except OSError:
+            pass
+        client = member(network, "connect", port)
+        out, _ = client.communicate(timeout=30)
+        assert out.split() == ["['lo']", token]
+    finally:
+        server.kill()  # it has ended where the test passed
+        server.wait()
+
+
+def test_sandboxed_ranks_reach_each_other_in_their_network_and_others_no_ip_at_all(tmp_path,
+                                                                                  network):
+    """Workers of one case's ranks are contained as any worker (Landlock, the process
+    bound, no capabilities), with IP sockets allowed in their own network alone; a worker
+    without one is refused any IP socket, as before."""
+    import secrets
+    import subprocess
+    import sys
+
+    from harness.judging.sandbox.sandbox import Folders, contain
+    from harness.settings import Settings
+
+    settings = Settings.load().worker
+    token = secrets.token_hex(8)
+
+    def sandboxed(network, *args):
+        scratch = tmp_path / secrets.token_hex(4)
+        scratch.mkdir()
+        env, limits, report = contain(settings, "cpu", Folders(scratch),
+                                      network=network.path if network else None)
+        try:
+            proc = subprocess.Popen([sys.executable, "-c", MEMBER, *args], cwd=scratch,
+                                    env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True, preexec_fn=limits.apply)
+        finally:
+            limits.close()
+        return proc, report
+
+    server, report = sandboxed(network, "serve", token)
+    try:
+        assert server.stdout.readline().strip() == "['lo']", server.stderr.read()
+        assert "IP sockets only in the ranks' own network, loopback alone" in report.enforced
+        assert "tcp" not in report.enforced
+        port = server.stdout.readline().strip()
+        client, _ = sandboxed(network, "connect", port)
+        out, err = client.communicate(timeout=30)
+        assert out.split() == ["['lo']", token], err
+        alone, report = sandboxed(None, "connect", port)
+        out, err = alone.communicate(timeout=30)
+        assert alone.returncode != 0 and token not in out
+        if "no IP sockets (seccomp)" in report.enforced:
+            assert "PermissionError" in err, err
+    finally:
+        server.kill()  # it has ended where the test passed
+        server.wait()

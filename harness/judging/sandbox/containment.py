@@ -149,9 +149,11 @@ def prepare_scratch(scratch: Path) -> dict[str, str]:
     return env
 
 
-def make_ruleset(policy: Policy) -> tuple[landlock.Ruleset | None, landlock.Report]:
-    """Build the Landlock ruleset of `policy`; (None, a partial report) without Landlock."""
-    ruleset = landlock.Ruleset.build(policy.read, policy.write, policy.devices)
+def make_ruleset(policy: Policy, tcp: bool = False
+                 ) -> tuple[landlock.Ruleset | None, landlock.Report]:
+    """Build the Landlock ruleset of `policy`; (None, a partial report) without Landlock.
+    `tcp`: leave TCP to the network the process is in (a multi-GPU case's ranks)."""
+    ruleset = landlock.Ruleset.build(policy.read, policy.write, policy.devices, tcp=tcp)
     report = landlock.probe() if ruleset is None else ruleset.report
     exposed = policy.exposed()
     if exposed:

@@ -136,15 +136,16 @@ class Ruleset:
 
     @classmethod
     def build(cls, read: Iterable[Path], write: Iterable[Path],
-              devices: Iterable[Path] = ()) -> Ruleset | None:
+              devices: Iterable[Path] = (), tcp: bool = False) -> Ruleset | None:
         """A ruleset allowing `read` (read and execute), `write` (everything but device
-        nodes) and `devices` (read, write, ioctl); None where the kernel has no Landlock.
-        Paths that do not exist are skipped."""
+        nodes) and `devices` (read, write, ioctl), and no TCP bind or connect unless `tcp`;
+        None where the kernel has no Landlock. Paths that do not exist are skipped."""
         abi = abi_version()
         if abi < 1:
             return None
         handled = _handled_fs(abi)
-        attr = _RulesetAttr(handled, (NET_BIND_TCP | NET_CONNECT_TCP) if abi >= 4 else 0,
+        net = NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 and not tcp else 0
+        attr = _RulesetAttr(handled, net,
                             (SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL) if abi >= 6 else 0)
         size = ctypes.sizeof(_RulesetAttr) if abi >= 6 else 16 if abi >= 4 else 8
         fd = _LIBC.syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size),

@@ -194,12 +194,18 @@ class Limits:
     bound: ProcessBound | None = None  # worker.max_processes (bounds.py)
     binds: list[tuple[bytes, bytes]] = field(default_factory=list)  # bounds.bind_privately
     parent: int = field(default_factory=os.getpid)  # the judge, where the limits are made
+    network: Path | None = None  # a multi-GPU case's rank network (ranks/network.py)
 
     def apply(self) -> None:
-        """Runs in the child between fork and exec: its user and process bound first (a
-        change of user clears the parent-death signal), then it dies with its parent (the
-        judge, `die_with_parent`); the sandbox last, once nothing else needs a right it
-        takes away."""
+        """Runs in the child between fork and exec: the ranks' network (entering it needs
+        the privileges dropped below), its user and process bound (a change of user clears
+        the parent-death signal), then it dies with its parent (the judge,
+        `die_with_parent`); the sandbox last, once nothing else needs a right it takes
+        away."""
+        if self.network is not None:
+            from harness.judging.ranks.network import join
+
+            join(self.network)
         if self.binds:
             bind_privately(self.binds)
         if self.bound is not None:
@@ -233,13 +239,15 @@ class Folders:
 
 
 def contain(settings: WorkerSettings, device: str, folders: Folders,
-            address_space: int | None = None,
+            address_space: int | None = None, network: Path | None = None,
             ) -> tuple[dict[str, str], Limits, landlock.Report]:
     """What a process running submitted code gets: its environment, the limits and sandbox
     applied between fork and exec, and the report of what the sandbox enforces.
 
     `address_space`: an RLIMIT_AS from the start, for a process that cannot cap itself
-    once started as the worker does (memory_cap.py). Call `Limits.close` after the start.
+    once started as the worker does (memory_cap.py). `network`: the namespace of a
+    multi-GPU case's ranks (ranks/network.py), which it joins: IP sockets are allowed
+    there, where loopback is all there is. Call `Limits.close` after the start.
     The process bound (`worker.max_processes`) is in the limits; the scratch quota is the
     caller's (`bounds.Quota`).
     """
@@ -252,20 +260,27 @@ def contain(settings: WorkerSettings, device: str, folders: Folders,
     if settings.sandbox == "off":
         report = landlock.off()
         _note_bound(report, bound)
-        return env, Limits(settings.file_size_limit_bytes, address_space, bound=bound), report
+        return env, Limits(settings.file_size_limit_bytes, address_space, bound=bound,
+                           network=network), report
     policy = build_policy(scratch, folders.readable, folders.writable, device,
                           settings.sandbox_read)
-    no_ip = NoIpSockets() if SECCOMP and NoIpSockets.available() else None
+    no_ip = NoIpSockets() if SECCOMP and NoIpSockets.available() and network is None else None
     policy.no_ip = no_ip is not None
     env[POLICY_ENV] = policy.to_env()
     # TorchInductor's parallel compile workers need multiprocessing locks, which are
     # new objects in /dev/shm, refused here: compile in the worker itself.
     env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
-    ruleset, report = make_ruleset(policy)
+    ruleset, report = make_ruleset(policy, tcp=network is not None)
     if no_ip is not None:
         report.enforced.append("no IP sockets (seccomp)")
+    if network is not None:  # TCP is held by the namespace, whatever Landlock's ABI
+        report.enforced = [e for e in report.enforced if e != "tcp"] + [
+            "IP sockets only in the ranks' own network, loopback alone"]
+        report.missing = [m for m in report.missing if not m.startswith("tcp ")]
+        if not report.missing and report.level == "partial":
+            report.level = "full"
     limits = Limits(settings.file_size_limit_bytes, address_space, ruleset, no_ip,
-                    DROP_CAPABILITIES, bound)
+                    DROP_CAPABILITIES, bound, network=network)
     _note_bound(report, bound)
     return env, limits, report
 
