@@ -174,3 +174,21 @@ def test_a_jobs_parts_add_up_to_its_wall():
                                    "other": 0.3, "record": 0.05})
     assert sum(v for k, v in parts.items() if k != "record") == pytest.approx(job.wall)
     assert batch_parts(Job(Path("b.py"), wall=1.0)) == {}
+
+
+def test_a_running_jobs_row_shows_its_phase_and_cases_done():
+    """What a job's judge process relays (harness/execution/progress_relay.py) shows in its
+    row of the live table while it runs."""
+    from harness.frontends.batch import Job, _JobProgress
+    from harness.judging import PhaseSpec
+    from harness.results.document import CaseResult
+
+    job, changes = Job(Path("a.py"), "vectoradd"), []
+    progress = _JobProgress(job, lambda: changes.append(job.progress))
+    spec = PhaseSpec("tests", "public", [{}, {}, {}], False, 60.0)
+    progress.phase_start(spec)
+    progress.case_start(spec, 0, {})
+    progress.case_done(spec, CaseResult(0, {}, "passed"))
+    bench = PhaseSpec("benchmarks", "public", [{}], True, 60.0)
+    progress.phase_start(bench)
+    assert changes == ["tests 0/3", "tests 1/3", "benchmarks 0/1"]

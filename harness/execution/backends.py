@@ -17,12 +17,15 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.consts import JobState
 from harness.execution.judge_process import run_judge
 from harness.execution.judge_template import JudgeTemplate
 from harness.execution.protocol import Failure, JudgeRequest, Result, Unjudged
+
+if TYPE_CHECKING:
+    from harness.judging import Progress
 
 
 class BatchRun(Protocol):
@@ -33,6 +36,7 @@ class BatchRun(Protocol):
     lock: threading.Lock
 
     def request(self, job) -> JudgeRequest: ...
+    def progress(self, job, on_change: Callable[[], None]) -> Progress: ...
     def finish(self, job, result: Result) -> None: ...
 
 
@@ -91,7 +95,9 @@ class LocalBackend:
                                                              time.time())
                         job.used.append(slot["_where"])
                     on_change()
-                    batch.finish(job, run_judge(replace(batch.request(job), env=slot), template))
+                    result = run_judge(replace(batch.request(job), env=slot), template,
+                                       batch.progress(job, on_change))
+                    batch.finish(job, result)
                     on_change()
             finally:
                 template.close()

@@ -30,6 +30,7 @@ from harness.settings import ROOT
 
 if TYPE_CHECKING:
     from harness.execution.judge_template import ForkedJudge, JudgeTemplate
+    from harness.judging import Progress
 
 # The judge processes this process runs now (`run_judge`), for `stop_judges`.
 _running: set[subprocess.Popen] = set()
@@ -38,11 +39,12 @@ _lock = threading.Lock()
 
 
 def evaluate_request(request: dict[str, Any],
-                     secret: Callable[[], str | None] | None = None) -> Result:
+                     secret: Callable[[], str | None] | None = None,
+                     progress: Progress | None = None) -> Result:
     """Run one evaluation in this process (its worker started ahead of this process's
     import of torch, as `runner.py submit` does). `secret`: reads the request's secret
     (hex), called once the worker is started, so that a worker forked from this process
-    (harness/judging/sandbox/forked.py) never holds it."""
+    (harness/judging/sandbox/forked.py) never holds it; `progress`: its live events."""
     from contextlib import nullcontext
 
     from harness.execution.in_process import judge_here
@@ -71,7 +73,7 @@ def evaluate_request(request: dict[str, Any],
             return Unjudged(Failure.MACHINE, str(exc))
         except (UsageError, TaskError, CaseError, ValueError, OSError) as exc:
             return Unjudged(Failure.TASK, f"the request cannot be run: {exc}")
-        return judge_here(prepared, settings, head=head)
+        return judge_here(prepared, settings, progress, head=head)
 
 
 def main() -> int:
@@ -99,11 +101,19 @@ def judge() -> int:
     def secret() -> str | None:
         return json.loads(_read_line(0))["secret"]
 
+    progress = None
+    if request.get("progress"):  # its caller shows it live (progress_relay.py)
+        from harness.execution.progress_relay import ProgressWriter
+
+        progress = ProgressWriter(request["progress"])
     try:
-        result = evaluate_request(request, secret)
+        result = evaluate_request(request, secret, progress)
     except Exception as exc:  # noqa: BLE001 - reported to the caller as not judged
         result = Unjudged(Failure.HARNESS, f"internal harness error: {exc!r}",
                           traceback.format_exc())
+    finally:
+        if progress is not None:
+            progress.close()
     answer = result.to_wire() if isinstance(result, Unjudged) else result.document
     Path(request["out"]).write_text(json.dumps(answer, default=str))
     return 0
@@ -120,23 +130,29 @@ def _read_line(fd: int) -> bytes:
     return bytes(line)
 
 
-def wire(request: JudgeRequest, out: Path) -> bytes:
+def wire(request: JudgeRequest, out: Path, progress: Path | None = None) -> bytes:
     """What a judge process reads on its standard input: the request with `out` (where it
-    writes its answer) on a first line, its leaderboard secret alone on a second, which
-    the judge reads only once its worker is started."""
+    writes its answer) and `progress` (where it writes its live events, if anywhere) on a
+    first line, its leaderboard secret alone on a second, which the judge reads only once
+    its worker is started."""
     public = {**request.wire(), "out": str(out)}
+    if progress is not None:
+        public["progress"] = str(progress)
     secret = public.pop("secret", None)
     return (json.dumps(public) + "\n" + json.dumps({"secret": secret}) + "\n").encode()
 
 
-def run_judge(request: JudgeRequest, template: JudgeTemplate | None = None) -> Result:
+def run_judge(request: JudgeRequest, template: JudgeTemplate | None = None,
+              progress: Progress | None = None) -> Result:
     """Run one evaluation in a judge process pinned by `request.env`; its Result. With a
     `template` (one per slot, started with that environment), the judge is forked from it
-    rather than started from scratch."""
+    rather than started from scratch; with `progress`, the judge's live events are relayed
+    to it as they come (progress_relay.py)."""
     with tempfile.TemporaryDirectory(prefix=run_folder_prefix("batch")) as tmp:
         out = Path(tmp) / "result.json"
-        sent = wire(request, out)
-        with open(Path(tmp) / "judge.log", "w+b") as log:
+        events = Path(tmp) / "progress.jsonl" if progress is not None else None
+        sent = wire(request, out, events)
+        with open(Path(tmp) / "judge.log", "w+b") as log, _relayed(events, progress):
             with _lock:
                 if _stopping:
                     return Unjudged(Failure.STOPPED, "not run: the run was stopped")
@@ -160,6 +176,17 @@ def run_judge(request: JudgeRequest, template: JudgeTemplate | None = None) -> R
             return Unjudged(Failure.MACHINE, f"the judge process ended without a result "
                                              f"(exit {proc.returncode}): {said[-2000:]}")
         return result_from_wire(json.loads(out.read_text()))
+
+
+def _relayed(events: Path | None, progress: Progress | None) -> Any:
+    """The relay of a judge's live events to `progress` (nothing where there is none)."""
+    if events is None or progress is None:
+        from contextlib import nullcontext
+
+        return nullcontext()
+    from harness.execution.progress_relay import ProgressRelay
+
+    return ProgressRelay(events, progress)
 
 
 def judge_env(request: JudgeRequest) -> dict[str, str]:

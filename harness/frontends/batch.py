@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,11 +26,11 @@ from harness.consts import ExitCode, JobState, Status
 from harness.durations import readable
 from harness.execution.backends import make_backend
 from harness.execution.protocol import JudgeRequest, Result, Unjudged
-from harness.judging import recording_refusal
+from harness.judging import PhaseSpec, Progress, recording_refusal
 from harness.loading.task_folder import TaskError, load_task
 from harness.options import RunOptions
 from harness.results.admission import Policy, admit
-from harness.results.document import case_flags
+from harness.results.document import CaseResult, case_flags
 from harness.results.recording import record_evaluation
 from harness.settings import Settings
 from harness.storage.store import Store, resolve_db
@@ -51,6 +52,7 @@ class Job:
     submission_id: int | None = None
     used: list[str] = field(default_factory=list)
     record_seconds: float = 0.0  # the driver's recording of its result
+    progress: str = ""  # while it runs on a local slot: its phase and the cases done
 
     @property
     def status(self) -> str:
@@ -68,6 +70,26 @@ class Job:
         """The job's status in rich markup: green when it passed, red otherwise."""
         colour = "green" if self.status == Status.PASSED else "red"
         return f"[{colour}]{escape(self.status)}[/]"
+
+
+class _JobProgress(Progress):
+    """A running job's row: `tests 2/4` (its phase, the cases done of its cases)."""
+
+    def __init__(self, job: Job, on_change: Callable[[], None]) -> None:
+        self.job, self.on_change = job, on_change
+        self.done = 0
+
+    def phase_start(self, spec: PhaseSpec) -> None:
+        self.done = 0
+        self._show(spec)
+
+    def case_done(self, spec: PhaseSpec, result: CaseResult) -> None:
+        self.done += 1
+        self._show(spec)
+
+    def _show(self, spec: PhaseSpec) -> None:
+        self.job.progress = f"{spec.name} {self.done}/{len(spec.cases)}"
+        self.on_change()
 
 
 def collect(paths: list[Path]) -> list[Path]:
@@ -109,6 +131,11 @@ class Batch:
         return JudgeRequest.of(self.options, job.file.resolve(), task, self.settings,
                                secret=secret)
 
+    def progress(self, job: Job, on_change: Callable[[], None]) -> Progress:
+        """The live progress of `job` as its judge process relays it: its phase and the
+        cases done, shown in its row."""
+        return _JobProgress(job, on_change)
+
     def finish(self, job: Job, result: Result) -> None:
         """Record one result (in the driver: one writer for the whole batch)."""
         with self.lock:
@@ -148,7 +175,8 @@ class Batch:
             score = readable(job.score_ns) if job.doc else ""
             wall = f"{job.wall:.1f} s" if job.state == JobState.DONE else (
                 f"{time.time() - job.started:.0f} s" if job.state == JobState.RUNNING else "")
-            result = job.status_markup if job.state == JobState.DONE else ""
+            result = job.status_markup if job.state == JobState.DONE else (
+                escape(job.progress) if job.state == JobState.RUNNING else "")
             table.add_row(escape(str(job.file.name)), job.task, job.state, job.where, result,
                           score, wall)
         return table
