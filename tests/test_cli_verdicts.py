@@ -133,11 +133,13 @@ def test_usage_errors_exit_2(cli, tmp_path):
 
 def test_a_worker_that_dies_before_the_submission_loads_is_the_harnesss_side(cli, tmp_path):
     """A worker that cannot start (here: an environment that the organiser passes on and
-    that stops every interpreter at once; runner.py itself runs with -E, blind to it) is a
-    clean verdict that says so and shows the worker's own words, not an internal error,
-    and does not blame the submission."""
+    that stops every interpreter at once; runner.py itself runs with -E, blind to it, and
+    the judge's interpreter starts without it) is a clean verdict that says so and shows
+    the worker's own words, not an internal error, and does not blame the submission. No
+    head start: the worker is then a new interpreter, not a fork of the judge (which never
+    reads the variable)."""
     config = tmp_path / "broken.yaml"
-    config.write_text("worker:\n  env_pass: [PYTHONMALLOC]\n")
+    config.write_text("worker:\n  env_pass: [PYTHONMALLOC]\n  head_start: false\n")
     r = cli("submit", "submissions/vectoradd/add_torch.py", *FAST, "--config", str(config),
             "--record", env={"PYTHONMALLOC": "no-such-allocator"}, python=("-E",))
     assert r.rc == 3 and "Traceback" not in r.out and "internal harness error" not in r.out

@@ -134,10 +134,9 @@ def _shared_evaluation() -> Evaluation:
                       harness={"containment": {"level": "full", "missing": []}})
 
 
-def test_submit_on_a_shared_gpu_reports_and_refuses_to_record(monkeypatch):
+def test_submit_on_a_shared_gpu_reports_and_refuses_to_record():
     """The report names the sharing and prints the excused flag as a note; the run is not
     recorded, and the exit code is that of a refused record (2)."""
-    import harness.judging
     from harness.frontends import submit
     from harness.frontends.console import make_console
     from harness.options import RunOptions
@@ -149,12 +148,10 @@ def test_submit_on_a_shared_gpu_reports_and_refuses_to_record(monkeypatch):
         def record(self, ev, decision):
             Recorder.recorded = True
 
-    monkeypatch.setattr(harness.judging, "evaluate", lambda *a, **k: _shared_evaluation(),
-                        raising=False)
     out = io.StringIO()
     opts = RunOptions(file=ROOT / "submissions" / "vectoradd" / "add_torch.py")
-    code = submit._evaluate_and_report(opts, make_console(out, {}), Settings.load(), None,
-                                       None, Recorder())
+    code = submit._record_and_show(make_console(out, {}), opts, Settings.load(), Recorder(),
+                                   _shared_evaluation())
     text = out.getvalue()
     assert code == ExitCode.USAGE and not Recorder.recorded
     assert "warning: the GPU was shared: 1 other process used it during this run" in text

@@ -31,22 +31,6 @@ def _named(root: int, name: str) -> list[int]:
             if name_of(p) == name and stat_fields(p)[:1] not in (["Z"], [])]
 
 
-def _children(pid: int, marker: str) -> list[int]:
-    """The live child processes of `pid` whose command line holds `marker`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[-1].split()
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if int(fields[1]) == pid and fields[0] != "Z" and marker in cmdline:
-            found.append(int(entry.name))
-    return found
-
-
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
@@ -96,13 +80,15 @@ def test_sigterm_raises_system_exit_in_the_main_thread():
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
 def test_a_stopped_submit_leaves_no_worker_running(tmp_path, sig):
-    """SIGTERM: the judge cleans up on its way out (exit 143, says so); SIGKILL leaves it
-    no cleanup, and its worker dies with it (PR_SET_PDEATHSIG)."""
+    """SIGTERM: the command stops its judge, which cleans up on its way out (exit 143,
+    says so); SIGKILL leaves them no cleanup, and the judge's template, the judge and its
+    worker die in turn (PR_SET_PDEATHSIG)."""
     runner = _start("submit", str(HANG), "--task", "vectoradd", "--device", "cpu",
                     "--mode", "test", "--timeout", "120", tmp_path=tmp_path)
     try:
-        workers = _wait_for(lambda: _children(runner.pid, "harness.judging.worker.worker"), 90)
+        workers = _wait_for(lambda: _named(runner.pid, WORKER_NAME), 90)
         assert workers, "no worker started"
+        judges = _named(runner.pid, JUDGE_NAME)
         time.sleep(3)  # the worker imports and starts the hanging call
         runner.send_signal(sig)
         out, _ = runner.communicate(timeout=60)
@@ -112,14 +98,14 @@ def test_a_stopped_submit_leaves_no_worker_running(tmp_path, sig):
     if sig == signal.SIGTERM:
         assert runner.returncode == EXIT_CODE, out
         assert "stopped by SIGTERM" in out and "Traceback" not in out, out
-    assert not _left_alive(workers, 15), "a worker outlived its judge"
-    left = _run_folders(tmp_path, runner.pid)
+    assert not _left_alive(workers + judges, 15), "a worker or judge outlived the command"
+    left = [f for pid in [runner.pid, *judges] for f in _run_folders(tmp_path, pid)]
     if sig == signal.SIGTERM:
         assert left == [], "cleaned up on the way out"
     else:  # no way out: the next evaluation under this user removes them
         assert any("harness-worker-" in p.name for p in left), left
         r = _submit("--no-record", env={"TMPDIR": str(tmp_path / "temp")})
-        assert r.rc == 0 and _run_folders(tmp_path, runner.pid) == [], r.out
+        assert r.rc == 0 and not any(p.exists() for p in left), r.out
         assert list((tmp_path / "temp").glob("harness-*")) == []  # nothing of either run
 
 

@@ -1,5 +1,5 @@
-"""The evaluation run in this process: what `submit` and `compare` do for a contestant,
-and what every judge process (`judge_process`) does inside.
+"""The evaluation run in this process: what `compare` does for a contestant, and what
+every judge process (`judge_process`) does inside (`submit`'s among them).
 
 `judge_here` takes a prepared request and gives back a `Result` (harness/execution/
 protocol.py): `Judged` with the evaluation, or `Unjudged` where the task is broken or the

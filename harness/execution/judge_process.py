@@ -41,10 +41,11 @@ _lock = threading.Lock()
 def evaluate_request(request: dict[str, Any],
                      secret: Callable[[], str | None] | None = None,
                      progress: Progress | None = None) -> Result:
-    """Run one evaluation in this process (its worker started ahead of this process's
-    import of torch, as `runner.py submit` does). `secret`: reads the request's secret
-    (hex), called once the worker is started, so that a worker forked from this process
-    (harness/judging/sandbox/forked.py) never holds it; `progress`: its live events."""
+    """Run one evaluation in this process (its worker started ahead of its imports of the
+    task and its GPU work: a fork of this process where that may be, `forked.possible`).
+    `secret`: reads the request's secret (hex), called once the worker is started, so
+    that a worker forked from this process (harness/judging/sandbox/forked.py) never holds
+    it; `progress`: its live events."""
     from contextlib import nullcontext
 
     from harness.execution.in_process import judge_here
@@ -78,6 +79,9 @@ def evaluate_request(request: dict[str, Any],
 
 def main() -> int:
     """A judge process's life (or, with `--template FD`, a slot's judge template's)."""
+    from harness.execution.judge_template import restore_withheld
+
+    restore_withheld()
     if sys.argv[1:2] == ["--template"]:
         from harness.execution.judge_template import serve
 
@@ -165,6 +169,9 @@ def run_judge(request: JudgeRequest, template: JudgeTemplate | None = None,
                 proc.wait()
                 return Unjudged(Failure.MACHINE, f"the judge process ran past "
                                                  f"{request.wall_limit:.0f} s and was killed")
+            except BaseException:  # this thread is stopping (SIGTERM, Ctrl-C): the judge too
+                _end(proc)
+                raise
             finally:
                 with _lock:
                     _running.discard(proc)
@@ -232,9 +239,12 @@ def _start(request: JudgeRequest, sent: bytes, log: IO[bytes],
     def prepare() -> None:  # in the child, between fork and exec
         die_with_parent(parent)
 
+    from harness.execution.judge_template import interpreter_env
+
     proc = subprocess.Popen([sys.executable, "-m", "harness.execution.judge_process"],
                             stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
-                            env=env, cwd=ROOT, start_new_session=True, preexec_fn=prepare)
+                            env=interpreter_env(env), cwd=ROOT, start_new_session=True,
+                            preexec_fn=prepare)
     try:
         proc.stdin.write(sent)
         proc.stdin.close()
@@ -262,6 +272,17 @@ def stop_judges(grace: float = 10.0) -> int:
             _signal(proc, signal.SIGKILL, group=True)
             proc.wait()
     return len(procs)
+
+
+def _end(proc: subprocess.Popen | ForkedJudge, grace: float = 10.0) -> None:
+    """Stop one judge as `stop_judges` does: SIGTERM (it ends its worker and removes its
+    folders), then SIGKILL to its process group after `grace` seconds."""
+    _signal(proc, signal.SIGTERM, group=False)
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        _signal(proc, signal.SIGKILL, group=True)
+        proc.wait()
 
 
 def _signal(proc: subprocess.Popen, sig: int, group: bool) -> None:

@@ -22,6 +22,7 @@ which reports its exit status. A template that died is started again for the nex
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -48,6 +49,11 @@ _START_TIMEOUT_S = 120.0  # the template's imports, on a loaded 2-core machine
 # a cloud token) reaches a template, so none is in a forked worker's memory.
 _JUDGE_KEEP = {"PYTHONPATH", "HOME", "HARNESS_COMPILE_CACHE", "PYTHONPYCACHEPREFIX",
                "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "PYTHONWARNINGS"}
+# Python's start-up settings that a judge does not read itself but may pass on to its
+# workers (the organiser's `worker.env_pass`): the judge's interpreter starts without them
+# (one meant for the worker, PYTHONMALLOC say, could stop the judge), and they are put back
+# into its environment once it runs, under this name meanwhile (never passed to a worker).
+WITHHELD = "HARNESS_WORKERS_PYTHON"
 _JUDGE_PREFIXES = ("XDG_", "TRITON_", "TORCHINDUCTOR_", "TORCH_", "PYTORCH_")
 
 
@@ -72,6 +78,24 @@ def template_env(env: Mapping[str, str], extra: Sequence[str] = ()) -> dict[str,
 
     return {k: v for k, v in env.items()
             if k in _JUDGE_KEEP or k.startswith(_JUDGE_PREFIXES) or passes(k, extra)}
+
+
+def interpreter_env(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` to start a judge's (or a template's) interpreter with: the PYTHON variables it
+    does not read itself held in one variable, which `restore_withheld` puts back."""
+    held = {k: v for k, v in env.items() if k.startswith("PYTHON") and k not in _JUDGE_KEEP}
+    out = {k: v for k, v in env.items() if k not in held}
+    if held:
+        out[WITHHELD] = json.dumps(held)
+    return out
+
+
+def restore_withheld() -> None:
+    """In a judge's (or a template's) interpreter, once started: the variables
+    `interpreter_env` held back, in its environment again for its workers."""
+    held = os.environ.pop(WITHHELD, None)
+    if held:
+        os.environ.update(json.loads(held))
 
 
 class TemplateGone(RuntimeError):
@@ -200,7 +224,7 @@ class JudgeTemplate:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "harness.execution.judge_process", "--template",
                  str(theirs.fileno())],
-                pass_fds=[theirs.fileno()], env=self.env, cwd=ROOT,
+                pass_fds=[theirs.fileno()], env=interpreter_env(self.env), cwd=ROOT,
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL, start_new_session=True,
                 preexec_fn=lambda: die_with_parent(parent))

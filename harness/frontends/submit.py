@@ -1,77 +1,95 @@
-"""The `submit` command's job: evaluate, record, rank, report, and pick the exit code."""
+"""The `submit` command's job: evaluate, record, rank, report, and pick the exit code.
+
+The evaluation runs in a judge process forked from a template started for this command
+(harness/execution/judge_template.py), as a batch's and a server's do: the template
+imports torch while this process checks the request and opens the database, and the
+judge's first worker is a fork of the judge, so that one import of torch serves the run.
+This process imports no torch; the judge's progress is relayed to its live view.
+"""
 
 from __future__ import annotations
 
-from contextlib import nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from harness.consts import ExitCode
-from harness.judging import HeadStart
 from harness.options import RunOptions
 from harness.settings import Settings
 
 if TYPE_CHECKING:
-    from harness.judging import Prepared
+    from harness.execution.judge_template import JudgeTemplate
+    from harness.execution.protocol import Result
+    from harness.judging import Progress
+    from harness.judging.preparation import Checked
     from harness.results.document import Evaluation
     from harness.results.recording import Recorder
 
 
 def run_submit(opts: RunOptions, console: Console) -> int:
-    """Evaluate one submission end to end; return the process exit code.
-
-    A worker starts first (`HeadStart`), before this process imports torch (the modules
-    imported below), so that both imports run at the same time."""
+    """Evaluate one submission end to end; return the process exit code."""
+    from harness.execution.judge_template import JudgeTemplate
     from harness.execution.stopping import stop_on_sigterm
 
-    stop_on_sigterm()  # its worker and the run's folders go with it
+    stop_on_sigterm()  # the judge, its worker and the run's folders go with it
     try:
         settings = Settings.load(opts.config)
     except (ValueError, OSError) as exc:
         console.print(f"[red]error:[/] {exc}")
         return ExitCode.USAGE
-    refused = _mistake(opts)
-    if refused is not None:
-        console.print(f"[red]error:[/] {refused}")
+    opts = _absolute(opts)  # the judge runs in the project's folder
+    checked = _checked(opts, console)
+    if checked is None:
         return ExitCode.USAGE
-    file = Path(opts.file)
-    begun = HeadStart.begin(settings, opts.device, file, opts.mode)
-    with begun or nullcontext() as head:
-        return _run(opts, console, settings, head)
+    template = JudgeTemplate()
+    try:
+        _warm(template, opts)
+        return _run(opts, console, settings, template, checked)
+    finally:
+        template.close()
 
 
-def _mistake(opts: RunOptions) -> str | None:
-    """What is wrong with how the command was called, found before any worker starts or
-    torch is imported; None where nothing is."""
+def _absolute(opts: RunOptions) -> RunOptions:
+    """The options with their files' paths absolute."""
+    config = Path(opts.config).resolve() if opts.config else None
+    return replace(opts, file=Path(opts.file).resolve(), config=config)
+
+
+def _checked(opts: RunOptions, console: Console) -> Checked | None:
+    """The request checked, without torch and before any process starts; None (said on
+    the console) where it is wrong."""
     from harness.judging import UsageError, check_request
     from harness.loading.cases import CaseError
     from harness.loading.task_folder import TaskError
 
     try:
-        check_request(opts)
+        return check_request(opts)
     except (UsageError, TaskError, CaseError, ValueError, OSError) as exc:
-        return str(exc)
-    return None
-
-
-def _run(opts: RunOptions, console: Console, settings: Settings, head: HeadStart | None) -> int:
-    from harness.judging import DeviceError, UsageError, prepare
-    from harness.loading.cases import CaseError
-    from harness.loading.task_folder import TaskError
-
-    try:
-        prepared = prepare(opts)
-    except (UsageError, TaskError, DeviceError, CaseError, ValueError, OSError) as exc:
         console.print(f"[red]error:[/] {exc}")
-        return ExitCode.USAGE
+        return None
+
+
+def _warm(template: JudgeTemplate, opts: RunOptions) -> None:
+    """Start the template now: it imports torch while this process opens the database."""
+    from harness.execution.judge_process import template_env_of
+    from harness.execution.protocol import JudgeRequest
+
+    env = template_env_of(JudgeRequest(opts))
+    if env is not None:
+        template.start_soon(env)
+
+
+def _run(opts: RunOptions, console: Console, settings: Settings, template: JudgeTemplate,
+         checked: Checked) -> int:
     recorder = None
     if opts.records:
         from harness.judging import recording_refusal
+        from harness.judging.startup.head_start import guess_device
 
         refused = recording_refusal(settings.worker, opts.mode, opts.allow_partial_containment,
-                                    prepared.device.kind)
+                                    guess_device(opts.device))
         if refused:
             console.print(f"[red]error:[/] {refused}")
             return ExitCode.USAGE
@@ -79,13 +97,13 @@ def _run(opts: RunOptions, console: Console, settings: Settings, head: HeadStart
         from harness.storage.store import StoreError
 
         try:
-            recorder = Recorder.open(opts, settings, prepared)
+            recorder = Recorder.open(opts, settings, checked)
         except (StoreError, ValueError, OSError) as exc:
             console.print(f"[red]error:[/] cannot open the results database: {exc}")
             return ExitCode.USAGE
         opts.secret = recorder.secret
     try:
-        return _evaluate_and_report(opts, console, settings, head, prepared, recorder)
+        return _evaluate_and_report(opts, console, settings, template, checked, recorder)
     finally:
         if recorder is not None:  # closed here: the process may end without a teardown
             recorder.close()
@@ -119,11 +137,10 @@ def _record_and_show(console: Console, opts: RunOptions, settings: Settings,
 
 
 def _evaluate_and_report(opts: RunOptions, console: Console, settings: Settings,
-                         head: HeadStart | None, prepared: Prepared,
+                         template: JudgeTemplate, checked: Checked,
                          recorder: Recorder | None) -> int:
     """Run the evaluation `opts.repeat` times, record and show each, write the JSON and the
     summary; the exit code."""
-    from harness.execution.in_process import judge_here
     from harness.execution.protocol import Unjudged
     from harness.frontends.errors import print_unjudged
     from harness.results.document import status_severity, write_json
@@ -134,8 +151,8 @@ def _evaluate_and_report(opts: RunOptions, console: Console, settings: Settings,
         if run:
             console.print(f"[bold]run {run + 1} of {opts.repeat}[/] (a fresh worker)")
         with LiveProgress(console) as progress:
-            # the head start's worker serves the first run; later runs start their own
-            result = judge_here(prepared, settings, progress, head if not run else None)
+            result = _judged(opts, settings, template, checked,
+                             progress if progress.enabled else None)
         if isinstance(result, Unjudged):
             failure = print_unjudged(console, result)
             break
@@ -152,7 +169,7 @@ def _evaluate_and_report(opts: RunOptions, console: Console, settings: Settings,
     if opts.repeat > 1:
         from harness.views.repeats import print_repeats, summarize_runs
 
-        repeats = summarize_runs(evaluations, prepared.task.ranking_by)
+        repeats = summarize_runs(evaluations, checked.task.ranking_by)
         print_repeats(console, repeats)
         document["repeat"] = repeats | {"documents": [ev.to_dict() for ev in evaluations[:-1]]}
     if opts.json_path:
@@ -165,3 +182,14 @@ def _evaluate_and_report(opts: RunOptions, console: Console, settings: Settings,
     write_summary(opts.summary_md, last, repeats)
     # the worst run's code: a run that failed is not hidden by the others
     return failure or max(evaluations, key=lambda ev: status_severity(ev.status)).exit_code
+
+
+def _judged(opts: RunOptions, settings: Settings, template: JudgeTemplate, checked: Checked,
+            progress: Progress | None) -> Result:
+    """One evaluation in a judge forked from `template` (a stop, SIGTERM or Ctrl-C, ends
+    the judge first, which ends its worker and removes its folders: run_judge)."""
+    from harness.execution.judge_process import run_judge
+    from harness.execution.protocol import JudgeRequest
+
+    request = JudgeRequest.of(opts, Path(opts.file), checked.task, settings, secret=opts.secret)
+    return run_judge(request, template, progress)

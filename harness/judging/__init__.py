@@ -26,7 +26,7 @@ _FACE = {
     "Progress": ("harness.judging.phases", "Progress"),
     "recording_refusal": ("harness.judging.sandbox.containment", "recording_refusal"),
     "DeviceError": ("harness.judging.measure.devices", "DeviceError"),
-    "DeviceInfo": ("harness.judging.measure.devices", "DeviceInfo"),
+    "DeviceInfo": ("harness.judging.measure.device_info", "DeviceInfo"),
     "read_clocks": ("harness.judging.measure.devices", "read_clocks"),
     "run_folder_prefix": ("harness.judging.sandbox.leftovers", "prefix"),
     "make_run_folder": ("harness.judging.sandbox.leftovers", "make_folder"),

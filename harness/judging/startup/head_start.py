@@ -1,5 +1,8 @@
 """A worker started before the judge imports torch, so that the two imports overlap.
 
+(A judge forked from a template, as every `submit`, batch and server job's is, has torch
+already: its worker is then a fork of it, `sandbox/forked.py`, and one import serves both.)
+
 A worker's start-up is mostly its own import of torch and its CUDA context (3.4-3.7 s
 on an H200 machine that compiles torch's bytecode from source, `docs/benchmarks.md`); the
 judge spends about as long on its own import of torch, the device and the task before it
