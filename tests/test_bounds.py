@@ -17,6 +17,7 @@ import pytest
 from conftest import ROOT, gpu, run_cli
 
 from harness.judging.sandbox import bounds, leftovers
+from harness.judging.sandbox.procfs import JUDGE_NAME
 from harness.settings import Settings
 
 CORPUS = ROOT / "tests" / "adversarial"
@@ -57,8 +58,15 @@ def test_a_fork_bomb_stops_at_the_bound_and_leaves_nothing(tmp_path):
            "--config", str(_config(tmp_path, max_processes=64))]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             cwd=ROOT, env={**os.environ, "COLUMNS": "200"})
-    uid = bounds.UID_BASE + proc.pid
+    from test_stopping import _named
+
     deadline = time.monotonic() + 60
+    judges: list[int] = []
+    while not judges and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+        judges = _named(proc.pid, JUDGE_NAME)  # forked from the command's judge template
+    assert judges, "no judge started"
+    uid = bounds.UID_BASE + judges[0]  # the worker's user is its judge's
     while bounds.count_tasks(uid) < 60 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)
     assert bounds.count_tasks(uid) <= 64

@@ -14,6 +14,21 @@ def test_test_mode_from_the_directive(cli):
     assert doc["task"]["name"] == "vectoradd" and doc["status"] == "passed"
     assert [c["status"] for c in doc["phases"][0]["cases"]] == ["passed"] * 4
     assert "CPU" in r.out and "no GPU found" in r.out  # the device, said plainly
+    # judged by a judge forked from the command's template, its first worker a fork of it
+    assert doc["harness"]["head_start"] and doc["harness"]["forked_worker"]
+
+
+@pytest.mark.slow
+def test_the_submit_command_imports_no_torch_its_judge_does(cli):
+    """One import of torch serves a run: the template's, which its judge and the judge's
+    first worker are forked from; the command itself imports none (-X importtime lists
+    every module this process imports, on its standard error)."""
+    r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "test",
+            python=("-X", "importtime"))
+    assert r.rc == 0 and r.doc["status"] == "passed", r.out
+    imported = [line.rsplit("|", 1)[-1].strip() for line in r.out.splitlines()
+                if line.startswith("import time:")]
+    assert "rich" in imported and "torch" not in imported and "numpy" not in imported
 
 
 @pytest.mark.slow

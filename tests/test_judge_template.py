@@ -288,3 +288,22 @@ def test_a_template_started_ahead_serves_the_first_job():
         assert result.document["harness"]["forked_worker"] is True
     finally:
         template.close()
+
+
+def test_python_variables_meant_for_workers_start_no_judge_interpreter(monkeypatch):
+    """An organiser's `worker.env_pass` may name Python's own start-up variables for the
+    workers (PYTHONMALLOC, say): a judge's or template's interpreter starts without them,
+    under one variable that no worker sees, and has them back once it runs."""
+    from harness.execution.judge_template import WITHHELD, interpreter_env, restore_withheld
+    from harness.judging.sandbox.sandbox import passes
+
+    env = {"PATH": "/bin", "PYTHONPATH": "/p", "PYTHONMALLOC": "malloc",
+           "PYTHONDONTWRITEBYTECODE": "1", "PYTHONFAULTHANDLER": "1"}
+    started = interpreter_env(env)
+    assert started["PYTHONPATH"] == "/p" and started["PYTHONDONTWRITEBYTECODE"] == "1"
+    assert "PYTHONMALLOC" not in started and "PYTHONFAULTHANDLER" not in started
+    assert not passes(WITHHELD, ["PYTHON*", "HARNESS_*"])  # never a worker's
+    monkeypatch.setattr(os, "environ", dict(started))
+    restore_withheld()
+    assert os.environ == env
+    assert interpreter_env({"PATH": "/bin"}) == {"PATH": "/bin"}  # nothing held: no variable

@@ -31,6 +31,22 @@ def _named(root: int, name: str) -> list[int]:
             if name_of(p) == name and stat_fields(p)[:1] not in (["Z"], [])]
 
 
+def _children(pid: int, marker: str) -> list[int]:
+    """The live child processes of `pid` whose command line holds `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[-1].split()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z" and marker in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
@@ -142,7 +158,9 @@ def test_a_stopped_batch_leaves_no_judge_running(tmp_path):
     assert driver.returncode == EXIT_CODE, out
     assert "stopped:" in out and "2 running evaluation(s) ended" in out, out
     assert not _left_alive(judges + workers, 15), out
-    assert not _named(os.getpid(), JUDGE_NAME) and not _named(os.getpid(), TEMPLATE_NAME)
+    # the slots' templates die with the driver's threads (PR_SET_PDEATHSIG), a moment later
+    assert _wait_for(lambda: not _named(os.getpid(), JUDGE_NAME)
+                     and not _named(os.getpid(), TEMPLATE_NAME), 15), out
 
 
 BUFFERED = {"PYTHONUNBUFFERED": None}  # as a pipe normally is: a missing flush loses text
