@@ -170,7 +170,7 @@ def run_judge(request: JudgeRequest, template: JudgeTemplate | None = None,
                 return Unjudged(Failure.MACHINE, f"the judge process ran past "
                                                  f"{request.wall_limit:.0f} s and was killed")
             except BaseException:  # this thread is stopping (SIGTERM, Ctrl-C): the judge too
-                _end(proc)
+                _end([proc])
                 raise
             finally:
                 with _lock:
@@ -262,6 +262,13 @@ def stop_judges(grace: float = 10.0) -> int:
     with _lock:
         _stopping = True
         procs = list(_running)
+    _end(procs, grace)
+    return len(procs)
+
+
+def _end(procs: list[subprocess.Popen | ForkedJudge], grace: float = 10.0) -> None:
+    """Stop judges: SIGTERM first (each ends its worker and removes its folders), then
+    SIGKILL to the process groups of those still there after `grace` seconds."""
     for proc in procs:
         _signal(proc, signal.SIGTERM, group=False)
     deadline = time.monotonic() + grace
@@ -271,18 +278,6 @@ def stop_judges(grace: float = 10.0) -> int:
         except subprocess.TimeoutExpired:
             _signal(proc, signal.SIGKILL, group=True)
             proc.wait()
-    return len(procs)
-
-
-def _end(proc: subprocess.Popen | ForkedJudge, grace: float = 10.0) -> None:
-    """Stop one judge as `stop_judges` does: SIGTERM (it ends its worker and removes its
-    folders), then SIGKILL to its process group after `grace` seconds."""
-    _signal(proc, signal.SIGTERM, group=False)
-    try:
-        proc.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        _signal(proc, signal.SIGKILL, group=True)
-        proc.wait()
 
 
 def _signal(proc: subprocess.Popen, sig: int, group: bool) -> None:

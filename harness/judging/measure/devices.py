@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from harness.judging.measure.device_info import CACHE_KEPT_BYTES, DeviceInfo  # noqa: F401
+from harness.judging.measure.device_info import DeviceInfo
 
 
 class DeviceError(ValueError):
