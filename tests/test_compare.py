@@ -7,6 +7,9 @@ percent, so that three runs of each say something."""
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -114,3 +117,23 @@ def test_a_baseline_is_a_recorded_submissions_code(cli, tmp_path):
     assert r.doc["a"]["sha256"] == hashlib.sha256(
         _file(tmp_path, "again.py", sleep_ms=1).read_bytes()).hexdigest()
     assert len(r.doc["a"]["means_ns"]) == 2 and r.doc["verdict"]
+
+
+def test_the_compare_process_checks_both_requests_without_torch(tmp_path):
+    """Its runs are judged in judges forked from its template: the command itself never
+    imports torch (a mistake is told at once, and no run pays a second import)."""
+    a, b = _file(tmp_path, "a.py"), _file(tmp_path, "b.py")
+    code = textwrap.dedent(f"""
+        import sys
+        from pathlib import Path
+        from harness.frontends.compare import CompareOptions, _requests, _sides
+        opts = CompareOptions(files=[Path({str(a)!r}), Path({str(b)!r})], device="cpu")
+        sides = _sides(opts, None)
+        _requests(opts, *sides)
+        assert sides.a.test.mode == "test" and sides.b.bench.mode == "benchmark"
+        assert sides.b.checked.task.name == "vectoradd"
+        assert "torch" not in sys.modules, "torch imported"
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60)
+    assert proc.returncode == 0, proc.stderr

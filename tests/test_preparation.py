@@ -3,6 +3,7 @@ any worker starts; a sound request is prepared with its device."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -51,3 +52,19 @@ def test_the_check_imports_no_torch():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_timed_mode_on_a_task_without_benchmarks_is_refused_by_the_check(tmp_path):
+    """Told before any process starts, unless the request gives its own cases to time."""
+    task = tmp_path / "vectoradd"
+    shutil.copytree(ROOT / "tasks" / "vectoradd", task)
+    shutil.copy(ROOT / "tasks" / "utils.py", tmp_path)  # the folder's files name ../utils.py
+    yml = task / "task.yml"
+    text = yml.read_text()
+    yml.write_text(text[:text.index("benchmarks:")] + "benchmarks: []\n")
+    for mode in ("benchmark", "leaderboard", "profile"):
+        with pytest.raises(UsageError, match="has no benchmarks to time"):
+            check_request(RunOptions(file=ADD, task=str(task), mode=mode))
+    check_request(RunOptions(file=ADD, task=str(task), mode="test"))
+    check_request(RunOptions(file=ADD, task=str(task), mode="benchmark",
+                             cases=["size: 8; seed: 1"]))

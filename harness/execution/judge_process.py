@@ -31,6 +31,7 @@ from harness.settings import ROOT
 if TYPE_CHECKING:
     from harness.execution.judge_template import ForkedJudge, JudgeTemplate
     from harness.judging import Progress
+    from harness.options import RunOptions
 
 # The judge processes this process runs now (`run_judge`), for `stop_judges`.
 _running: set[subprocess.Popen] = set()
@@ -218,6 +219,14 @@ def template_env_of(request: JudgeRequest, env: dict[str, str] | None = None
     except (ValueError, OSError):
         return None
     return template_env(env if env is not None else judge_env(request), extra)
+
+
+def warm(template: JudgeTemplate, options: RunOptions) -> None:
+    """Start `template` for judging `options` now, so that it imports torch while the
+    caller goes on (a command's one-shot template: `submit`, `compare`)."""
+    env = template_env_of(JudgeRequest(options))
+    if env is not None:
+        template.start_soon(env)
 
 
 def _start(request: JudgeRequest, sent: bytes, log: IO[bytes],

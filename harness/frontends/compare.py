@@ -1,8 +1,11 @@
 """`runner.py compare A.py B.py`: is B faster than A, with an interval (docs/compare.md).
 
 Both files are tested first (test mode, the task's tests). Then benchmark runs of A and B
-in pairs, A B then B A (so that neither always goes second), each an evaluation with a
-fresh worker on the same device, as `submit --mode benchmark` runs it. After each pair
+in pairs, A B then B A (so that neither always goes second), each an evaluation in a judge
+of its own with a fresh worker on the same device, as `submit --mode benchmark` runs it:
+the judges are forked from one template started for this command
+(harness/execution/judge_template.py), so that no run pays an import of torch and this
+process imports none. After each pair
 past the minimum, the interval of the geometric mean of B's case times over A's
 (harness/results/comparison.py) may stop the runs early; the last pair's 95% intervals
 make the verdict.
@@ -13,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import shutil
 import time
-from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -24,11 +26,12 @@ from rich.table import Table
 
 from harness.consts import ExitCode
 from harness.execution.protocol import Unjudged
-from harness.judging import HeadStart
 from harness.settings import Settings
 
 if TYPE_CHECKING:
-    from harness.judging import Prepared
+    from harness.execution.judge_template import JudgeTemplate
+    from harness.judging.preparation import Checked
+    from harness.loading.task_folder import Task
     from harness.options import RunOptions
     from harness.results.comparison import Comparison
     from harness.results.document import Evaluation
@@ -62,13 +65,14 @@ class CompareError(ValueError):
 
 @dataclass
 class Side:
-    """A or B: its file, its two requests, and its evaluations so far."""
+    """A or B: its file, its request checked, its two requests, and its evaluations."""
 
     label: str
     file: Path
     submission_id: int | None = None  # A from the results database
-    test: Prepared | None = None
-    bench: Prepared | None = None
+    checked: Checked | None = None
+    test: RunOptions | None = None
+    bench: RunOptions | None = None
     tested: Evaluation | None = None
     runs: list[Evaluation] = field(default_factory=list)
 
@@ -88,13 +92,15 @@ class Sides(NamedTuple):
 
 def run_compare(opts: CompareOptions, console: Console) -> int:
     """Test both files, time them in pairs, print and write the verdict; the exit code."""
+    from harness.execution.judge_process import warm
+    from harness.execution.judge_template import JudgeTemplate
     from harness.execution.stopping import stop_on_sigterm
     from harness.judging import UsageError
     from harness.judging import make_run_folder as make_folder
     from harness.loading.cases import CaseError
     from harness.loading.task_folder import TaskError
 
-    stop_on_sigterm()  # the running worker and the run's folders go with it
+    stop_on_sigterm()  # the running judge, its worker and the run's folders go with it
     try:
         settings = Settings.load(opts.config)
         _check_options(opts)
@@ -105,13 +111,16 @@ def run_compare(opts: CompareOptions, console: Console) -> int:
     try:
         try:
             sides = _sides(opts, folder)
-            _requests(opts, *sides)  # a mistake is told before any worker starts
+            _requests(opts, *sides)  # a mistake is told before any process starts
         except (CompareError, UsageError, TaskError, CaseError, ValueError, OSError) as exc:
             console.print(f"[red]error:[/] {exc}")
             return ExitCode.USAGE
-        first = sides.a.file if sides.a.file.is_file() else None
-        with HeadStart.begin(settings, opts.device, first, "test") or nullcontext() as head:
-            return _run(opts, console, settings, head, sides)
+        template = JudgeTemplate()
+        try:
+            warm(template, sides.a.test)  # it imports torch while this process goes on
+            return _run(opts, console, settings, template, sides)
+        finally:
+            template.close()
     finally:
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
@@ -156,33 +165,23 @@ def _sides(opts: CompareOptions, folder: Path | None) -> Sides:
     return Sides(Side("A", path, submission_id=opts.baseline), b, sub["task"])
 
 
-def _run(opts: CompareOptions, console: Console, settings: Settings, head: HeadStart | None,
+def _run(opts: CompareOptions, console: Console, settings: Settings, template: JudgeTemplate,
          sides: Sides) -> int:
-    a, b, recorded_task = sides
-    from harness.judging import DeviceError, UsageError, phase_specs
-    from harness.loading.cases import CaseError
-    from harness.loading.task_folder import TaskError
-
-    try:
-        _prepare(opts, a, b, recorded_task)
-        phase_specs(b.bench, settings)  # a task without benchmarks is refused before any work
-    except (CompareError, UsageError, TaskError, DeviceError, CaseError, ValueError,
-            OSError) as exc:
-        console.print(f"[red]error:[/] {exc}")
-        return ExitCode.USAGE
-    task = b.bench.task
-    console.print(f"[bold]Compare[/] on task {escape(task.name)}, device "
-                  f"{escape(b.bench.device.name)}: A = {escape(str(a.file.name))}"
+    a, b, _ = sides
+    task = b.checked.task
+    console.print(f"[bold]Compare[/] on task {escape(task.name)}: "
+                  f"A = {escape(str(a.file.name))}"
                   + (f" (submission {a.submission_id})" if a.submission_id is not None else "")
                   + f", B = {escape(str(b.file))}")
     started = time.monotonic()
+    judge = _Judge(console, settings, template, task)
     try:
-        failed = _test_both(console, settings, head, a, b, opts.verbose)
+        failed = _test_both(console, judge, a, b, opts.verbose)
         if failed is not None:
             message, code = failed
             _write(opts, _document(opts, a, b, None, started, error=message))
             return code
-        comparison, error = _time_pairs(opts, console, settings, a, b)
+        comparison, error = _time_pairs(opts, console, judge, a, b)
     except _NotJudged as exc:
         from harness.frontends.errors import print_unjudged
 
@@ -202,12 +201,12 @@ def _run(opts: CompareOptions, console: Console, settings: Settings, head: HeadS
     return ExitCode.OK
 
 
-def _requests(opts: CompareOptions, a: Side, b: Side, recorded_task: str | None
-              ) -> tuple[RunOptions, RunOptions]:
-    """A's and B's benchmark requests, on one task and one device. Without --task, the task
-    is the one the files' directives (or the baseline's record) name; they must agree. A
-    baseline is given its task by B's (its own directive may name it otherwise). Every
-    mistake in them is raised here, without torch (`check_request`)."""
+def _requests(opts: CompareOptions, a: Side, b: Side, recorded_task: str | None) -> None:
+    """A's and B's requests (`Side.checked`, `.bench`, and `.test`: the task's own tests,
+    whatever cases are timed), on one task and one device. Without --task, the task is the
+    one the files' directives (or the baseline's record) name; they must agree. A baseline
+    is given its task by B's (its own directive may name it otherwise). Every mistake in
+    them is raised here, without torch (`check_request`)."""
     from harness.judging import check_request
     from harness.loading.directives import parse_directives
     from harness.options import RunOptions
@@ -226,30 +225,23 @@ def _requests(opts: CompareOptions, a: Side, b: Side, recorded_task: str | None
             raise CompareError(f"the files name different tasks ({said}): pass --task")
         name = names.pop() if names else None
 
-    def request(file: Path, task: str | None) -> RunOptions:
-        return RunOptions(file=file, task=task, mode="benchmark", cases=list(opts.cases),
-                          device=opts.device, timeout=opts.timeout, config=opts.config,
-                          record=False)
+    config = Path(opts.config).resolve() if opts.config else None  # judges run elsewhere
 
-    b_request = request(b.file, name)
-    b_task = check_request(b_request).task
+    def request(file: Path, task: str | None) -> RunOptions:
+        return RunOptions(file=file.resolve(), task=task, mode="benchmark",
+                          cases=list(opts.cases), device=opts.device, timeout=opts.timeout,
+                          config=config, record=False)
+
+    b.bench = request(b.file, name)
+    b.checked = check_request(b.bench)
+    b_task = b.checked.task
     if recorded_task is not None and recorded_task != b_task.name:
         raise CompareError(f"submission {a.submission_id} was recorded on task {recorded_task}, "
                            f"and B runs on task {b_task.name}")
-    a_request = request(a.file, str(b_task.root) if a.submission_id is not None else name)
-    check_request(a_request)
-    return a_request, b_request
-
-
-def _prepare(opts: CompareOptions, a: Side, b: Side, recorded_task: str | None) -> None:
-    """Both files' requests prepared (`_requests`), with their test runs beside."""
-    from harness.judging import prepare
-
-    a_request, b_request = _requests(opts, a, b, recorded_task)
-    b.bench, a.bench = prepare(b_request), prepare(a_request)
-    for side in (a, b):  # the task's own tests, whatever cases are timed
-        side.test = replace(side.bench, request=replace(side.bench.request, mode="test",
-                                                        cases=[]))
+    a.bench = request(a.file, str(b_task.root) if a.submission_id is not None else name)
+    a.checked = check_request(a.bench)
+    for side in (a, b):
+        side.test = replace(side.bench, mode="test", cases=[])
 
 
 def _read(path: Path) -> str:
@@ -267,20 +259,32 @@ class _NotJudged(Exception):
         self.result = result
 
 
-def _evaluate(console: Console, settings: Settings, prepared: Prepared,
-              head: HeadStart | None = None) -> Evaluation:
-    from harness.execution.in_process import judge_here
-    from harness.views.report import LiveProgress
+@dataclass
+class _Judge:
+    """Runs one request in a judge forked from the command's template, with its live view."""
 
-    with LiveProgress(console) as progress:
-        result = judge_here(prepared, settings, progress, head)
-    if isinstance(result, Unjudged):
-        raise _NotJudged(result)
-    return result.as_evaluation()
+    console: Console
+    settings: Settings
+    template: JudgeTemplate
+    task: Task
+
+    def __call__(self, request: RunOptions) -> Evaluation:
+        """The request's evaluation; _NotJudged where its judge gave none (a stop, SIGTERM
+        or Ctrl-C, ends the judge first, which ends its worker: run_judge)."""
+        from harness.execution.judge_process import run_judge
+        from harness.execution.protocol import JudgeRequest
+        from harness.views.report import LiveProgress
+
+        judged = JudgeRequest.of(request, Path(request.file), self.task, self.settings)
+        with LiveProgress(self.console) as progress:
+            result = run_judge(judged, self.template, progress if progress.enabled else None)
+        if isinstance(result, Unjudged):
+            raise _NotJudged(result)
+        return result.as_evaluation()
 
 
-def _test_both(console: Console, settings: Settings, head: HeadStart | None, a: Side,
-               b: Side, verbose: bool = False) -> tuple[str, int] | None:
+def _test_both(console: Console, judge: _Judge, a: Side, b: Side,
+               verbose: bool = False) -> tuple[str, int] | None:
     """Run both files' tests; print a line each, or a failing one's report. None when both
     pass, else what failed and the first failure's exit code."""
     from harness.views.brief import brief
@@ -288,8 +292,8 @@ def _test_both(console: Console, settings: Settings, head: HeadStart | None, a: 
 
     failed: list[str] = []
     code = ExitCode.OK
-    for side, early in ((a, head), (b, None)):  # the head start's worker serves A's run
-        ev = side.tested = _evaluate(console, settings, side.test, early)
+    for side in (a, b):
+        ev = side.tested = judge(side.test)
         for warning in ev.warnings:
             console.print(f"[yellow]warning:[/] {side.label}: "
                           f"{escape(warning if verbose else brief(warning))}")
@@ -307,7 +311,7 @@ def _test_both(console: Console, settings: Settings, head: HeadStart | None, a: 
     return message, code
 
 
-def _time_pairs(opts: CompareOptions, console: Console, settings: Settings, a: Side,
+def _time_pairs(opts: CompareOptions, console: Console, judge: _Judge, a: Side,
                 b: Side) -> tuple[Comparison | None, tuple[str, int] | None]:
     """Benchmark runs in pairs, A B then B A, until the interval settles or the last pair;
     the comparison, or why a run stopped it (and the exit code)."""
@@ -321,6 +325,8 @@ def _time_pairs(opts: CompareOptions, console: Console, settings: Settings, a: S
     from harness.views.brief import brief
     from harness.views.report import print_evaluation
 
+    if a.tested.device:
+        console.print(f"Device: {escape(str(a.tested.device.get('name')))}")
     console.print(f"Benchmark runs in pairs (A B, B A, ...), each in a fresh worker: up to "
                   f"{opts.runs} of each, stopping from {opts.min_runs} once the "
                   f"{confidence_words(INTERIM_CONFIDENCE)} settles the question")
@@ -329,7 +335,7 @@ def _time_pairs(opts: CompareOptions, console: Console, settings: Settings, a: S
     while True:
         pair = len(means["A"])
         for side in (a, b) if pair % 2 == 0 else (b, a):
-            ev = _evaluate(console, settings, side.bench)
+            ev = judge(side.bench)
             side.runs.append(ev)
             phase = ev.phase("benchmark")
             if not ev.passed or phase is None:
@@ -369,7 +375,7 @@ def _print_result(console: Console, opts: CompareOptions, a: Side, b: Side,
     from harness.results.comparison import verdict
     from harness.views.repeats import summarize_runs
 
-    ranking = b.bench.task.ranking_by
+    ranking = b.checked.task.ranking_by
     sums = {s.label: summarize_runs(s.runs, ranking) for s in (a, b)}
     table = Table(title=f"B over A, {comparison.pairs} runs of each", title_justify="left")
     for col, just in (("#", "right"), ("case", "left"), ("A (median)", "right"),
@@ -394,7 +400,7 @@ def _document(opts: CompareOptions, a: Side, b: Side, comparison: Comparison | N
     intervals (ratio = time(B) / time(A)) and the verdict."""
     from harness.results.comparison import CONFIDENCE, INTERIM_CONFIDENCE, verdict
 
-    task = b.bench.task
+    task = b.checked.task
     doc: dict[str, Any] = {
         "schema": SCHEMA, "version": SCHEMA_VERSION,
         "task": {"name": task.name, "path": str(task.root), "content_hash": task.content_hash},
@@ -427,8 +433,7 @@ def _order(count: int) -> list[str]:
 def _side_document(side: Side, ranking_by: str) -> dict[str, Any]:
     from harness.views.repeats import summarize_runs
 
-    prepared = side.bench
-    source = prepared.source if prepared is not None else _read(side.file)
+    source = side.checked.source if side.checked is not None else _read(side.file)
     out: dict[str, Any] = {
         "file": str(side.file) if side.submission_id is None else side.file.name,
         "sha256": hashlib.sha256(source.encode()).hexdigest(),

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 def run_submit(opts: RunOptions, console: Console) -> int:
     """Evaluate one submission end to end; return the process exit code."""
+    from harness.execution.judge_process import warm
     from harness.execution.judge_template import JudgeTemplate
     from harness.execution.stopping import stop_on_sigterm
 
@@ -45,7 +46,7 @@ def run_submit(opts: RunOptions, console: Console) -> int:
         return ExitCode.USAGE
     template = JudgeTemplate()
     try:
-        _warm(template, opts)
+        warm(template, opts)  # it imports torch while this process opens the database
         return _run(opts, console, settings, template, checked)
     finally:
         template.close()
@@ -69,16 +70,6 @@ def _checked(opts: RunOptions, console: Console) -> Checked | None:
     except (UsageError, TaskError, CaseError, ValueError, OSError) as exc:
         console.print(f"[red]error:[/] {exc}")
         return None
-
-
-def _warm(template: JudgeTemplate, opts: RunOptions) -> None:
-    """Start the template now: it imports torch while this process opens the database."""
-    from harness.execution.judge_process import template_env_of
-    from harness.execution.protocol import JudgeRequest
-
-    env = template_env_of(JudgeRequest(opts))
-    if env is not None:
-        template.start_soon(env)
 
 
 def _run(opts: RunOptions, console: Console, settings: Settings, template: JudgeTemplate,

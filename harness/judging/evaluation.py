@@ -22,7 +22,7 @@ from harness.judging.judge import Entry, Judge, PhaseSpec, Progress
 from harness.judging.measure import gpu_share
 from harness.judging.measure.devices import DeviceInfo
 from harness.judging.needs import TaskNeeds
-from harness.judging.preparation import Prepared, UsageError
+from harness.judging.preparation import Prepared, require_benchmarks
 from harness.judging.sandbox.containment import expected_containment, refusals
 from harness.judging.sandbox.leftovers import make_folder, sweep_once
 from harness.judging.sandbox.procfs import start_ticks
@@ -49,8 +49,7 @@ def phase_specs(prepared: Prepared, settings: Settings) -> list[PhaseSpec]:
 
     tests = override if override and request.mode == "test" else task.tests
     benchmarks = override if override and request.mode != "test" else task.benchmarks
-    if request.mode in ("benchmark", "leaderboard", "profile") and not benchmarks:
-        raise UsageError(f"task {task.name} has no benchmarks to time")
+    require_benchmarks(task, request)
     if request.mode == "test":
         return [PhaseSpec("test", "public", tests, False, timeout("test"))]
     if request.mode == "benchmark":

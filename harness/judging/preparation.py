@@ -98,4 +98,12 @@ def check_request(request: RunOptions) -> Checked:
                          "evaluations), and test and profile runs time nothing to compare")
     for text in request.cases:
         parse_case(text)  # a malformed case string is a usage error, found before any work
+    require_benchmarks(task, request)
     return Checked(source, directives, task, warnings)
+
+
+def require_benchmarks(task: Task, request: RunOptions) -> None:
+    """A timed mode needs cases to time: the request's own, else the task's benchmarks."""
+    if request.mode in ("benchmark", "leaderboard", "profile") and not request.cases \
+            and not task.benchmarks:
+        raise UsageError(f"task {task.name} has no benchmarks to time")
