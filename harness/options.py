@@ -36,6 +36,9 @@ class RunOptions:
     # a ranked run's nonce (judging/seeds.run_key); None draws a fresh one, a recorded one
     # runs the same secret inputs again
     secret_nonce: str | None = None
+    # the caller's working directory, which a relative `profile.reports_dir` is read
+    # against: a judge process runs in the project's folder, not where its caller was run
+    workdir: Path | None = None
 
     @property
     def records(self) -> bool:
@@ -48,9 +51,11 @@ class RunOptions:
                   secret: bytes | None = None) -> RunOptions:
         """These options as one judge process runs them (harness/execution/judge_process):
         its own file, task, mode and leaderboard secret, and nothing it must not touch (the
-        database, the user, the JSON and summary paths: its caller records and writes)."""
+        database, the user, the JSON and summary paths: its caller records and writes),
+        with the caller's working directory."""
         return replace(self, file=file, task=task, mode=mode or self.mode, secret=secret,
-                       db=None, user=None, json_path=None, summary_md=None)
+                       db=None, user=None, json_path=None, summary_md=None,
+                       workdir=self.workdir or Path.cwd())
 
     def to_wire(self) -> dict[str, Any]:
         """A JSON-able form for a judge process (the secret in hex, on its standard input)."""
@@ -63,7 +68,7 @@ class RunOptions:
     def from_wire(cls, data: dict[str, Any]) -> RunOptions:
         """The options a judge process received (see `to_wire`)."""
         known = {k: data.get(k) for k in cls.__dataclass_fields__ if k in data}
-        for key in ("file", "config", "json_path", "summary_md"):
+        for key in ("file", "config", "json_path", "summary_md", "workdir"):
             if known.get(key):
                 known[key] = Path(known[key])
         known["cases"] = list(known.get("cases") or [])

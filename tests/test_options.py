@@ -27,3 +27,22 @@ def test_the_wire_form_round_trips_with_the_secret_in_hex():
     wire = judge.to_wire()
     assert wire["secret"] == "ff00" and wire["file"] == "a.py"
     assert RunOptions.from_wire(wire) == judge
+
+
+
+def test_a_judge_knows_its_callers_working_directory(tmp_path, monkeypatch):
+    """A judge runs in the project's folder; a relative `profile.reports_dir` is read
+    against the folder its caller was run in, an absolute one stays."""
+    from harness.execution.judge_process import judge_settings
+
+    monkeypatch.chdir(tmp_path)
+    judge = RunOptions(mode="profile").for_judge(Path("a.py"), "t")
+    assert judge.workdir == tmp_path
+    assert RunOptions.from_wire(judge.to_wire()).workdir == tmp_path
+    assert judge_settings(judge).profile.reports_dir == str(tmp_path / "profiles")
+    given = RunOptions(workdir=Path("/elsewhere")).for_judge(Path("a.py"), "t")
+    assert given.workdir == Path("/elsewhere")  # a caller's own choice stays
+    config = tmp_path / "abs.yaml"
+    config.write_text("profile:\n  reports_dir: /var/reports\n")
+    absolute = RunOptions(config=config).for_judge(Path("a.py"), "t")
+    assert judge_settings(absolute).profile.reports_dir == "/var/reports"

@@ -17,10 +17,11 @@ from serverkit import CASE, Server, add_user, request, upload
 
 from harness.execution.stopping import EXIT_CODE
 from harness.storage.store import Store
-from harness.web.app import SECURITY_HEADERS
-from harness.web.serving import THREADS, AccessLog, redact_query
 
+pytest.importorskip("flask", reason="the server needs Flask")
 pytest.importorskip("waitress", reason="the server needs waitress")
+from harness.web.app import SECURITY_HEADERS  # noqa: E402
+from harness.web.serving import THREADS, AccessLog, redact_query  # noqa: E402
 
 IDLE, SLOW = 1000, 1000
 TIMEOUT = 4  # web.channel_timeout of these tests (s)

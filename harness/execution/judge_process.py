@@ -26,7 +26,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from harness.execution.protocol import Failure, JudgeRequest, Result, Unjudged, result_from_wire
 from harness.judging import die_with_parent, run_folder_prefix
-from harness.settings import ROOT
+from harness.settings import ROOT, Settings
 
 if TYPE_CHECKING:
     from harness.execution.judge_template import ForkedJudge, JudgeTemplate
@@ -55,11 +55,10 @@ def evaluate_request(request: dict[str, Any],
     from harness.loading.cases import CaseError
     from harness.loading.task_folder import TaskError
     from harness.options import RunOptions
-    from harness.settings import Settings
 
     options = RunOptions.from_wire(request)
     try:
-        settings = Settings.load(options.config)
+        settings = judge_settings(options)
     except (ValueError, OSError) as exc:
         return Unjudged(Failure.TASK, f"the settings cannot be read: {exc}")
     file = options.file if options.file is not None and Path(options.file).is_file() else None
@@ -76,6 +75,19 @@ def evaluate_request(request: dict[str, Any],
         except (UsageError, TaskError, CaseError, ValueError, OSError) as exc:
             return Unjudged(Failure.TASK, f"the request cannot be run: {exc}")
         return judge_here(prepared, settings, progress, head=head)
+
+
+def judge_settings(options: RunOptions) -> Settings:
+    """The settings a judge runs `options` with: its settings file's (or the defaults),
+    a relative `profile.reports_dir` read against the caller's working directory (a judge
+    runs in the project's folder); ValueError or OSError where they cannot be read."""
+    from dataclasses import replace
+
+    settings = Settings.load(options.config)
+    if options.workdir is None:
+        return settings
+    reports = str(Path(options.workdir) / settings.profile.reports_dir)
+    return replace(settings, profile=replace(settings.profile, reports_dir=reports))
 
 
 def main() -> int:
