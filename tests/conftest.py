@@ -73,10 +73,12 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_xdist_auto_num_workers(config) -> int:
-    """`-n auto` (pytest-xdist): a test process per core this process may use, or none (the
-    tests in turn, in this process) on a GPU machine, where tests time kernels and look for
-    other processes on the GPU, so must not run beside each other."""
-    return 0 if HAS_GPU else len(os.sched_getaffinity(0))
+    """`-n auto` (pytest-xdist): a test process per core this process may use and one
+    more (most tests wait, part of their time, on the judges and servers they started: the
+    one more keeps every core busy), or none (the tests in turn, in this process) on a GPU
+    machine, where tests time kernels and look for other processes on the GPU, so must not
+    run beside each other."""
+    return 0 if HAS_GPU else len(os.sched_getaffinity(0)) + 1
 
 
 @pytest.fixture(scope="session", autouse=True)
