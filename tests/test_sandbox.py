@@ -180,6 +180,20 @@ def test_the_machines_compiler_settings_reach_the_worker(tmp_path, monkeypatch):
     assert {key: env.get(key) for key in names} == names
 
 
+def test_a_submission_that_asks_its_user_name_gets_the_workers(cli, tmp_path, monkeypatch):
+    """The worker's user is in no passwd file; getpass.getuser() (torch.compile asks it for
+    its caches' folders) reads the name the worker's environment gives, not the judge's
+    (a forked worker and one started from scratch both take worker_env's)."""
+    from harness.judging.sandbox.sandbox import WORKER_USER_NAME, worker_env
+
+    monkeypatch.setenv("USER", "the-judges-user")
+    env = worker_env(tmp_path, "cpu")
+    assert env["USER"] == env["LOGNAME"] == WORKER_USER_NAME
+    r = cli("submit", str(ROOT / "tests" / "submissions" / "vectoradd" / "asks_its_user_name.py"),
+            "--task", "vectoradd", "--device", "cpu", "--mode", "test", "--no-record")
+    assert r.rc == 0, r.out
+
+
 @pytest.mark.slow
 def test_a_load_inline_build_uses_the_judges_compiler(tmp_path):
     """End to end: the worker's torch builds a submission's extension in the sandbox with

@@ -64,11 +64,12 @@ DROP_CAPABILITIES = True
 # must build it as under the contest's own process: the H200 machines name their gcc in
 # CC/CXX/CUDAHOSTCXX and the sm_90a target in TORCH_CUDA_ARCH_LIST), and what changes how
 # torch's GPU allocator behaves (the public evaluators' process sees it too).
-_ENV_KEEP = {"PATH", "LANG", "LC_ALL", "TZ", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR",
+_ENV_KEEP = {"PATH", "LANG", "LC_ALL", "TZ", "TERM", "SHELL", "TMPDIR",
              "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF",
              "CC", "CXX", "CUDAHOSTCXX", "CPATH", "LIBRARY_PATH", "C_INCLUDE_PATH",
              "CPLUS_INCLUDE_PATH", "TORCH_CUDA_ARCH_LIST", "TORCH_NVCC_FLAGS",
              "PYTORCH_ROCM_ARCH", "MAX_JOBS"}
+WORKER_USER_NAME = "harness-worker"
 _ENV_PREFIXES = (
     "CUDA_", "NVIDIA_", "LD_LIBRARY_PATH", "ROCM_", "HIP_", "HSA_", "OMP_", "MKL_",
     "OPENBLAS_", "NCCL_", "TORCH_SYMM", "TRITON_INTERPRET", "NVSHMEM_", "NVCC_",
@@ -98,8 +99,11 @@ def passes(key: str, extra: Sequence[str] = ()) -> bool:
 
 def worker_env(scratch: Path, device: str, extra: Sequence[str] = ()) -> dict[str, str]:
     """The environment of a worker: an allow-list of the judge's (see `passes`), nothing
-    secret."""
+    secret, and the worker's own user name."""
     env = {key: value for key, value in os.environ.items() if passes(key, extra)}
+    # The worker's user (a number of its own: bounds.py) is in no passwd file; a library
+    # that asks its name (getpass.getuser(), as torch.compile's caches do) reads these.
+    env["USER"] = env["LOGNAME"] = WORKER_USER_NAME
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
     if sys.pycache_prefix:  # the judge's bytecode cache (harness/bytecode.py), read only
