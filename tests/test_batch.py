@@ -192,3 +192,33 @@ def test_a_running_jobs_row_shows_its_phase_and_cases_done():
     bench = PhaseSpec("benchmarks", "public", [{}], True, 60.0)
     progress.phase_start(bench)
     assert changes == ["tests 0/3", "tests 1/3", "benchmarks 0/1"]
+
+
+@pytest.mark.slow
+def test_a_multi_gpu_tasks_job_takes_a_slot_per_rank(tmp_path):
+    """--jobs 3 and cases of 2 ranks: each job holds two CPU slots at once (its judge then
+    says what it needs: the harness does not judge multi-GPU tasks yet), never a slot
+    another job holds; with cases of 4 ranks, more than there are slots, one slot each."""
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    for name in ("a", "b", "c"):
+        shutil.copy(ROOT / "tests" / "multi_gpu" / "all_gather" / "submission.py",
+                    folder / f"{name}.py")
+    task = str(ROOT / "tests" / "multi_gpu" / "all_gather")
+
+    def batch(case: str) -> dict:
+        out = tmp_path / "batch.json"
+        r = run_cli("batch", str(folder), "--task", task, "--device", "cpu", "--jobs", "3",
+                    "--mode", "test", "--case", case, "--json", str(out))
+        assert r.rc == 1 and "Traceback" not in r.out, r.out
+        return json.loads(out.read_text())
+
+    doc = batch("world_size: 2; size: 64; seed: 11")
+    assert {r["status"] for r in doc["results"]} == {"cannot run here"}
+    for result in doc["results"]:
+        (where,) = result["where"]
+        slots = where.split(" + ")
+        assert len(slots) == 2 and len(set(slots)) == 2 and all(
+            s.startswith("CPU slot ") for s in slots), where
+    doc = batch("world_size: 4; size: 64; seed: 11")
+    assert all(len(r["where"][0].split(" + ")) == 1 for r in doc["results"])

@@ -3,7 +3,8 @@
 Each backend takes the batch's jobs, runs each request in a judge process
 (`harness.execution.judge_process`) and hands every typed result back to `batch.finish`,
 which records it. The local backend keeps one job per GPU (or per CPU
-slot) at a time; the Ray backend makes each job a Ray task asking for one GPU (Ray pins it
+slot) at a time, a multi-GPU task's job on as many at once (harness/execution/
+slot_queue.py); the Ray backend makes each job a Ray task asking for one GPU (Ray pins it
 through CUDA_VISIBLE_DEVICES) or one CPU (optional: pip install -e '.[ray]'). Judges are
 forked from a template (harness/execution/judge_template.py): one per local slot, one per
 Ray worker process.
@@ -12,7 +13,6 @@ Ray worker process.
 from __future__ import annotations
 
 import os
-import queue
 import threading
 import time
 from collections.abc import Callable
@@ -23,6 +23,7 @@ from harness.consts import JobState
 from harness.execution.judge_process import run_judge
 from harness.execution.judge_template import JudgeTemplate
 from harness.execution.protocol import Failure, JudgeRequest, Result, Unjudged
+from harness.execution.slot_queue import SlotQueue
 
 if TYPE_CHECKING:
     from harness.judging import Progress
@@ -36,6 +37,7 @@ class BatchRun(Protocol):
     lock: threading.Lock
 
     def request(self, job) -> JudgeRequest: ...
+    def slots(self, job) -> int: ...
     def progress(self, job, on_change: Callable[[], None]) -> Progress: ...
     def finish(self, job, result: Result) -> None: ...
 
@@ -65,6 +67,28 @@ def local_slots(device: str | None, jobs: int | None) -> list[dict[str, str]]:
     return [{"CUDA_VISIBLE_DEVICES": "", "_where": f"CPU slot {i}"} for i in range(max(1, jobs or 1))]
 
 
+def joined(slots: list[dict[str, str]]) -> dict[str, str]:
+    """One environment for a job on several slots: their GPUs all visible to it."""
+    if len(slots) == 1:
+        return slots[0]
+    gpus = [s["CUDA_VISIBLE_DEVICES"] for s in slots if s["CUDA_VISIBLE_DEVICES"]]
+    return {"CUDA_VISIBLE_DEVICES": ",".join(gpus),
+            "_where": " + ".join(s["_where"] for s in slots)}
+
+
+def _run_job(batch: BatchRun, job: Any, slot: dict[str, str], template: JudgeTemplate | None,
+             on_change: Callable[[], None]) -> None:
+    """One job on `slot` (its environment pins the judge to its GPUs), recorded."""
+    with batch.lock:
+        job.state, job.where, job.started = JobState.RUNNING, slot["_where"], time.time()
+        job.used.append(slot["_where"])
+    on_change()
+    result = run_judge(replace(batch.request(job), env=slot), template,
+                       batch.progress(job, on_change))
+    batch.finish(job, result)
+    on_change()
+
+
 def _cuda_available() -> bool:
     import torch
 
@@ -72,38 +96,33 @@ def _cuda_available() -> bool:
 
 
 class LocalBackend:
-    """Every local GPU (one job each at a time), or `jobs` CPU slots."""
+    """Every local GPU (one job each at a time), or `jobs` CPU slots; a job of a
+    multi-GPU task on as many slots as it has ranks."""
 
     def __init__(self, jobs: int | None) -> None:
         self.jobs = jobs
 
     def run(self, batch: BatchRun, on_change: Callable[[], None]) -> None:
-        todo: queue.Queue = queue.Queue()
-        for job in batch.jobs:
-            todo.put(job)
+        slots = local_slots(batch.device, self.jobs)
+        work = SlotQueue(batch.jobs, len(slots), batch.slots)
 
-        def serve(slot: dict[str, str]) -> None:
+        def serve(index: int) -> None:
             template = JudgeTemplate()  # the slot's judges are forked from it
             try:
-                while True:
+                while (taken := work.next(index)) is not None:
+                    job, used = taken
                     try:
-                        job = todo.get_nowait()
-                    except queue.Empty:
-                        return
-                    with batch.lock:
-                        job.state, job.where, job.started = (JobState.RUNNING, slot["_where"],
-                                                             time.time())
-                        job.used.append(slot["_where"])
-                    on_change()
-                    result = run_judge(replace(batch.request(job), env=slot), template,
-                                       batch.progress(job, on_change))
-                    batch.finish(job, result)
-                    on_change()
+                        # a job on several slots: a judge from scratch, pinned to them all
+                        _run_job(batch, job, joined([slots[i] for i in used]),
+                                 template if len(used) == 1 else None, on_change)
+                    finally:
+                        work.done(used)
             finally:
+                work.retire(index)
                 template.close()
 
-        threads = [threading.Thread(target=serve, args=(s,), daemon=True)
-                   for s in local_slots(batch.device, self.jobs)]
+        threads = [threading.Thread(target=serve, args=(i,), daemon=True)
+                   for i in range(len(slots))]
         for t in threads:
             t.start()
         for t in threads:

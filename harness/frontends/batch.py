@@ -56,6 +56,11 @@ class Job:
 
     @property
     def status(self) -> str:
+        """Its verdict; "harness error" where it has none, or where the harness failed it
+        (a worker that could not start: not recorded); what the machine lacks is the
+        document's own verdict ("cannot run here"), recorded or not."""
+        if self.doc is not None and self.doc["status"] == Status.CANNOT_RUN:
+            return self.doc["status"]
         if self.error:
             return "harness error"
         return self.doc["status"] if self.doc else ""
@@ -130,6 +135,17 @@ class Batch:
         secret = board.secret if self.mode == "leaderboard" else None
         return JudgeRequest.of(self.options, job.file.resolve(), task, self.settings,
                                secret=secret)
+
+    def slots(self, job: Job) -> int:
+        """The slots `job` takes at once: a multi-GPU task's largest case's ranks (one GPU,
+        or one CPU slot, each), else one."""
+        from harness.loading.cases import parse_case
+
+        task = self.tasks[job.task]
+        if not task.multi_gpu:
+            return 1
+        given = [int(parse_case(c).get("world_size", 1)) for c in self.options.cases]
+        return max(given or task.world_sizes)
 
     def progress(self, job: Job, on_change: Callable[[], None]) -> Progress:
         """The live progress of `job` as its judge process relays it: its phase and the
