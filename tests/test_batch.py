@@ -222,3 +222,18 @@ def test_a_multi_gpu_tasks_job_takes_a_slot_per_rank(tmp_path):
             s.startswith("CPU slot ") for s in slots), where
     doc = batch("world_size: 4; size: 64; seed: 11")
     assert all(len(r["where"][0].split(" + ")) == 1 for r in doc["results"])
+
+
+@pytest.mark.parametrize("need, use_gpu, cluster, asks", [
+    (1, True, {"GPU": 8, "CPU": 64}, {"num_gpus": 1, "num_cpus": 1}),
+    (4, True, {"GPU": 8, "CPU": 64}, {"num_gpus": 4, "num_cpus": 1}),
+    (8, True, {"GPU": 2, "CPU": 64}, {"num_gpus": 1, "num_cpus": 1}),  # too few: one
+    (2, False, {"CPU": 4}, {"num_gpus": 0, "num_cpus": 2}),
+    (8, False, {"CPU": 4}, {"num_gpus": 0, "num_cpus": 1}),
+])
+def test_a_ray_task_asks_for_a_gpu_or_cpu_per_rank(need, use_gpu, cluster, asks):
+    """The Ray backend's ask, as the local backend's slots: one per rank where the cluster
+    has them, else one (the judge then says what the job needs)."""
+    from harness.execution.backends import ray_resources
+
+    assert ray_resources(need, use_gpu, cluster) == asks

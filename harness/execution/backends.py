@@ -2,12 +2,12 @@
 
 Each backend takes the batch's jobs, runs each request in a judge process
 (`harness.execution.judge_process`) and hands every typed result back to `batch.finish`,
-which records it. The local backend keeps one job per GPU (or per CPU
-slot) at a time, a multi-GPU task's job on as many at once (harness/execution/
-slot_queue.py); the Ray backend makes each job a Ray task asking for one GPU (Ray pins it
-through CUDA_VISIBLE_DEVICES) or one CPU (optional: pip install -e '.[ray]'). Judges are
-forked from a template (harness/execution/judge_template.py): one per local slot, one per
-Ray worker process.
+which records it. The local backend keeps one job per GPU (or per CPU slot) at a time, a
+multi-GPU task's job on a slot per rank (harness/execution/slot_queue.py); the Ray backend
+makes each job a Ray task asking for one GPU (Ray pins it through CUDA_VISIBLE_DEVICES) or
+one CPU, a multi-GPU task's job one per rank (optional: pip install -e '.[ray]'). Judges
+are forked from a template (harness/execution/judge_template.py): one per local slot, one
+per Ray worker process.
 """
 
 from __future__ import annotations
@@ -147,10 +147,10 @@ class RayBackend:
             else:
                 ray.init(num_cpus=max(1, _cpus_for(batch)), log_to_driver=False,
                          include_dashboard=False)
-        gpus = ray.cluster_resources().get("GPU", 0)
-        use_gpu = batch.device != "cpu" and gpus > 0
+        cluster = ray.cluster_resources()
+        use_gpu = batch.device != "cpu" and cluster.get("GPU", 0) > 0
 
-        @ray.remote(num_gpus=1 if use_gpu else 0, num_cpus=1, max_retries=0)
+        @ray.remote(max_retries=0)
         def evaluate(request: JudgeRequest) -> Result:
             import os
             import socket
@@ -167,7 +167,8 @@ class RayBackend:
 
         pending = {}
         for job in batch.jobs:
-            ref = evaluate.remote(batch.request(job))
+            asks = ray_resources(batch.slots(job), use_gpu, cluster)
+            ref = evaluate.options(**asks).remote(batch.request(job))
             pending[ref] = job
             job.state, job.where, job.started = JobState.RUNNING, "ray", time.time()
         on_change()
@@ -197,6 +198,15 @@ class RayBackend:
                     job.used.append(job.where)
                 batch.finish(job, result)
                 on_change()
+
+
+def ray_resources(need: int, use_gpu: bool, cluster: dict[str, float]) -> dict[str, int]:
+    """What a job's Ray task asks for: a GPU per rank (Ray pins them all through
+    CUDA_VISIBLE_DEVICES), or a CPU per rank; one where the cluster has fewer than it
+    needs (its judge then says what it needs)."""
+    have = int(cluster.get("GPU" if use_gpu else "CPU", 0))
+    n = need if 1 <= need <= have else 1
+    return {"num_gpus": n, "num_cpus": 1} if use_gpu else {"num_gpus": 0, "num_cpus": n}
 
 
 def _cpus_for(batch: BatchRun) -> int:
