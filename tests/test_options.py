@@ -30,19 +30,13 @@ def test_the_wire_form_round_trips_with_the_secret_in_hex():
 
 
 
-def test_a_judge_knows_its_callers_working_directory(tmp_path, monkeypatch):
-    """A judge runs in the project's folder; a relative `profile.reports_dir` is read
-    against the folder its caller was run in, an absolute one stays."""
-    from harness.execution.judge_process import judge_settings
 
+def test_a_judge_knows_its_callers_working_directory(tmp_path, monkeypatch):
+    """A judge process is started in the project's folder and works in its caller's
+    (judge_process._work_in): the folder travels with the options."""
     monkeypatch.chdir(tmp_path)
     judge = RunOptions(mode="profile").for_judge(Path("a.py"), "t")
     assert judge.workdir == tmp_path
     assert RunOptions.from_wire(judge.to_wire()).workdir == tmp_path
-    assert judge_settings(judge).profile.reports_dir == str(tmp_path / "profiles")
     given = RunOptions(workdir=Path("/elsewhere")).for_judge(Path("a.py"), "t")
     assert given.workdir == Path("/elsewhere")  # a caller's own choice stays
-    config = tmp_path / "abs.yaml"
-    config.write_text("profile:\n  reports_dir: /var/reports\n")
-    absolute = RunOptions(config=config).for_judge(Path("a.py"), "t")
-    assert judge_settings(absolute).profile.reports_dir == "/var/reports"

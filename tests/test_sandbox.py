@@ -224,3 +224,29 @@ def test_env_pass_takes_names_and_prefixes(tmp_path):
     extra = tmp_path / "good.yaml"
     extra.write_text("worker:\n  env_pass: [MALLOC_*, LD_PRELOAD, _X]\n")
     assert Settings.load(extra).worker.env_pass == ["MALLOC_*", "LD_PRELOAD", "_X"]
+
+
+@pytest.mark.slow
+def test_the_judge_works_in_its_callers_folder(cli, tmp_path):
+    """A judge process starts in the project's folder and works in the one its caller
+    was run in: there a relative profile.reports_dir lands, and that folder is the
+    working directory the sandbox keeps from the worker, so that one inside a folder
+    the worker may read (here: Python's own) makes the containment partial, saying so."""
+    from harness.judging.sandbox.landlock import probe
+
+    if probe().level != "full":
+        pytest.skip("needs Landlock ABI 6 or later (full containment)")
+    try:
+        inside = Path(tempfile.mkdtemp(dir=sys.prefix, prefix="harness-test-"))
+    except OSError:
+        pytest.skip(f"cannot make a folder in {sys.prefix}")
+    try:
+        r = cli("submit", str(ROOT / "submissions" / "vectoradd" / "add_torch.py"), "--task",
+                "vectoradd", "--device", "cpu", "--mode", "test", "--no-record", cwd=inside)
+        assert r.rc == 0, r.out
+        containment = r.doc["harness"]["containment"]
+        assert containment["level"] == "partial"
+        assert any("the judge's working directory" in m and str(inside) in m
+                   for m in containment["missing"]), containment
+    finally:
+        shutil.rmtree(inside, ignore_errors=True)

@@ -58,7 +58,7 @@ def evaluate_request(request: dict[str, Any],
 
     options = RunOptions.from_wire(request)
     try:
-        settings = judge_settings(options)
+        settings = Settings.load(options.config)
     except (ValueError, OSError) as exc:
         return Unjudged(Failure.TASK, f"the settings cannot be read: {exc}")
     file = options.file if options.file is not None and Path(options.file).is_file() else None
@@ -75,19 +75,6 @@ def evaluate_request(request: dict[str, Any],
         except (UsageError, TaskError, CaseError, ValueError, OSError) as exc:
             return Unjudged(Failure.TASK, f"the request cannot be run: {exc}")
         return judge_here(prepared, settings, progress, head=head)
-
-
-def judge_settings(options: RunOptions) -> Settings:
-    """The settings a judge runs `options` with: its settings file's (or the defaults),
-    a relative `profile.reports_dir` read against the caller's working directory (a judge
-    runs in the project's folder); ValueError or OSError where they cannot be read."""
-    from dataclasses import replace
-
-    settings = Settings.load(options.config)
-    if options.workdir is None:
-        return settings
-    reports = str(Path(options.workdir) / settings.profile.reports_dir)
-    return replace(settings, profile=replace(settings.profile, reports_dir=reports))
 
 
 def main() -> int:
@@ -114,6 +101,7 @@ def judge() -> int:
     stop_on_sigterm()  # the caller's stop: its worker goes with it
     hush_numpy_warning()
     request = json.loads(_read_line(0))  # all but the secret, on the first line
+    _work_in(request.get("workdir"))
 
     def secret() -> str | None:
         return json.loads(_read_line(0))["secret"]
@@ -134,6 +122,18 @@ def judge() -> int:
     answer = result.to_wire() if isinstance(result, Unjudged) else result.document
     Path(request["out"]).write_text(json.dumps(answer, default=str))
     return 0
+
+
+def _work_in(folder: str | None) -> None:
+    """Work in the caller's folder, as an evaluation in the caller's own process would: a
+    relative path of the settings (`profile.reports_dir`) is read from there, and it is the
+    working directory that the sandbox keeps from the worker (containment.py). A folder
+    that is gone leaves the judge in the project's."""
+    if folder:
+        try:
+            os.chdir(folder)
+        except OSError:
+            pass
 
 
 def _read_line(fd: int) -> bytes:
@@ -224,7 +224,6 @@ def template_env_of(request: JudgeRequest, env: dict[str, str] | None = None
     None where its settings cannot be read (a judge from scratch then says what is
     wrong)."""
     from harness.execution.judge_template import template_env
-    from harness.settings import Settings
 
     try:
         extra = Settings.load(request.options.config).worker.env_pass
