@@ -307,3 +307,16 @@ def test_python_variables_meant_for_workers_start_no_judge_interpreter(monkeypat
     restore_withheld()
     assert os.environ == env
     assert interpreter_env({"PATH": "/bin"}) == {"PATH": "/bin"}  # nothing held: no variable
+
+
+def test_a_cpu_slots_template_does_not_import_triton():
+    """Triton is preloaded where the machine has a GPU only: a submission loaded in a
+    CPU slot's forked worker finds it not imported (it returns wrong values otherwise)."""
+    template = JudgeTemplate()
+    try:
+        result = run_judge(_request(file=ROOT / "tests" / "submissions" / "vectoradd" /
+                                    "sees_preloaded_triton.py"), template)
+    finally:
+        template.close()
+    assert isinstance(result, Judged) and result.document["harness"]["forked_worker"] is True
+    assert result.document["status"] == "passed", result.document["status"]

@@ -37,11 +37,15 @@ from harness.settings import ROOT
 
 # What a judge imports on every job, imported once in the template; none touches a GPU.
 PRELOAD = (
-    "numpy", "torch", "triton",
+    "numpy", "torch",
     "harness.execution.in_process", "harness.judging", "harness.judging.judge",
     "harness.judging.evaluation", "harness.judging.worker.worker",
     "harness.loading.task_folder", "harness.loading.screen", "harness.results.document",
 )
+# Imported too where the machine has a GPU (most submissions there use Triton, and a forked
+# worker inherits it); on a CPU a judge never needs it, and a submission that imports it
+# imports it in its worker.
+GPU_PRELOAD = ("triton",)
 _START_TIMEOUT_S = 120.0  # the template's imports, on a loaded 2-core machine
 # Beside what a worker may see (sandbox.passes), what a judge reads itself: its import path,
 # its user's folders (the compile cache's root among them), Python's and the compilers' own
@@ -269,10 +273,12 @@ def serve(fd: int) -> int:
 
     from harness.judging.sandbox.procfs import TEMPLATE_NAME, name_self
     from harness.judging.sandbox.sandbox import die_with_parent
+    from harness.judging.startup.head_start import guess_device
 
     name_self(TEMPLATE_NAME)
     channel = socket.socket(fileno=fd)
-    for name in PRELOAD:
+    gpu = guess_device(None) == "cuda"
+    for name in PRELOAD + (GPU_PRELOAD if gpu else ()):
         try:
             importlib.import_module(name)
         except ImportError:  # triton where it is not installed: the judge imports it then
