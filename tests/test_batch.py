@@ -125,6 +125,10 @@ def test_a_jobs_line_and_row_show_the_same_status_and_score():
     passed = Job(Path("a.py"), "t", JobState.DONE, doc={"status": "passed", "score_ns": 1500.0})
     failed = Job(Path("b.py"), "t", JobState.DONE, doc={"status": "failed", "score_ns": None})
     broken = Job(Path("c.py"), "t", JobState.DONE, error="judge died")
+    for status in ("needs a GPU", "cannot run here"):  # the task's needs: its own verdict
+        lacks = Job(Path("d.py"), "t", JobState.DONE, error="not recorded: the task needs",
+                    doc={"status": status, "load_error": {"kind": "task_needs"}})
+        assert lacks.status == status
     assert passed.status_markup == "[green]passed[/]" and passed.score_ns == 1500.0
     assert failed.status_markup == "[red]failed[/]" and failed.score_ns is None
     assert broken.status_markup == "[red]harness error[/]" and broken.score_ns is None

@@ -22,7 +22,7 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
-from harness.consts import ExitCode, JobState, Status
+from harness.consts import TASK_NEEDS, ExitCode, JobState, Status
 from harness.durations import readable
 from harness.execution.backends import make_backend
 from harness.execution.protocol import JudgeRequest, Result, Unjudged
@@ -57,9 +57,9 @@ class Job:
     @property
     def status(self) -> str:
         """Its verdict; "harness error" where it has none, or where the harness failed it
-        (a worker that could not start: not recorded); what the machine lacks is the
-        document's own verdict ("cannot run here"), recorded or not."""
-        if self.doc is not None and self.doc["status"] == Status.CANNOT_RUN:
+        (a worker that could not start: not recorded); a task this machine cannot run keeps
+        its document's verdict ("needs a GPU", "cannot run here"), recorded or not."""
+        if self.doc is not None and (self.doc.get("load_error") or {}).get("kind") == TASK_NEEDS:
             return self.doc["status"]
         if self.error:
             return "harness error"
