@@ -23,7 +23,7 @@ from harness.consts import JobState
 from harness.execution.judge_process import run_judge
 from harness.execution.judge_template import JudgeTemplate
 from harness.execution.protocol import Failure, JudgeRequest, Result, Unjudged
-from harness.execution.slot_queue import SlotQueue
+from harness.execution.slot_queue import SlotQueue, slots_taken
 
 if TYPE_CHECKING:
     from harness.judging import Progress
@@ -204,8 +204,7 @@ def ray_resources(need: int, use_gpu: bool, cluster: dict[str, float]) -> dict[s
     """What a job's Ray task asks for: a GPU per rank (Ray pins them all through
     CUDA_VISIBLE_DEVICES), or a CPU per rank; one where the cluster has fewer than it
     needs (its judge then says what it needs)."""
-    have = int(cluster.get("GPU" if use_gpu else "CPU", 0))
-    n = need if 1 <= need <= have else 1
+    n = slots_taken(need, int(cluster.get("GPU" if use_gpu else "CPU", 0)))
     return {"num_gpus": n, "num_cpus": 1} if use_gpu else {"num_gpus": 0, "num_cpus": n}
 
 

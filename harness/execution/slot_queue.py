@@ -20,6 +20,12 @@ from typing import Generic, TypeVar
 Job = TypeVar("Job")
 
 
+def slots_taken(need: int, have: int) -> int:
+    """The slots a job runs on: what it needs, or one where there are not enough (its
+    judge then says what it needs)."""
+    return need if 1 <= need <= have else 1
+
+
 class SlotQueue(Generic[Job]):
     """`jobs` in order for `slots` slots (numbered 0 to slots-1); `need(job)`: how many
     slots a job takes at once."""
@@ -34,8 +40,7 @@ class SlotQueue(Generic[Job]):
 
     def need(self, job: Job) -> int:
         """The slots `job` runs on: what it needs, or one where there are not enough."""
-        n = self._need(job)
-        return n if 1 <= n <= self.slots else 1
+        return slots_taken(self._need(job), self.slots)
 
     def next(self, slot: int) -> tuple[Job, list[int]] | None:
         """The next job for `slot` and the slots it runs on (`slot` first), or None when
