@@ -8,6 +8,7 @@ benchmark case. The GPU-only attacks are marked and run on the GPU machine.
 import json
 import os
 import signal
+from pathlib import Path
 
 import pytest
 from conftest import BAD, HAS_GPU, MAILBOX_ON_CPU, ROOT, gpu, patched_runner, run_cli
@@ -35,34 +36,46 @@ def screen_rules(doc):
     return {f["rule"]: f["severity"] for f in doc["screen"]}
 
 
-def assert_not_clean(cli, name):
-    """Recorded, and not ranked with a clean status."""
-    board = json.loads(run_cli("leaderboard", "vectoradd", "--json",
-                               env={"HARNESS_DB": str(cli.db)}).out)
+def assert_not_clean(cli, name, db=None):
+    """Recorded (in `cli`'s database, or `db`), and not ranked with a clean status."""
+    env = {"HARNESS_DB": str(db or cli.db), "COLUMNS": "200"}
+    board = json.loads(run_cli("leaderboard", "vectoradd", "--json", env=env).out)
     rows = [r for rows in board["devices"].values() for r in rows if r["user"] == name]
     assert all(r["status"] != "ok" for r in rows), rows
-    history = run_cli("history", "--user", name, env={"HARNESS_DB": str(cli.db), "COLUMNS": "200"})
+    history = run_cli("history", "--user", name, env=env)
     assert name in history.out  # it was recorded
 
 
-@pytest.mark.parametrize("name,rule", [
-    ("cache_by_id", "cache-by-id"),
-    ("cache_by_data_ptr", "cache-by-pointer"),
-    ("cache_by_shape", None),
-    ("precompute_all", None),
-    ("mutate_input", None),
-    ("patch_allclose", "sys-modules"),
-    ("walk_gc", "gc-walk"),
-    ("lazy_output", "tensor-subclass"),
-    ("thread_finishes", "threads"),
-])
-def test_wrong_outputs_fail(cli, name, rule):
-    r = attack(cli, name)
-    assert r.rc == 1, r.out
-    assert "failed" in statuses(r.doc)
-    if rule:
-        assert rule in screen_rules(r.doc)
-    assert_not_clean(cli, name)
+WRONG_OUTPUTS = {  # each attack, and the screen's rule that names it where one does
+    "cache_by_id": "cache-by-id", "cache_by_data_ptr": "cache-by-pointer",
+    "cache_by_shape": None, "precompute_all": None, "mutate_input": None,
+    "patch_allclose": "sys-modules", "walk_gc": "gc-walk", "lazy_output": "tensor-subclass",
+    "thread_finishes": "threads"}
+
+
+@pytest.fixture(scope="module")
+def wrong_outputs(tmp_path_factory):
+    """The attacks that return wrong outputs, judged by one `runner.py batch` (one judge
+    template forks every judge) as leaderboard runs recorded under their files' names:
+    its exit code and output, each file's result, and the database."""
+    folder = tmp_path_factory.mktemp("wrong_outputs")
+    db, out = folder / "results.db", folder / "batch.json"
+    r = run_cli("batch", *(str(CORPUS / f"{name}.py") for name in WRONG_OUTPUTS),
+                "--task", "vectoradd", "--device", "cpu", "--jobs", "1", *CASE,
+                "--db", str(db), "--json", str(out))
+    results = {Path(res["file"]).stem: res for res in json.loads(out.read_text())["results"]}
+    return r, results, db
+
+
+@pytest.mark.xdist_group("wrong_outputs")  # one process judges the batch for all nine
+@pytest.mark.parametrize("name", list(WRONG_OUTPUTS))
+def test_wrong_outputs_fail(wrong_outputs, name):
+    r, results, db = wrong_outputs
+    assert r.rc == 1 and "Traceback (most recent call last)" not in r.out, r.out
+    assert results[name]["status"] == "failed", results[name]
+    if WRONG_OUTPUTS[name]:
+        assert WRONG_OUTPUTS[name] in {f["rule"] for f in results[name]["screen"]}
+    assert_not_clean(None, name, db)
 
 
 @pytest.mark.parametrize("name", ["cache_by_id", "cache_by_data_ptr", "cache_by_shape"])

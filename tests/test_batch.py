@@ -43,9 +43,16 @@ def run_batch(folder, tmp_path, *backend):
     return doc, verdicts, ranking, r.out
 
 
+@pytest.fixture(scope="module")
+def local_run(batch_dir, tmp_path_factory):
+    """The six through the local backend with --jobs 2, once for the module's tests."""
+    return run_batch(batch_dir, tmp_path_factory.mktemp("local"), "--jobs", "2")
+
+
 @pytest.mark.slow
-def test_local_backend(batch_dir, tmp_path):
-    doc, verdicts, ranking, out = run_batch(batch_dir, tmp_path, "--jobs", "2")
+@pytest.mark.xdist_group("batch_local")  # one process runs both readers of `local_run`
+def test_local_backend(local_run):
+    doc, verdicts, ranking, out = local_run
     assert verdicts == EXPECTED
     # into a pipe, each result as a line when it ends, before the table at the end
     table = out.index("Batch: 6 submissions")
@@ -63,10 +70,11 @@ def test_local_backend(batch_dir, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.ray
-def test_ray_backend_agrees(batch_dir, tmp_path):
+@pytest.mark.xdist_group("batch_local")
+def test_ray_backend_agrees(batch_dir, local_run, tmp_path):
     pytest.importorskip("ray")
-    _, local_verdicts, local_ranking, _ = run_batch(batch_dir, tmp_path / "local", "--jobs", "2")
-    doc, verdicts, ranking, _ = run_batch(batch_dir, tmp_path / "ray", "--backend", "ray")
+    _, local_verdicts, local_ranking, _ = local_run
+    doc, verdicts, ranking, _ = run_batch(batch_dir, tmp_path, "--backend", "ray")
     assert verdicts == local_verdicts == EXPECTED
     assert ranking == local_ranking
     assert doc["backend"] == "ray"

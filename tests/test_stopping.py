@@ -143,12 +143,13 @@ def test_a_stopped_batch_leaves_no_judge_running(tmp_path):
     driver = _start("batch", str(folder), "--task", "vectoradd", "--device", "cpu", "--jobs", "2",
                     "--mode", "test", "--timeout", "120", tmp_path=tmp_path)
     try:
-        judges = _wait_for(lambda: (lambda j: j if len(j) == 2 else [])(
-            _named(driver.pid, JUDGE_NAME)), 60)
-        assert len(judges) == 2, "two judges did not start"
+        # Found below the driver, however deep, both at one moment: a judge seen before
+        # its worker starts may have ended meanwhile, its job judged by another.
         workers = _wait_for(lambda: (lambda w: w if len(w) == 2 else [])(
-            [w for j in judges for w in _named(j, WORKER_NAME)]), 90)
+            _named(driver.pid, WORKER_NAME)), 150)
         assert len(workers) == 2, "two workers did not start"
+        judges = _named(driver.pid, JUDGE_NAME)
+        assert len(judges) == 2, "two judges are not running"
         time.sleep(3)
         driver.send_signal(signal.SIGTERM)
         out, _ = driver.communicate(timeout=60)
