@@ -229,3 +229,17 @@ def public_format_folder(root: Path, reference: str, tests: list[str],
     (root / "reference.py").write_text(reference)
     return root
 
+
+@pytest.fixture
+def network():
+    """A multi-GPU case's network (ranks/network.py), started (skips where namespaces
+    cannot be made), closed after."""
+    from harness.judging.ranks.network import NetworkError, RankNetwork
+
+    held = RankNetwork()
+    try:
+        held.start()
+    except NetworkError as exc:
+        pytest.skip(f"no network namespaces here: {exc}")
+    yield held
+    held.close()

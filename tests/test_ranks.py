@@ -113,20 +113,6 @@ else:
 """
 
 
-@pytest.fixture
-def network():
-    """A started rank network (skips where namespaces cannot be made), closed after."""
-    from harness.judging.ranks.network import NetworkError, RankNetwork
-
-    held = RankNetwork()
-    try:
-        held.start()
-    except NetworkError as exc:
-        pytest.skip(f"no network namespaces here: {exc}")
-    yield held
-    held.close()
-
-
 def member(network, *args):
     import subprocess
     import sys

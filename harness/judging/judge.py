@@ -34,6 +34,7 @@ from harness.judging.measure.timing import (
 )
 from harness.judging.needs import TaskNeeds
 from harness.judging.phases import PhaseSpec, Progress
+from harness.judging.ranks.seat import RankSeat
 from harness.judging.sandbox.memory_cap import gb_to_bytes
 from harness.judging.sandbox.sandbox import (
     WorkerDied,
@@ -104,6 +105,9 @@ class Entry:
     # the submission's compiler-cache folder (compile_cache.py), held by the caller, for
     # the workers the judge starts
     compile_cache: CompileCache | None = None
+    # the rank this judge's worker runs of a multi-GPU case (ranks/seat.py): it joins the
+    # ranks' group before the import; a worker of a group is never started again alone
+    seat: RankSeat | None = None
 
 
 class Judge:
@@ -128,6 +132,7 @@ class Judge:
         self._started = entry.started
         self.modules_sent: set[str] = set()  # task modules the current worker holds
         self.compile_cache = entry.compile_cache
+        self.seat = entry.seat
         self.worker_output = {"stdout": "", "stderr": ""}
         # What the worker printed once the secret phases began, kept apart: organisers see it,
         # the submitter does not (harness/results/disclosure.py). The mark is the worker then
@@ -174,7 +179,8 @@ class Judge:
             self.compile_cache.clear_if_alone()
         w = WorkerProcess(self.settings.worker, self.device.kind,
                           readable=[self.staging], writable=[self.shm_root],
-                          compile_cache=self.compile_cache and self.compile_cache.folder)
+                          compile_cache=self.compile_cache and self.compile_cache.folder,
+                          seat=self.seat)
         self.worker = w
         try:
             w.start()
@@ -214,12 +220,13 @@ class Judge:
     def _load(self, w: WorkerProcess, timeout: float, died: str | None = None) -> bool:
         """Have the worker import the submission; False (with `load_error`) if it fails."""
         try:
-            w.send({"op": "load"})
+            w.send({"op": "load", "group": self.seat and self.seat.to_wire()})
             loaded = w.recv(timeout)
         except (WorkerDied, WorkerTimeout, ProtocolError, CaseFailure) as exc:
             status, message = self._fault(exc)
             message = self._with_bounds(message)
-            again = isinstance(exc, WorkerDied) and w.killed_from_outside()
+            again = (isinstance(exc, WorkerDied) and w.killed_from_outside()
+                     and self.seat is None)
             self.stop()
             if again and died is None:
                 self.restarts += 1
@@ -392,7 +399,8 @@ class Judge:
         except (WorkerDied, WorkerTimeout, ProtocolError) as exc:
             status, message = self._fault(exc)
             message = self._with_bounds(message)
-            again = isinstance(exc, WorkerDied) and self.worker.killed_from_outside()
+            again = (isinstance(exc, WorkerDied) and self.worker.killed_from_outside()
+                     and self.seat is None)
             self.stop()
             if died is not None and isinstance(exc, WorkerDied):
                 message = _died_twice(message, died)

@@ -14,6 +14,9 @@ STATUS_BY_KIND = {
     "syntax_error": Status.ERROR, "import_error": Status.ERROR, "missing_entry": Status.ERROR,
     "out_of_memory": Status.ERROR, "compile_error": Status.COMPILE_ERROR, "needs_gpu": Status.NEEDS_GPU,
     "cuda_error": Status.CUDA_ERROR, "protocol": Status.CRASHED, "output_layout": Status.FAILED,
+    # a multi-GPU case's rank that could not join the others, before its import: not the
+    # submission's own doing
+    "group": Status.CRASHED,
 }
 FATAL = {Status.CUDA_ERROR, Status.CRASHED, Status.TIMED_OUT, Status.REJECTED}
 
@@ -77,6 +80,7 @@ def load_error_verdict(kind: str, message: str, module: str = "",
         "import_error": f"the submission imports {module!r}, which is not installed here",
         "missing_entry": "the submission defines no custom_kernel(data)",
         "needs_gpu": "the submission needs a GPU",
+        "group": "a rank's worker could not join the other ranks",
     }
     title = titles.get(kind, "the submission failed while loading")
     hint = ""

@@ -32,9 +32,12 @@ from pathlib import Path
 
 from harness.judging.sandbox.libc import LIBC as _LIBC
 
-# Users of workers: UID_BASE + the judge's pid (pid_max is at most 2**22, so every one
-# stays below 2**31, and far above the users a machine hands out).
+# Users of workers: UID_BASE + the judge's pid, plus RANK_STRIDE times the rank for the
+# workers of a multi-GPU case's ranks, each a user of its own (pid_max is at most 2**22, so
+# every one stays below 2**32 - 1, and far above the users a machine hands out).
 UID_BASE = 2_000_000_000
+RANK_STRIDE = 1 << 22
+MAX_RANKS = 64  # ranks of one case with users of their own; more share the last one's
 # A bound counts as met where the tasks left are within this share of it (some may have
 # ended between the failure and the count).
 _NEAR = 0.05
@@ -144,13 +147,19 @@ class ProcessBound:
         return held >= self.limit - max(2, int(self.tasks * _NEAR))
 
 
-def process_bound(max_processes: int) -> ProcessBound | None:
+def worker_uid(judge: int, rank: int = 0) -> int:
+    """The user of the worker of judge process `judge` (of rank `rank`'s worker, for a
+    multi-GPU case: each rank's processes are bounded and killed apart)."""
+    return UID_BASE + min(rank, MAX_RANKS - 1) * RANK_STRIDE + judge
+
+
+def process_bound(max_processes: int, rank: int = 0) -> ProcessBound | None:
     """The bound of a worker of this judge (None where the setting is 0): as a user of
     its own where the judge may change users (root), else as the judge's user, whose
-    tasks now count against RLIMIT_NPROC too."""
+    tasks now count against RLIMIT_NPROC too. `rank`: of a multi-GPU case's worker."""
     if max_processes <= 0:
         return None
-    uid = UID_BASE + os.getpid()
+    uid = worker_uid(os.getpid(), rank)
     if (os.geteuid() == 0 and _LIBC is not None and _effective_caps() & _NEEDED == _NEEDED
             and _mapped(uid)):
         return ProcessBound(max_processes, uid)
@@ -187,8 +196,9 @@ def count_tasks(uid: int) -> int:
     return sum(threads for _, threads in _processes_of(uid))
 
 
-def _processes_of(uid: int) -> list[tuple[int, int]]:
-    """(pid, threads) of every process whose real user is `uid`."""
+def _processes_of(uid: int | frozenset[int]) -> list[tuple[int, int]]:
+    """(pid, threads) of every process whose real user is `uid` (or one of them)."""
+    users = uid if isinstance(uid, frozenset) else frozenset((uid,))
     found = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -204,20 +214,23 @@ def _processes_of(uid: int) -> list[tuple[int, int]]:
                 real = int(line.split()[1])
             elif line.startswith("Threads:"):
                 threads = int(line.split()[1])
-        if real == uid:
+        if real in users:
             found.append((int(entry.name), threads))
     return found
 
 
-def kill_user(uid: int | None, rounds: int = 50) -> list[int]:
-    """SIGKILL every process of a worker's user (never root's, nor a user below
-    `UID_BASE`) until none is left; the pids killed. Catches what left the judge's
-    process tree, and what a dead judge of the same pid left."""
-    if uid is None or uid < UID_BASE:
+def kill_user(uid: int | frozenset[int] | None, rounds: int = 50) -> list[int]:
+    """SIGKILL every process of a worker's user (or users: one scan of the process table
+    finds them all; never root's, nor a user below `UID_BASE`) until none is left; the pids
+    killed. Catches what left the judge's process tree, and what a dead judge of the same
+    pid left."""
+    users = uid if isinstance(uid, frozenset) else frozenset(() if uid is None else (uid,))
+    workers = frozenset(u for u in users if u >= UID_BASE)
+    if not workers:
         return []
     killed: list[int] = []
     for _ in range(rounds):
-        pids = [pid for pid, _ in _processes_of(uid)]
+        pids = [pid for pid, _ in _processes_of(workers)]
         if not pids:
             break
         for pid in pids:

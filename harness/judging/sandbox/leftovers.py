@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 
 from harness import bytecode
-from harness.judging.sandbox.bounds import UID_BASE, kill_user, unmount_quota
+from harness.judging.sandbox.bounds import MAX_RANKS, kill_user, unmount_quota, worker_uid
 from harness.judging.sandbox.procfs import stat_fields
 
 KINDS = ("worker", "run", "shm", "foreign", "ncu", "batch", "job")
@@ -117,7 +117,8 @@ def sweep(places: list[Path] | None = None) -> list[Path]:
             maker = int(match.group(2))
             if info.st_uid != uid or not stat.S_ISDIR(info.st_mode) or alive(maker):
                 continue
-            kill_user(UID_BASE + maker)
+            # its workers: every rank's, where it judged a multi-GPU case
+            kill_user(frozenset(worker_uid(maker, rank) for rank in range(MAX_RANKS)))
             if _remove(path):
                 bytecode.forget(path)
                 removed.append(path)

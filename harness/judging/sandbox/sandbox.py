@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, Pipe
 from multiprocessing.reduction import sendfds
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness import bytecode
 from harness.judging.sandbox import forked, landlock
@@ -52,6 +52,9 @@ from harness.judging.sandbox.seccomp import NoIpSockets
 from harness.judging.startup.compile_cache import ENV as COMPILE_CACHE_ENV
 from harness.judging.startup.compile_cache import copy_back, copy_in
 from harness.settings import WorkerSettings
+
+if TYPE_CHECKING:
+    from harness.judging.ranks.seat import RankSeat
 
 # Under the sandbox, a seccomp filter beside Landlock: no IP sockets (Landlock refuses only
 # TCP), no io_uring.
@@ -243,7 +246,7 @@ class Folders:
 
 
 def contain(settings: WorkerSettings, device: str, folders: Folders,
-            address_space: int | None = None, network: Path | None = None,
+            address_space: int | None = None, network: Path | None = None, rank: int = 0,
             ) -> tuple[dict[str, str], Limits, landlock.Report]:
     """What a process running submitted code gets: its environment, the limits and sandbox
     applied between fork and exec, and the report of what the sandbox enforces.
@@ -251,13 +254,14 @@ def contain(settings: WorkerSettings, device: str, folders: Folders,
     `address_space`: an RLIMIT_AS from the start, for a process that cannot cap itself
     once started as the worker does (memory_cap.py). `network`: the namespace of a
     multi-GPU case's ranks (ranks/network.py), which it joins: IP sockets are allowed
-    there, where loopback is all there is. Call `Limits.close` after the start.
+    there, where loopback is all there is; `rank`: its rank there, whose user and process
+    bound are its own (bounds.worker_uid). Call `Limits.close` after the start.
     The process bound (`worker.max_processes`) is in the limits; the scratch quota is the
     caller's (`bounds.Quota`).
     """
     scratch = folders.scratch
     env = worker_env(scratch, device, settings.env_pass)
-    bound = process_bound(settings.max_processes)
+    bound = process_bound(settings.max_processes, rank)
     if bound is not None:  # its temporary and cache folders (prepare_scratch)
         bound.hand_over(scratch, [Path(env[key]) for key in SCRATCH_FOLDERS]
                         + [scratch / ".cache"])
@@ -299,14 +303,16 @@ class WorkerProcess:
 
     def __init__(self, settings: WorkerSettings, device: str,
                  readable: list[Path] | None = None, writable: list[Path] | None = None,
-                 compile_cache: Path | None = None) -> None:
+                 compile_cache: Path | None = None, seat: RankSeat | None = None) -> None:
         """`readable`: the staged task folder; `writable`: the run's shared-memory folder
         (the sandbox allows these beside the scratch folder and the system's paths);
         `compile_cache`: the submission file's compiler-cache folder (compile_cache.py),
         writable too, named to the worker in its environment; under a scratch quota the
         worker sees there a copy of it in its scratch folder (bounds.bind_privately),
-        stored back when it is gone."""
+        stored back when it is gone. `seat`: the rank of a multi-GPU case it runs, whose
+        network it joins (ranks/seat.py)."""
         self.settings = settings
+        self.seat = seat
         self.device = device
         self.readable = list(readable or [])
         self.writable = list(writable or [])
@@ -333,8 +339,10 @@ class WorkerProcess:
 
     def start(self) -> None:
         parent, child = Pipe(duplex=True)
+        seat = self.seat
         env, limits, self.containment = contain(
-            self.settings, self.device, Folders(self.scratch, self.readable, self.writable))
+            self.settings, self.device, Folders(self.scratch, self.readable, self.writable),
+            network=seat and seat.network, rank=seat.rank if seat else 0)
         self.bound = limits.bound
         if self.cache_copy is not None:  # seen by the worker at the folder's own path
             limits.binds.append((bytes(self.cache_copy), bytes(self.compile_cache)))

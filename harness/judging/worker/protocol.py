@@ -28,7 +28,7 @@ class Event(StrEnum):
 ERROR_KINDS = {
     "syntax_error", "import_error", "missing_entry", "exception", "wrong_output",
     "cuda_error", "compile_error", "needs_gpu", "out_of_memory", "load_error", "protocol",
-    "output_layout",
+    "output_layout", "group",
 }
 
 

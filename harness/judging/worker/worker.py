@@ -239,6 +239,13 @@ class Worker:
 
     # -- loading ---------------------------------------------------------------------
     def load(self, message: dict[str, Any]) -> None:
+        if message.get("group"):  # a multi-GPU case's rank: the group first, as publicly
+            from harness.judging.ranks.seat import join_group
+
+            failed = join_group(message["group"])
+            if failed:
+                self.send({"event": Event.ERROR, "kind": "group", "message": failed})
+                return
         sys.path.insert(0, str(self.staging))
         try:
             compile(self.submission_path.read_text(), str(self.submission_path), "exec")
