@@ -208,9 +208,10 @@ def test_a_running_jobs_row_shows_its_phase_and_cases_done():
 
 @pytest.mark.slow
 def test_a_multi_gpu_tasks_job_takes_a_slot_per_rank(tmp_path):
-    """--jobs 3 and cases of 2 ranks: each job holds two CPU slots at once (its judge then
-    says what it needs: the harness does not judge multi-GPU tasks yet), never a slot
-    another job holds; with cases of 4 ranks, more than there are slots, one slot each."""
+    """--jobs 3 and cases of 2 ranks: each job holds two CPU slots at once, never a slot
+    another job holds; with cases of 4 ranks, more than there are slots, one slot each.
+    (Benchmark mode: its judge says at once that timed runs of multi-GPU tasks are not
+    judged yet; the slots are what is looked at.)"""
     folder = tmp_path / "subs"
     folder.mkdir()
     for name in ("a", "b"):  # a job of 2 ranks among 3 slots leaves too few for another
@@ -221,7 +222,7 @@ def test_a_multi_gpu_tasks_job_takes_a_slot_per_rank(tmp_path):
     def batch(case: str) -> dict:
         out = tmp_path / "batch.json"
         r = run_cli("batch", str(folder), "--task", task, "--device", "cpu", "--jobs", "3",
-                    "--mode", "test", "--case", case, "--json", str(out))
+                    "--mode", "benchmark", "--case", case, "--json", str(out))
         assert r.rc == 1 and "Traceback" not in r.out, r.out
         return json.loads(out.read_text())
 

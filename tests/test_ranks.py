@@ -46,6 +46,7 @@ def test_each_rank_makes_its_inputs_and_the_reference_checks_every_output(tmp_pa
         inputs = group.generate(case, timeout=30)
         assert [torch.equal(x, own_draw(r, 8, 5)) for r, x in enumerate(inputs)] == [True] * world
         gathered = torch.cat(inputs)
+        assert all(torch.equal(out, gathered) for out in group.reference(timeout=30))
         assert group.check([gathered.clone() for _ in range(world)], timeout=30) == \
             [(True, "")] * world
         wrong = [gathered.clone() for _ in range(world)]

@@ -23,6 +23,7 @@ from harness.judging.measure import gpu_share
 from harness.judging.measure.devices import DeviceInfo
 from harness.judging.needs import TaskNeeds
 from harness.judging.preparation import Prepared, require_benchmarks
+from harness.judging.ranks import ranked
 from harness.judging.sandbox.containment import expected_containment, refusals
 from harness.judging.sandbox.leftovers import make_folder, sweep_once
 from harness.judging.sandbox.procfs import start_ticks
@@ -87,16 +88,16 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
     evaluation = _new_evaluation(prepared, settings)
     specs = phase_specs(prepared, settings)
     evaluation.load_error = _syntax_error(prepared.source, Path(request.file).name)
-    ranks = needs.ranks(task.multi_gpu, [c for s in specs for c in s.cases],
-                        _gpu_count(device.kind))
+    ranks = needs.ranks(task.multi_gpu, [c for s in specs for c in s.cases], device.kind,
+                        _gpu_count(device.kind), request.mode != "test")
     if ranks is not None and evaluation.load_error is None:
         evaluation.load_error = TaskNeeds(ranks, f"{task.root}/task.yml: multi_gpu: true").verdict()
     if evaluation.load_error is not None:
         return _finish(evaluation, started)
-    # A folder with its own evaluator runs that instead: its worker is stopped at once,
-    # so that no idle GPU context sits beside the evaluation.
-    early = (head.take("" if task.own_evaluator else device.kind, prepared.source)
-             if head is not None else None)
+    # A folder with its own evaluator runs that instead, a multi-GPU task's ranks start
+    # their own: this worker is stopped at once (no idle GPU context beside the run).
+    early = (head.take("" if task.own_evaluator or task.multi_gpu else device.kind,
+                       prepared.source) if head is not None else None)
     evaluation.harness["head_start"] = early is not None  # False too after a syntax error
     # how that worker started: a fork of this judge (sandbox/forked.py) or a new interpreter
     evaluation.harness["forked_worker"] = early is not None and early.forked
@@ -106,8 +107,7 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
     cache, warning = _compile_cache(prepared, settings, head if early is not None else None,
                                     evaluation.harness["containment"]["level"] == "full")
     evaluation.harness["compile_cache"] = cache.to_dict() if cache else {"mode": "private"}
-    if warning:
-        evaluation.warnings.append(warning)
+    evaluation.warnings += [warning] if warning else []
     try:
         judge_dir = task.stage(work / "judge")
         # The text read, hashed and recorded is the text that runs (not a second read).
@@ -118,9 +118,13 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
                       started=early,
                       shm_root=head.shm_root if early is not None else None,
                       compile_cache=cache)
-        judge = Judge(task, reference, device, settings, entry, progress)
-        early = None  # the judge's now: judge.close() stops it
-        _run_judge(judge, specs, evaluation)
+        if task.multi_gpu:  # a judge per rank, per case (ranks/ranked.py)
+            _run_ranked(ranked.RankedRun(task, judge_dir, worker_dir, reference, device,
+                        settings, entry, work, progress or Progress()), specs, evaluation)
+        else:
+            judge = Judge(task, reference, device, settings, entry, progress)
+            early = None  # the judge's now: judge.close() stops it
+            _run_judge(judge, specs, evaluation)
     except TaskNeeds as exc:  # this machine lacks what the task's own code needs
         evaluation.load_error = exc.verdict()
     finally:
@@ -129,9 +133,7 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
         shutil.rmtree(work, ignore_errors=True)
         bytecode.forget(work)  # the staged task's bytecode, if a cache holds it
         if cache is not None:  # the workers are gone: bound the folder, let go of it
-            tidied = compile_cache.tidy(settings.worker, cache)
-            if tidied:
-                evaluation.warnings.append(tidied)
+            evaluation.warnings += filter(None, [compile_cache.tidy(settings.worker, cache)])
     return _finish(evaluation, started)
 
 
@@ -226,6 +228,27 @@ def _run_judge(judge: Judge, specs: list[PhaseSpec], evaluation: Evaluation) -> 
             f"killed {len(judge.stray_pids)} process(es) the submission left running")
     if judge.base_calibration is not None:
         evaluation.calibration = vars(judge.base_calibration)
+
+
+def _run_ranked(run: ranked.RankedRun, specs: list[PhaseSpec], evaluation: Evaluation) -> None:
+    """A multi-GPU task's phases, each case on its ranks, until one times out; what the
+    ranks' judges learned, into `evaluation`."""
+    evaluation.startup_seconds = 0.0  # each case starts its own workers
+    try:
+        for spec in specs:
+            phase = ranked.run_phase(run, spec)
+            evaluation.phases.append(phase)
+            if any(c.status == Status.TIMED_OUT for c in phase.cases):
+                evaluation.warnings.append("later phases were not run: this one timed out")
+                break
+    except TaskNeeds as exc:
+        evaluation.load_error = exc.verdict()
+    evaluation.worker_output = run.output
+    evaluation.warnings += run.warnings
+    _note_containment(evaluation, run.containment, run.output)
+    if run.stray_pids:
+        evaluation.warnings.append(
+            f"killed {len(run.stray_pids)} process(es) the submission left running")
 
 
 def _run_phases(judge: Judge, specs: list[PhaseSpec], evaluation: Evaluation) -> None:

@@ -133,6 +133,7 @@ class Judge:
         self.modules_sent: set[str] = set()  # task modules the current worker holds
         self.compile_cache = entry.compile_cache
         self.seat = entry.seat
+        self.stack_at_timeout = ""  # a rank's worker's stacks as its call timed out
         self.worker_output = {"stdout": "", "stderr": ""}
         # What the worker printed once the secret phases began, kept apart: organisers see it,
         # the submitter does not (harness/results/disclosure.py). The mark is the worker then
@@ -160,13 +161,23 @@ class Judge:
         or ends before the submission is loaded, is the harness's side (`worker_start`); one
         killed from outside while it loads the submission is started once more (`died`:
         how the first one ended)."""
+        return self.prepare(timeout, warm_case) and self._load(self.worker, timeout, died)
+
+    def prepare(self, timeout: float, warm_case: dict | None = None) -> bool:
+        """`start` up to the submission's import: a worker started and ready; False (with
+        `load_error`) where it failed. A multi-GPU case's ranks are prepared in turn, then
+        loaded together (`load`): each joins the others before its import."""
         w = self._started_worker()
         if w is None:
             return False
         self.worker = w
         self.containment = w.containment
         self.warnings += [x for x in w.warnings if x not in self.warnings]  # a bound not held
-        return self._make_ready(w, timeout, warm_case) and self._load(w, timeout, died)
+        return self._make_ready(w, timeout, warm_case)
+
+    def load(self, timeout: float) -> bool:
+        """Have the prepared worker import the submission; False (with `load_error`)."""
+        return self.worker is not None and self._load(self.worker, timeout)
 
     def _started_worker(self) -> WorkerProcess | None:
         """The head start's worker, or a new one started now; None (with `load_error`)
@@ -378,6 +389,11 @@ class Judge:
         phase.wall_seconds = self.clock() - phase_started
         return phase
 
+    def run_case(self, spec: PhaseSpec, index: int, case: dict, deadline: float) -> CaseResult:
+        """One case of `spec` (its verdict, whatever becomes of the worker), outside
+        `run_phase`: a multi-GPU case's ranks each run theirs (ranks/ranked.py)."""
+        return self._case_or_failure(spec, index, case, deadline)
+
     def _case_or_failure(self, spec: PhaseSpec, index: int, case: dict, deadline: float,
                          died: str | None = None) -> CaseResult:
         """The case's result, whatever becomes of its worker. A worker killed from outside
@@ -399,6 +415,8 @@ class Judge:
         except (WorkerDied, WorkerTimeout, ProtocolError) as exc:
             status, message = self._fault(exc)
             message = self._with_bounds(message)
+            if isinstance(exc, WorkerTimeout) and self.seat is not None:
+                self.stack_at_timeout = self.worker.dump_stack()  # which rank hung
             again = (isinstance(exc, WorkerDied) and self.worker.killed_from_outside()
                      and self.seat is None)
             self.stop()

@@ -83,6 +83,10 @@ class RankGroup:
         """Every rank's inputs of `case` (`generate_input(**case, rank=r)`), by rank."""
         return self._ask([("generate", dict(case))] * self.world, timeout, "to make its inputs")
 
+    def reference(self, timeout: float) -> list[Any]:
+        """Every rank's expected output (`ref_kernel` on a copy of its inputs), by rank."""
+        return self._ask([("reference",)] * self.world, timeout, "to run the reference")
+
     def check(self, outputs: list[Any], timeout: float) -> list[tuple[bool, str]]:
         """The task's check of each rank's output against its inputs: `(ok, message)` by
         rank."""

@@ -7,7 +7,9 @@ judge's staged copy of the task folder (reference.py and the files it imports); 
 cpu or cuda (rank r on GPU r of those visible). It joins the group, imports the reference,
 says `ready`, then answers the judge's requests in turn, each a pickled tuple:
 `("generate", case)` (this rank's inputs: `generate_input(**case, rank=RANK)`, kept and
-sent back), `("check", output)` (the task's `check_implementation` on the kept inputs and
+sent back), `("reference",)` (the task's `ref_kernel` on a copy of the kept inputs: the
+expected output, whose layout the judge shares with the submission's worker),
+`("check", output)` (the task's `check_implementation` on the kept inputs and
 the output: `(ok, message)`), `("stop",)`. A request that raises is answered
 `("error", text)`; the judge then stops the whole group (the other ranks may be waiting in
 a collective that will never complete). SIGUSR1 writes its Python stack to its output: the
@@ -87,6 +89,10 @@ def main(argv: list[str]) -> int:
             if request[0] == "generate":
                 data = module.generate_input(**request[1], rank=rank_no)
                 say(("ok", data))
+            elif request[0] == "reference":
+                from harness.judging.worker.structure import clone
+
+                say(("ok", module.ref_kernel(clone(data))))
             elif request[0] == "check":
                 say(("ok", tuple(module.check_implementation(data, request[1]))))
             else:

@@ -298,6 +298,14 @@ def _note_bound(report: landlock.Report, bound: ProcessBound | None) -> None:
         report.enforced.append(bound.describe())
 
 
+# A dumped stack is read once the worker's stderr has not grown for this many polls.
+_STACK_POLL_SECONDS = 0.05
+_STACK_SETTLE_POLLS = 4
+# The pids of this judge's workers started and not yet killed: one, but a multi-GPU
+# case's every rank (ranks/ranked.py), whose judges share this process.
+_LIVE_WORKERS: set[int] = set()
+
+
 class WorkerProcess:
     """One worker: start it, talk to it, watch its clock, kill it and its descendants."""
 
@@ -372,6 +380,7 @@ class WorkerProcess:
             limits.close()
         child.close()
         self.conn = parent
+        _LIVE_WORKERS.add(self.proc.pid)
 
     @property
     def pid(self) -> int | None:
@@ -449,6 +458,25 @@ class WorkerProcess:
             return f"the worker was killed by {name}" + (f" ({hint})" if hint else "")
         return f"the worker exited with status {code} {when}"
 
+    def dump_stack(self, wait: float = 3.0) -> str:
+        """The worker's Python stacks, where it dumps them on SIGUSR1 (a multi-GPU case's
+        rank does, ranks/seat.py): what it wrote to its stderr after the signal, once that
+        stopped growing, within `wait` seconds ("" where it wrote nothing or is gone). Read
+        at its own offsets (pread), so another thread may ask while the judge's reads the
+        output."""
+        if self.proc is None or self.proc.poll() is not None:
+            return ""
+        fd = self._err.fileno()
+        mark = os.fstat(fd).st_size
+        _signal_quietly(self.proc.pid, signal.SIGUSR1, group=False)
+        deadline, size, settled = time.monotonic() + wait, mark, 0
+        while time.monotonic() < deadline and settled < _STACK_SETTLE_POLLS:
+            time.sleep(_STACK_POLL_SECONDS)
+            grown = os.fstat(fd).st_size
+            settled = settled + 1 if grown == size and grown > mark else 0
+            size = grown
+        return os.pread(fd, min(size - mark, 1 << 16), mark).decode(errors="replace")
+
     def killed_from_outside(self) -> bool:
         """Whether the worker, now ended, was killed by a signal that nothing the judge can
         name explains: SIGKILL or SIGTERM (the kernel's OOM killer, an operator, another
@@ -487,16 +515,18 @@ class WorkerProcess:
         return sizes[0], sizes[1]
 
     def kill(self) -> list[int]:
-        """Kill the worker's process group and every stray it left; return stray pids."""
+        """Kill the worker's process group and every stray it left; return stray pids.
+        The judge's other live workers (a multi-GPU case's other ranks) are no strays."""
         if self.proc is not None:
             _signal_quietly(self.proc.pid, signal.SIGKILL, group=True)
             try:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 pass
+            _LIVE_WORKERS.discard(self.proc.pid)
         if self.conn is not None:
             self.conn.close()
-        strays = kill_strays(keep=set())
+        strays = kill_strays(keep=set(_LIVE_WORKERS))
         return strays + [p for p in kill_user(self.bound and self.bound.uid) if p not in strays]
 
     def close(self) -> list[int]:

@@ -1,0 +1,93 @@
+"""A multi-GPU task judged end to end on the CPU (harness/judging/ranks/ranked.py), through
+`runner.py submit --mode test`: each case's ranks are sandboxed CPU workers joined over
+gloo, the task's reference runs in the judge's own ranks, and a rank that fails is named.
+The small all-gather task under tests/multi_gpu/, with 2 and 4 ranks."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import ROOT
+
+from harness.judging.needs import ranks
+from harness.judging.ranks.ranked import hung_rank
+from harness.judging.sandbox.procfs import WORKER_NAME, family, name_of
+
+TASK = ROOT / "tests" / "multi_gpu" / "all_gather"
+SUBS = ROOT / "tests" / "submissions" / "all_gather"
+TWO_RANKS = ["--case", "world_size: 2; size: 64; seed: 11"]
+
+
+def submit(cli, path, *extra):
+    r = cli("submit", str(path), "--task", str(TASK), "--device", "cpu", "--mode", "test",
+            *extra)
+    assert "Traceback (most recent call last)" not in r.out, r.out
+    return r
+
+
+def cases(doc):
+    return [c for p in doc["phases"] for c in p["cases"]]
+
+
+@pytest.mark.slow
+def test_the_example_passes_on_two_and_four_ranks(cli):
+    r = submit(cli, TASK / "submission.py")
+    assert r.rc == 0, r.out
+    assert [(c["case"]["world_size"], c["status"]) for c in cases(r.doc)] == [
+        (2, "passed"), (4, "passed")]
+    assert not any("left running" in w for w in r.doc["warnings"]), r.doc["warnings"]
+    contained = r.doc["harness"]["containment"]
+    if contained["level"] != "off":
+        assert "IP sockets only in the ranks' own network, loopback alone" in contained["enforced"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, status, said", [
+    ("wrong_on_rank_1", "failed", "rank 1: the first call: wrong output"),
+    ("raises_on_rank_1", "error", "rank 1: "),
+    ("own_input", "failed", "the first call: wrong output"),
+])
+def test_a_rank_that_fails_is_named(cli, name, status, said):
+    r = submit(cli, SUBS / f"{name}.py", *TWO_RANKS)
+    assert r.rc == 1, r.out
+    [case] = cases(r.doc)
+    assert case["status"] == status and said in case["message"], case
+    assert case["message"].startswith(("rank 0: ", "rank 1: ")), case["message"]
+    if name == "raises_on_rank_1":  # rank 0, waiting in the collective, was stopped at once
+        assert "rank 1 gives up" in case["message"] and r.wall < 60
+
+
+@pytest.mark.slow
+def test_a_rank_that_hangs_is_named_and_nothing_is_left_running(cli):
+    r = submit(cli, SUBS / "hangs_on_rank_1.py", *TWO_RANKS, "--timeout", "8")
+    assert r.rc == 3, r.out
+    [case] = cases(r.doc)
+    assert case["status"] == "timed out", case
+    assert case["message"].startswith("rank 1: timed out"), case["message"]
+    import os
+
+    assert not [p for p in family(os.getpid()) if name_of(p) == WORKER_NAME]
+
+
+def test_timed_runs_say_they_are_not_judged_yet(cli):
+    r = submit(cli, TASK / "submission.py", "--mode", "benchmark")
+    assert r.rc == 1 and r.doc["status"] == "cannot run here", r.out
+    assert r.doc["load_error"]["title"] == "the task is multi-GPU: its timed runs are not judged yet"
+    assert "--mode test" in r.doc["load_error"]["hint"]
+
+
+def test_what_a_multi_gpu_task_needs_by_machine_and_mode():
+    eight = [{"world_size": 8}, {"world_size": 2}]
+    assert ranks(False, eight, "cuda", 0, True) is None  # not multi-GPU: nothing
+    assert ranks(True, eight, "cpu", 0, False) is None  # CPU ranks, test mode: judged here
+    assert ranks(True, eight, "cpu", 0, True).title == "is multi-GPU: its timed runs are not judged yet"
+    assert ranks(True, eight, "cuda", 1, False).title == "needs 8 GPUs, this run has 1 GPU"
+    assert ranks(True, eight, "cuda", 0, False).title == "needs 8 GPUs, this run has no GPU"
+    assert ranks(True, eight, "cuda", 8, False).title == "runs 8 ranks, judged on the CPU only so far"
+
+
+def test_the_hung_rank_is_the_one_whose_stacks_are_not_in_a_collective():
+    waiting = '  File ".../torch/distributed/distributed_c10d.py", line 4287 in all_gather\n'
+    spinning = '  File "submission.py", line 11 in custom_kernel\n'
+    assert hung_rank({0: waiting, 1: spinning, 2: waiting}) == 1
+    assert hung_rank({0: spinning, 1: spinning}) is None  # two: it does not tell
+    assert hung_rank({0: waiting, 1: ""}) is None  # one said nothing: it does not tell
