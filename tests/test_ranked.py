@@ -91,3 +91,23 @@ def test_the_hung_rank_is_the_one_whose_stacks_are_not_in_a_collective():
     assert hung_rank({0: waiting, 1: spinning, 2: waiting}) == 1
     assert hung_rank({0: spinning, 1: spinning}) is None  # two: it does not tell
     assert hung_rank({0: waiting, 1: ""}) is None  # one said nothing: it does not tell
+
+
+@pytest.mark.slow
+def test_a_folder_whose_reference_asks_for_cuda_needs_a_gpu_per_rank(cli, tmp_path):
+    """As the public amd_distributed folders' references do (CUDA generators on rank r's
+    GPU): on the CPU, the run says how many GPUs the case needs, not that the folder is
+    broken."""
+    import shutil
+
+    folder = tmp_path / "cuda_ranks"
+    shutil.copytree(TASK, folder)
+    reference = folder / "reference.py"
+    reference.write_text(reference.read_text().replace(
+        'return torch.device(f"cuda:{rank}") if torch.cuda.is_available() else torch.device("cpu")',
+        'return torch.device(f"cuda:{rank}")'))
+    r = cli("submit", str(folder / "submission.py"), "--task", str(folder), "--device", "cpu",
+            "--mode", "test", *TWO_RANKS)
+    assert r.rc == 1 and r.doc["status"] == "needs a GPU", r.out
+    assert r.doc["load_error"]["title"] == "the task needs 2 GPUs, this run has no GPU"
+    assert "Traceback" not in r.out

@@ -24,8 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.consts import Status
+from harness.judging import needs
 from harness.judging.judge import Entry, Judge
 from harness.judging.measure.devices import DeviceInfo
+from harness.judging.needs import TaskNeeds
 from harness.judging.phases import PhaseSpec, Progress
 from harness.judging.ranks.group import RankError, RankGroup
 from harness.judging.ranks.network import NetworkError, RankNetwork
@@ -215,12 +217,34 @@ def judge_case(run: RankedRun, spec: PhaseSpec, index: int, case: dict,
         judges = [_rank_judge(run, meeting, network.path, rank, world, budget)
                   for rank in range(world)]
         return _together(judges, meeting, spec, index, case, budget)
+    except TaskError as exc:  # the reference's ranks failed: for want of what, if anything
+        raise _lacking(run, exc, case) from exc
     finally:  # the judge's other children first: a judge's close kills every stray
         group.close()
         network.close()
         for rank, judge in enumerate(judges):
             judge.close()
             _gather(run, rank, judge)
+
+
+def _lacking(run: RankedRun, exc: TaskError, case: dict) -> TaskError | TaskNeeds:
+    """What the task's own code failing in its ranks means (as judge.task_failure reads
+    it for one GPU): that this machine lacks what it needs (a GPU per rank, where it asks
+    for CUDA, as the public folders' references do), else that the folder is broken."""
+    text = str(exc)
+    need = needs.of_failure(text, run.device.kind, run.device.capability, run.local.source(),
+                            task=True)
+    if need is None:
+        return exc
+    if need.status == Status.NEEDS_GPU and run.device.kind != "cuda":
+        world = int(case.get("world_size", 1))
+        need = needs.Need(Status.NEEDS_GPU, f"needs {world} GPUs, this run has no GPU",
+                          "its reference asks for CUDA on every rank (CUDA tensors or "
+                          "generators, one GPU per rank): run it where that many GPUs are "
+                          "visible")
+    first = next((line for line in text.splitlines() if line.strip()), text)
+    cut = first.find(". ", 120)
+    return TaskNeeds(need, first[:cut + 1] + " [...]" if cut > 0 else first)
 
 
 def _rank_judge(run: RankedRun, meeting: Meeting, network: Path, rank: int, world: int,
