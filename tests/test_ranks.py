@@ -58,6 +58,40 @@ def test_each_rank_makes_its_inputs_and_the_reference_checks_every_output(tmp_pa
     assert all(p.poll() is not None for p in procs)  # the group is gone with the block
 
 
+FORKED_GROUP = """
+import sys
+from pathlib import Path
+
+import torch
+
+from harness.judging.ranks.group import RankGroup
+from harness.judging.sandbox.forked import ForkedProcess
+
+judge, run = Path(sys.argv[1]), Path(sys.argv[2])
+with RankGroup(judge, 2, "cpu", run) as group:
+    print("forked", all(isinstance(p, ForkedProcess) for p in group.procs))
+    inputs = group.generate({"world_size": 2, "size": 8, "seed": 5}, timeout=60)
+    print("checks", group.check([torch.cat(inputs)] * 2, timeout=60))
+    procs = list(group.procs)
+print("gone", all(p.poll() is not None for p in procs))
+"""
+
+
+def test_ranks_on_the_cpu_are_forks_of_a_judge_that_runs_one_thread(tmp_path):
+    """No second import of torch per rank: forked from the judge, which has it (a judge
+    of several threads starts them as new interpreters: a fork holds one thread)."""
+    import subprocess
+    import sys
+
+    judge, run = staged(tmp_path)
+    proc = subprocess.run([sys.executable, "-c", FORKED_GROUP, str(judge), str(run)],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.split("\n")[:3] == [
+        "forked True", "checks [(True, ''), (True, '')]", "gone True"], proc.stdout
+
+
 BROKEN_ON_RANK_1 = (TASK / "reference.py").read_text().replace(
     '    device = _device(rank)\n',
     '    device = _device(rank)\n    if rank == 1:\n        raise ValueError("no inputs for rank 1")\n')

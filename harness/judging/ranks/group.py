@@ -13,17 +13,21 @@ collective that will never complete).
 
 from __future__ import annotations
 
+import io
 import os
+import resource
 import select
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from harness.judging.ranks.reference_rank import receive, send
+from harness.judging.sandbox.forked import ForkedProcess, run_child
 from harness.judging.sandbox.sandbox import die_with_parent
 from harness.settings import ROOT
 
@@ -49,7 +53,7 @@ class RankGroup:
 
     def __init__(self, staged: Path, world: int, device: str, folder: Path) -> None:
         self.staged, self.world, self.device, self.folder = staged, world, device, folder
-        self.procs: list[subprocess.Popen] = []
+        self.procs: list[subprocess.Popen | ForkedProcess] = []
         self.socks: list[socket.socket] = []
 
     def __enter__(self) -> RankGroup:
@@ -63,18 +67,14 @@ class RankGroup:
         """Start every rank and wait until each has joined the group."""
         store = self.folder / "rendezvous"
         store.unlink(missing_ok=True)
-        env = {**os.environ, **_LOOPBACK, "PYTHONPATH": str(ROOT)}
-        parent = os.getpid()
+        fork = _may_fork(self.device)
         for rank in range(self.world):
             mine, theirs = socket.socketpair()
-            with open(self.folder / f"rank{rank}.log", "wb") as log:
-                self.procs.append(subprocess.Popen(
-                    [sys.executable, "-m", "harness.judging.ranks.reference_rank",
-                     str(theirs.fileno()), str(rank), str(self.world), str(store),
-                     str(self.staged), self.device],
-                    pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=log,
-                    stderr=subprocess.STDOUT, env=env, cwd=self.folder,
-                    start_new_session=True, preexec_fn=lambda: die_with_parent(parent)))
+            args = [str(theirs.fileno()), str(rank), str(self.world), str(store),
+                    str(self.staged), self.device]
+            log = self.folder / f"rank{rank}.log"
+            self.procs.append(_forked(args, theirs.fileno(), log, self.folder) if fork
+                              else _started(args, theirs.fileno(), log, self.folder))
             theirs.close()
             self.socks.append(mine)
         self._answers(time.monotonic() + timeout, "to join the group")
@@ -175,7 +175,60 @@ class RankGroup:
         return f" (exit {code})" + (f": {said.strip()}" if said.strip() else "")
 
 
-def _kill(proc: subprocess.Popen) -> None:
+def _may_fork(device: str) -> bool:
+    """Whether the ranks may be forks of this process, which has imported torch and the
+    harness: on the CPU, where this process has touched no GPU and runs one Python thread
+    (a fork holds only the thread that forked; torch's own CPU thread pool is made anew in
+    a fork, which runs its operators on one thread, as DataLoader's forked workers do)."""
+    torch = sys.modules.get("torch")
+    return (device == "cpu" and torch is not None and not torch.cuda.is_initialized()
+            and threading.active_count() == 1)
+
+
+def _started(args: list[str], fd: int, log: Path, cwd: Path) -> subprocess.Popen:
+    """A rank as a new interpreter (`python -m harness.judging.ranks.reference_rank`)."""
+    parent = os.getpid()
+    with open(log, "wb") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "harness.judging.ranks.reference_rank", *args],
+            pass_fds=[fd], stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            env={**os.environ, **_LOOPBACK, "PYTHONPATH": str(ROOT)}, cwd=cwd,
+            start_new_session=True, preexec_fn=lambda: die_with_parent(parent))
+
+
+def _forked(args: list[str], fd: int, log: Path, cwd: Path) -> ForkedProcess:
+    """A rank as a fork of this process (no second import of torch): in a session of its
+    own, in `cwd`, its output in `log`, keeping only the descriptor `fd`, dying with this
+    process; then reference_rank's main, as the new interpreter would run it."""
+    parent = os.getpid()
+    out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    pid = os.fork()
+    if pid == 0:
+        def body() -> int:
+            os.setsid()
+            die_with_parent(parent)
+            os.chdir(cwd)
+            os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+            os.dup2(out, 1)
+            os.dup2(out, 2)
+            os.closerange(3, fd)
+            os.closerange(fd + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            os.environ.update(_LOOPBACK)
+            sys.modules["torch"].set_num_threads(1)
+            sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True)
+            sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True)
+            from harness.judging.ranks.reference_rank import main
+
+            return main(args)
+
+        run_child(body)
+    os.close(out)
+    return ForkedProcess(pid)
+
+
+def _kill(proc: subprocess.Popen | ForkedProcess) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
