@@ -34,11 +34,18 @@ CPU_EXAMPLES = ("vectoradd/add_torch.py", "vectoradd/add_inplace.py")
 
 
 def examples(device: str) -> list[Path]:
-    """The example submissions this device runs: every one on a GPU, on the CPU the
-    vectoradd ones that need no compiler of a GPU's."""
+    """The example submissions this device runs: on a GPU every one of a one-GPU task
+    (multi-GPU tasks' timed runs are not judged yet), on the CPU the vectoradd ones that
+    need no compiler of a GPU's."""
     if device == "cpu":
         return [ROOT / "submissions" / name for name in CPU_EXAMPLES]
-    return sorted((ROOT / "submissions").glob("*/*.py"))
+    import yaml
+
+    def one_gpu(example: Path) -> bool:
+        spec = yaml.safe_load((ROOT / "tasks" / example.parent.name / "task.yml").read_text())
+        return not spec.get("multi_gpu")
+
+    return sorted(filter(one_gpu, (ROOT / "submissions").glob("*/*.py")))
 
 
 def baseline_tree(ref: str, scratch: Path) -> Path:

@@ -215,9 +215,9 @@ def test_a_multi_gpu_tasks_job_takes_a_slot_per_rank(tmp_path):
     folder = tmp_path / "subs"
     folder.mkdir()
     for name in ("a", "b"):  # a job of 2 ranks among 3 slots leaves too few for another
-        shutil.copy(ROOT / "tests" / "multi_gpu" / "all_gather" / "submission.py",
+        shutil.copy(ROOT / "submissions" / "all_gather" / "all_gather_torch.py",
                     folder / f"{name}.py")
-    task = str(ROOT / "tests" / "multi_gpu" / "all_gather")
+    task = "all_gather"
 
     def batch(case: str) -> dict:
         out = tmp_path / "batch.json"

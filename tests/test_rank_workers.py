@@ -20,7 +20,7 @@ from harness.settings import Settings
 pytestmark = pytest.mark.slow  # real workers, one per rank, each importing torch
 
 CPU = DeviceInfo("cpu", "test CPU", "flag")
-TASK = ROOT / "tests" / "multi_gpu" / "all_gather"
+TASK = ROOT / "tasks" / "all_gather"
 # Its import needs the group: an all-reduce of each rank's number, printed by every rank.
 JOINS_AT_IMPORT = """
 import torch

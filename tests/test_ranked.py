@@ -1,7 +1,8 @@
 """A multi-GPU task judged end to end on the CPU (harness/judging/ranks/ranked.py), through
 `runner.py submit --mode test`: each case's ranks are sandboxed CPU workers joined over
 gloo, the task's reference runs in the judge's own ranks, and a rank that fails is named.
-The small all-gather task under tests/multi_gpu/, with 2 and 4 ranks."""
+The small all-gather task, tasks/all_gather, with 2 and 4 ranks: its example
+(submissions/all_gather/all_gather_torch.py) and faulty ones of tests/submissions."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from harness.judging.needs import ranks
 from harness.judging.ranks.ranked import hung_rank
 from harness.judging.sandbox.procfs import WORKER_NAME, family, name_of
 
-TASK = ROOT / "tests" / "multi_gpu" / "all_gather"
+TASK = ROOT / "tasks" / "all_gather"
 SUBS = ROOT / "tests" / "submissions" / "all_gather"
+EXAMPLE = ROOT / "submissions" / "all_gather" / "all_gather_torch.py"
 TWO_RANKS = ["--case", "world_size: 2; size: 64; seed: 11"]
 
 
@@ -30,7 +32,7 @@ def cases(doc):
 
 @pytest.mark.slow
 def test_the_example_passes_on_two_and_four_ranks(cli):
-    r = submit(cli, TASK / "submission.py")
+    r = submit(cli, EXAMPLE)
     assert r.rc == 0, r.out
     assert [(c["case"]["world_size"], c["status"]) for c in cases(r.doc)] == [
         (2, "passed"), (4, "passed")]
@@ -69,7 +71,7 @@ def test_a_rank_that_hangs_is_named_and_nothing_is_left_running(cli):
 
 
 def test_timed_runs_say_they_are_not_judged_yet(cli):
-    r = submit(cli, TASK / "submission.py", "--mode", "benchmark")
+    r = submit(cli, EXAMPLE, "--mode", "benchmark")
     assert r.rc == 1 and r.doc["status"] == "cannot run here", r.out
     assert r.doc["load_error"]["title"] == "the task is multi-GPU: its timed runs are not judged yet"
     assert "--mode test" in r.doc["load_error"]["hint"]
@@ -106,7 +108,7 @@ def test_a_folder_whose_reference_asks_for_cuda_needs_a_gpu_per_rank(cli, tmp_pa
     reference.write_text(reference.read_text().replace(
         'return torch.device(f"cuda:{rank}") if torch.cuda.is_available() else torch.device("cpu")',
         'return torch.device(f"cuda:{rank}")'))
-    r = cli("submit", str(folder / "submission.py"), "--task", str(folder), "--device", "cpu",
+    r = cli("submit", str(EXAMPLE), "--task", str(folder), "--device", "cpu",
             "--mode", "test", *TWO_RANKS)
     assert r.rc == 1 and r.doc["status"] == "needs a GPU", r.out
     assert r.doc["load_error"]["title"] == "the task needs 2 GPUs, this run has no GPU"

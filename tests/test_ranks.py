@@ -1,5 +1,5 @@
 """harness/judging/ranks/: the judge's own rank processes for a multi-GPU task, on the CPU
-(gloo on loopback), with the small all-gather task under tests/multi_gpu/."""
+(gloo on loopback), with the small all-gather task, tasks/all_gather."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from harness.loading.task_folder import load_task
 
 pytestmark = pytest.mark.slow  # each rank is a process that imports torch
 
-TASK = ROOT / "tests" / "multi_gpu" / "all_gather"
+TASK = ROOT / "tasks" / "all_gather"
 
 
 def staged(tmp_path, reference: str | None = None):
