@@ -14,10 +14,21 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable
-from typing import Generic, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Generic, TypeVar
 
 Job = TypeVar("Job")
+
+
+def ranks_of(task: Any, cases: Sequence[str] = ()) -> int:
+    """The slots a job of `task` needs at once: a multi-GPU task's largest case's ranks
+    (the `--case` cases where given), one GPU or CPU slot each; else one."""
+    from harness.loading.cases import parse_case
+
+    if not task.multi_gpu:
+        return 1
+    given = [int(parse_case(c).get("world_size", 1)) for c in cases]
+    return max(given or task.world_sizes)
 
 
 def slots_taken(need: int, have: int) -> int:

@@ -139,13 +139,9 @@ class Batch:
     def slots(self, job: Job) -> int:
         """The slots `job` takes at once: a multi-GPU task's largest case's ranks (one GPU,
         or one CPU slot, each), else one."""
-        from harness.loading.cases import parse_case
+        from harness.execution.slot_queue import ranks_of
 
-        task = self.tasks[job.task]
-        if not task.multi_gpu:
-            return 1
-        given = [int(parse_case(c).get("world_size", 1)) for c in self.options.cases]
-        return max(given or task.world_sizes)
+        return ranks_of(self.tasks[job.task], self.options.cases)
 
     def progress(self, job: Job, on_change: Callable[[], None]) -> Progress:
         """The live progress of `job` as its judge process relays it: its phase and the

@@ -24,6 +24,7 @@ from harness.consts import WORKER_START
 from harness.execution.judge_template import JudgeTemplate
 from harness.execution.protocol import Unjudged
 from harness.options import RunOptions
+from harness.server.gang import Gang
 from harness.settings import ServerSettings, Settings
 from harness.storage import rejudgings
 from harness.storage.queue import FAILED, QUEUED, Job, JobQueue
@@ -97,6 +98,7 @@ class Judging:
         self.log = log
         self.stopping = threading.Event()
         self.wake = threading.Event()
+        self.gang = Gang([])  # this process's slots (`start_slots`), lent to multi-slot jobs
 
     def queue(self) -> JobQueue:
         """A queue on a connection of its own (one per thread)."""
@@ -114,6 +116,7 @@ class Judging:
                         queue = self.queue()
                         queue.register_worker(slot.name, slot.kind)  # its kind is served now
                         self._warm(slot)  # once (a running template is kept)
+                    self.gang.lend_while_wanted(slot, self.stopping)
                     job = queue.claim(slot.name, [slot.kind])
                 except database_errors() as exc:
                     self.log(f"[yellow]{slot.env['_where']}: the database failed[/] "
@@ -144,11 +147,21 @@ class Judging:
         beat = threading.Thread(target=self._heartbeat, args=(job, done), daemon=True)
         beat.start()
         began = time.time()
+        others: list[Slot] | None = []
         try:
-            outcome = self._evaluate(queue.store, job, slot)
+            others = self._gather(slot, job)  # the lease is renewed while it waits
+            if others is not None:
+                try:
+                    outcome = self._evaluate(queue.store, job, slot, others)
+                finally:
+                    if others:
+                        self.gang.release()
         finally:
             done.set()
             beat.join()
+        if others is None and not self.stopping.is_set():  # another job gathers slots
+            queue.release(job)
+            return
         if self.stopping.is_set():  # stopped mid-job: the job waits for the next worker
             queue.release(job)
             self.log(f"job {job.id}: stopped, queued again")
@@ -165,9 +178,24 @@ class Judging:
         if closed and outcome["error"]:
             _not_rejudged(queue, job, outcome["error"])
         what = outcome["error"] or outcome["verdict"]
+        where = " + ".join(s.env["_where"] for s in [slot, *others])
         self.log(f"job {job.id} ({escape(job.user_name)}, {job.task} {job.mode}) on "
-                 f"{slot.env['_where']}: {escape(str(what))}, {time.time() - began:.1f} s"
+                 f"{where}: {escape(str(what))}, {time.time() - began:.1f} s"
                  + ("" if closed else " [yellow](its lease was lost: result dropped)[/]"))
+
+    def _gather(self, slot: Slot, job: Job) -> list[Slot] | None:
+        """The other slots `job` runs on beside `slot` (a multi-GPU task's ranks: as many
+        as its largest case, where this process has that many, else none), once they are
+        lent to it (gang.py); None where they cannot be had now."""
+        from harness.execution.slot_queue import ranks_of, slots_taken
+        from harness.loading.task_folder import TaskError, load_task
+
+        try:
+            task = load_task(job.task)
+        except TaskError:
+            return []  # its judging says why
+        need = slots_taken(ranks_of(task, self.options.cases), self.gang.size)
+        return [] if need == 1 else self.gang.gather(slot, need - 1, self.stopping)
 
     def _warm(self, slot: Slot) -> None:
         """Start the slot's judge template now, beside the first claims, so that the first
@@ -195,8 +223,11 @@ class Judging:
         finally:
             _dropped(queue)
 
-    def _evaluate(self, store: Store, job: Job, slot: Slot) -> dict[str, Any]:
-        """Run the judge process on the job's code; what `JobQueue.finish` takes."""
+    def _evaluate(self, store: Store, job: Job, slot: Slot,
+                  others: list[Slot]) -> dict[str, Any]:
+        """Run the judge process on the job's code, on `slot` and the `others` lent to it
+        (their GPUs all visible to it); what `JobQueue.finish` takes."""
+        from harness.execution.backends import joined
         from harness.execution.judge_process import run_judge
         from harness.execution.protocol import JudgeRequest
         from harness.judging import run_folder_prefix
@@ -214,7 +245,9 @@ class Judging:
             # the server records as the mode says (leaderboard runs), whatever its options
             request = JudgeRequest.of(replace(self.options, record=None), path, task,
                                       self.settings, job.mode, secret)
-            result = run_judge(replace(request, env=slot.env), slot.template)
+            # a judge of several slots starts from scratch: the template serves one's GPU
+            env = joined([slot.env, *(o.env for o in others)])
+            result = run_judge(replace(request, env=env), None if others else slot.template)
         if isinstance(result, Unjudged):
             return self._unjudged(f"not judged: {result.reason}", result.retry)
         rejudged = (job.rejudging_id, job.original_id) if job.rejudging_id else None
@@ -306,6 +339,7 @@ def start_slots(judging: Judging, slots: list[Slot], poll: float = 1.0) -> list[
     removed = sweep_run_folders()
     if removed:
         judging.log(f"removed {len(removed)} folder(s) left by killed processes")
+    judging.gang = Gang(slots)
     threads = [threading.Thread(target=judging.serve, args=(s, poll), daemon=True,
                                 name=f"slot {s.env['_where']}") for s in slots]
     for t in threads:
