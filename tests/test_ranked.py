@@ -37,6 +37,7 @@ def test_the_example_passes_on_two_and_four_ranks(cli):
     assert [(c["case"]["world_size"], c["status"]) for c in cases(r.doc)] == [
         (2, "passed"), (4, "passed")]
     assert not any("left running" in w for w in r.doc["warnings"]), r.doc["warnings"]
+    assert "hostname of the client socket" not in r.out  # the group's noise, not shown
     contained = r.doc["harness"]["containment"]
     if contained["level"] != "off":
         assert "IP sockets only in the ranks' own network, loopback alone" in contained["enforced"]

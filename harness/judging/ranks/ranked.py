@@ -37,6 +37,10 @@ from harness.results.document import CaseResult, PhaseResult
 from harness.settings import Settings
 
 GROUP_GRACE_SECONDS = 60.0
+# What torch's TCP store warns of every connection in a network holding loopback alone,
+# where no name resolves: the harness's doing, not the submission's, and left out of the
+# output shown.
+NETWORK_NOISE = "The hostname of the client socket cannot be retrieved"
 
 
 class RanksApart(RuntimeError):
@@ -391,10 +395,12 @@ def _merged(outcomes: list, meeting: Meeting, index: int, case: dict,
 
 def _gather(run: RankedRun, rank: int, judge: Judge) -> None:
     """What a rank's judge learned, into the run: its worker's output (each line led by
-    its rank), its sandbox's report (the first rank's), its warnings and strays."""
+    its rank, less the group's own noise: `NETWORK_NOISE`), its sandbox's report (the
+    first rank's), its warnings and strays."""
     for stream in ("stdout", "stderr"):
         text = judge.worker_output.get(stream, "")
-        run.output[stream] += "".join(f"[rank {rank}] {line}\n" for line in text.splitlines())
+        run.output[stream] += "".join(f"[rank {rank}] {line}\n" for line in text.splitlines()
+                                      if NETWORK_NOISE not in line)
     if run.containment is None:
         run.containment = judge.containment
     run.warnings += [w for w in judge.warnings if w not in run.warnings]

@@ -13,6 +13,7 @@ case's own (no other process can be inside its namespace).
 from __future__ import annotations
 
 import faulthandler
+import os
 import signal
 from dataclasses import dataclass
 from datetime import timedelta
@@ -46,6 +47,7 @@ def join_group(seat: dict[str, Any]) -> str:
     import torch.distributed as dist
 
     rank, world = int(seat["rank"]), int(seat["world"])
+    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")  # the namespace's one interface
     try:
         dist.init_process_group(
             seat["backend"], init_method=f"tcp://127.0.0.1:{PORT}", rank=rank,
