@@ -223,9 +223,7 @@ def _run_judge(judge: Judge, specs: list[PhaseSpec], evaluation: Evaluation) -> 
         evaluation.warnings.append("which other processes use the GPU could not be read "
                                    "(NVML, nvidia-smi): a shared GPU would go unnoticed")
     _note_containment(evaluation, judge.containment, judge.worker_output)
-    if judge.stray_pids:
-        evaluation.warnings.append(
-            f"killed {len(judge.stray_pids)} process(es) the submission left running")
+    _note_strays(evaluation, judge.stray_pids)
     if judge.base_calibration is not None:
         evaluation.calibration = vars(judge.base_calibration)
 
@@ -234,26 +232,23 @@ def _run_ranked(run: ranked.RankedRun, specs: list[PhaseSpec], evaluation: Evalu
     """A multi-GPU task's phases, each case on its ranks, until one times out; what the
     ranks' judges learned, into `evaluation`."""
     evaluation.startup_seconds = 0.0  # each case starts its own workers
-    try:
-        for spec in specs:
-            phase = ranked.run_phase(run, spec)
-            evaluation.phases.append(phase)
-            if any(c.status == Status.TIMED_OUT for c in phase.cases):
-                evaluation.warnings.append("later phases were not run: this one timed out")
-                break
-    except TaskNeeds as exc:
-        evaluation.load_error = exc.verdict()
+    _run_phases(run, specs, evaluation)
     evaluation.worker_output = run.output
     evaluation.warnings += run.warnings
     _note_containment(evaluation, run.containment, run.output)
-    if run.stray_pids:
-        evaluation.warnings.append(
-            f"killed {len(run.stray_pids)} process(es) the submission left running")
+    _note_strays(evaluation, run.stray_pids)
 
 
-def _run_phases(judge: Judge, specs: list[PhaseSpec], evaluation: Evaluation) -> None:
-    """Run the phases in turn, until one times out or the task's own code shows that this
-    machine lacks what it needs (the run's verdict then: never recorded)."""
+def _note_strays(evaluation: Evaluation, pids: list[int]) -> None:
+    if pids:
+        evaluation.warnings.append(f"killed {len(pids)} process(es) the submission left running")
+
+
+def _run_phases(judge: Judge | ranked.RankedRun, specs: list[PhaseSpec],
+                evaluation: Evaluation) -> None:
+    """Run the phases in turn (`judge`: one GPU's judge, or a multi-GPU task's ranked run),
+    until one times out or the task's own code shows that this machine lacks what it needs
+    (the run's verdict then: never recorded)."""
     for spec in specs:
         try:
             phase = judge.run_phase(spec)

@@ -101,12 +101,11 @@ def ranks(multi_gpu: bool, cases: list[dict], kind: str, gpus: int,
         return None
     world = max((int(c.get("world_size", 1)) for c in cases), default=1)
     if kind == "cuda" and world > gpus:
-        has = f"this run has {gpus} GPU{'s' if gpus != 1 else ''}" if gpus else "this run has no GPU"
-        return Need(Status.CANNOT_RUN, f"needs {world} GPUs, {has}",
-                    f"a multi-GPU task (multi_gpu: true): each case runs world_size ({world}) "
-                    "ranks, one per GPU, with a process group between them; run it where that "
-                    "many GPUs are visible, or its tests on the CPU (--device cpu --mode test), "
-                    "where each rank is a CPU process")
+        return rank_gpus(Status.CANNOT_RUN, world, gpus,
+                         f"a multi-GPU task (multi_gpu: true): each case runs world_size "
+                         f"({world}) ranks, one per GPU, with a process group between them; "
+                         "run it where that many GPUs are visible, or its tests on the CPU "
+                         "(--device cpu --mode test), where each rank is a CPU process")
     if kind == "cuda":
         return Need(Status.CANNOT_RUN, f"runs {world} ranks, judged on the CPU only so far",
                     "the harness judges a multi-GPU task's ranks on the CPU (--device cpu "
@@ -116,6 +115,12 @@ def ranks(multi_gpu: bool, cases: list[dict], kind: str, gpus: int,
                     "the harness judges a multi-GPU task's tests (--mode test), each rank a "
                     "CPU process; not yet its benchmarks or leaderboard runs")
     return None
+
+
+def rank_gpus(status: str, world: int, gpus: int, hint: str) -> Need:
+    """The need of `world` ranks, a GPU each, where this run has `gpus`."""
+    has = f"this run has {gpus} GPU{'s' if gpus != 1 else ''}" if gpus else "this run has no GPU"
+    return Need(status, f"needs {world} GPUs, {has}", hint)
 
 
 def missing_module(module: str, device: str, unknown_too: bool = False) -> Need | None:

@@ -170,31 +170,30 @@ class RankedRun:
     warnings: list[str] = field(default_factory=list)
     stray_pids: list[int] = field(default_factory=list)
 
-
-def run_phase(run: RankedRun, spec: PhaseSpec) -> PhaseResult:
-    """Every case of `spec`, each on its ranks; a timed-out case ends the phase, as for one
-    GPU. The phase's time limit counts the cases' runs, not their workers' start-ups (as
-    for one GPU, whose worker starts before the phases)."""
-    phase = PhaseResult(spec.name, spec.seeds)
-    run.progress.phase_start(spec)
-    started = time.perf_counter()
-    used = 0.0
-    stop = ""
-    for index, case in enumerate(spec.cases):
-        run.progress.case_start(spec, index, case)
-        if stop:
-            result = CaseResult(index, case, Status.SKIPPED, stop)
-        else:
-            case_started = time.perf_counter()
-            result = judge_case(run, spec, index, case, spec.timeout - used)
-            result.wall_seconds = time.perf_counter() - case_started
-            used += result.wall_seconds - result.wall_parts.get("startup", 0.0)
-            if result.status == Status.TIMED_OUT:
-                stop = "not run: an earlier case of this phase timed out"
-        phase.cases.append(result)
-        run.progress.case_done(spec, result)
-    phase.wall_seconds = time.perf_counter() - started
-    return phase
+    def run_phase(self, spec: PhaseSpec) -> PhaseResult:
+        """Every case of `spec`, each on its ranks; a timed-out case ends the phase, as for one
+        GPU. The phase's time limit counts the cases' runs, not their workers' start-ups (as
+        for one GPU, whose worker starts before the phases)."""
+        phase = PhaseResult(spec.name, spec.seeds)
+        self.progress.phase_start(spec)
+        started = time.perf_counter()
+        used = 0.0
+        stop = ""
+        for index, case in enumerate(spec.cases):
+            self.progress.case_start(spec, index, case)
+            if stop:
+                result = CaseResult(index, case, Status.SKIPPED, stop)
+            else:
+                case_started = time.perf_counter()
+                result = judge_case(self, spec, index, case, spec.timeout - used)
+                result.wall_seconds = time.perf_counter() - case_started
+                used += result.wall_seconds - result.wall_parts.get("startup", 0.0)
+                if result.status == Status.TIMED_OUT:
+                    stop = "not run: an earlier case of this phase timed out"
+            phase.cases.append(result)
+            self.progress.case_done(spec, result)
+        phase.wall_seconds = time.perf_counter() - started
+        return phase
 
 
 def judge_case(run: RankedRun, spec: PhaseSpec, index: int, case: dict,
@@ -241,11 +240,10 @@ def _lacking(run: RankedRun, exc: TaskError, case: dict) -> TaskError | TaskNeed
     if need is None:
         return exc
     if need.status == Status.NEEDS_GPU and run.device.kind != "cuda":
-        world = int(case.get("world_size", 1))
-        need = needs.Need(Status.NEEDS_GPU, f"needs {world} GPUs, this run has no GPU",
-                          "its reference asks for CUDA on every rank (CUDA tensors or "
-                          "generators, one GPU per rank): run it where that many GPUs are "
-                          "visible")
+        need = needs.rank_gpus(Status.NEEDS_GPU, int(case.get("world_size", 1)), 0,
+                               "its reference asks for CUDA on every rank (CUDA tensors or "
+                               "generators, one GPU per rank): run it where that many GPUs "
+                               "are visible")
     first = next((line for line in text.splitlines() if line.strip()), text)
     cut = first.find(". ", 120)
     return TaskNeeds(need, first[:cut + 1] + " [...]" if cut > 0 else first)
