@@ -74,7 +74,9 @@ def test_thousands_of_idle_and_slow_clients_hold_no_thread_and_are_closed(tmp_pa
         reply = request(server.base + "/api/queue")
         served_in = time.monotonic() - began
         held = _status(server.proc.pid)
-        assert reply.code == 200 and served_in < 1.0, served_in
+        # served long before a held thread could be freed by the clients' timeout: a
+        # server with a thread per connection would answer only after TIMEOUT, if at all
+        assert reply.code == 200 and served_in < TIMEOUT / 2, served_in
         # the threads of the server: its pool, its event loop, the process's own few
         assert held["Threads"] <= before["Threads"] + 2 <= THREADS + 16, (before, held)
         assert held["VmRSS"] - before["VmRSS"] < 150 * 1024, (before, held)  # KiB

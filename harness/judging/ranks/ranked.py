@@ -19,6 +19,7 @@ import os
 import signal
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -342,17 +343,18 @@ def _load_failure(judge: Judge, rank: int, index: int, case: dict) -> CaseResult
 
 def _stop_others(judges: list[Judge], rank: int, stacks: dict[int, str]) -> None:
     """Kill every other rank's worker: it may wait for `rank` in a collective. Its judge
-    then sees its worker gone and ends its case. Each one's stacks first, into `stacks`,
-    where `rank` timed out (the hung rank is the one not waiting in a collective)."""
+    then sees its worker gone and ends its case. Where `rank` timed out, every one's stacks
+    first, into `stacks`, all asked for at once (each dump waits for its worker to finish
+    writing): the hung rank is the one not waiting in a collective."""
     timed_out = judges[rank].stack_at_timeout or None
+    workers = {other: judge.worker for other, judge in enumerate(judges)
+               if other != rank and judge.worker is not None and judge.worker.pid is not None}
     if timed_out is not None:
         stacks[rank] = timed_out
-    for other, judge in enumerate(judges):
-        worker = judge.worker
-        if worker is None or other == rank or worker.pid is None:
-            continue
-        if timed_out is not None:
-            stacks[other] = worker.dump_stack()
+        with ThreadPoolExecutor(max_workers=max(len(workers), 1)) as pool:
+            dumps = {other: pool.submit(worker.dump_stack) for other, worker in workers.items()}
+        stacks.update((other, dump.result()) for other, dump in dumps.items())
+    for worker in workers.values():
         try:
             os.kill(worker.pid, signal.SIGKILL)
         except ProcessLookupError:
