@@ -98,7 +98,8 @@ def test_hang_is_killed_at_the_timeout(cli):
     ("abort", "SIGABRT"), ("segfault", "SIGSEGV"), ("exit_zero", "exited with status 0"),
 ])
 def test_hard_crashes(cli, name, needle):
-    r = submit(cli, name)
+    """On one case: after a crash each further case starts a fresh worker (seconds each)."""
+    r = submit(cli, name, "--case", "size: 127; seed: 1")
     assert r.rc == 3 and set(case_statuses(r.doc)) == {"crashed"}
     assert needle in r.doc["phases"][0]["cases"][0]["message"]
     assert "Traceback" not in r.out

@@ -1,8 +1,8 @@
 """Rejudging through the contest server (harness/server/rejudging.py), on a real
-`runner.py serve` with two CPU slots: an admin rejudges 20 stored submissions, which run
+`runner.py serve` with two CPU slots: an admin rejudges 10 stored submissions, which run
 as jobs of the queue after a contestant's upload sent meanwhile; the server is killed
 and started again meanwhile; each is judged once, its
-new result kept beside its original until the rejudging is applied; applied, the 20 rank
+new result kept beside its original until the rejudging is applied; applied, the 10 rank
 on the task's current version; a contestant cannot start one; a rejudging's jobs are no
 one's uploads."""
 
@@ -21,7 +21,7 @@ from harness.storage.store import NewSubmission, Store
 pytest.importorskip("flask", reason="the server needs Flask")
 pytestmark = pytest.mark.slow
 
-COUNT = 20
+COUNT = 10
 CODE = (ROOT / "submissions" / "vectoradd" / "add_torch.py").read_text()
 
 
@@ -32,7 +32,7 @@ def run_row(seeds: str, score: float) -> dict:
 
 
 def originals(db: str) -> list[int]:
-    """20 submissions ranked on an older version of vectoradd, one per user."""
+    """COUNT submissions ranked on an older version of vectoradd, one per user."""
     store = Store(db)
     board = store.leaderboard("vectoradd", "an-older-version")
     ids = [store.record(board, NewSubmission(f"u{i:02d}", "add.py", CODE, f"sha{i}", "ok", [],
@@ -73,7 +73,7 @@ def organiser_page(base: str, rid: int, org: str, cam: str) -> None:
         browser.close()
 
 
-def test_a_rejudging_of_20_through_the_server_judges_each_once(tmp_path):
+def test_a_rejudging_of_ten_through_the_server_judges_each_once(tmp_path):
     db = str(tmp_path / "contest.db")
     ids = originals(db)
     org, cam, u00 = add_user(db, "org", admin=True), add_user(db, "cam"), add_user(db, "u00")

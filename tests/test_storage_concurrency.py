@@ -20,7 +20,7 @@ from harness.storage.store import Store
 pytest.importorskip("flask", reason="the server needs Flask")
 pytestmark = pytest.mark.slow
 
-UPLOADS = 12
+UPLOADS = 8
 FILE = (ROOT / "tests" / "submissions" / "leaderboard" / "fast.py").read_bytes()
 
 
