@@ -35,7 +35,7 @@ CPU_EXAMPLES = ("vectoradd/add_torch.py", "vectoradd/add_inplace.py")
 
 def examples(device: str) -> list[Path]:
     """The example submissions this device runs: on a GPU every one of a one-GPU task
-    (multi-GPU tasks' timed runs are not judged yet), on the CPU the vectoradd ones that
+    (multi-GPU tasks are judged on the CPU only so far), on the CPU the vectoradd ones that
     need no compiler of a GPU's."""
     if device == "cpu":
         return [ROOT / "submissions" / name for name in CPU_EXAMPLES]

@@ -119,20 +119,6 @@ def test_a_reference_that_is_wrong_is_still_the_broken_task(cli, tmp_path):
     assert r.rc == 2 and "the task is broken" in r.out
 
 
-def test_a_multi_gpu_task_says_what_this_run_lacks(cli, tmp_path):
-    """On the CPU its tests are judged, each rank a CPU process (test_ranked.py); a timed
-    run is not yet, and says so (the GPUs it needs on a GPU machine: test_ranked.py too)."""
-    task = public_folder(tmp_path / "ranks")
-    yml = (task / "task.yml").read_text()
-    for seed in (1, 2):  # every case of a multi-GPU task says its ranks
-        yml = yml.replace(f'"seed": {seed}}}', f'"seed": {seed}, "world_size": 8}}')
-    (task / "task.yml").write_text(yml + "multi_gpu: true\n")
-    r = submit(cli, tmp_path, task, DOUBLES, "--mode", "benchmark")
-    assert r.rc == 1 and r.doc["status"] == "cannot run here", r.out
-    assert r.doc["load_error"]["title"] == "the task is multi-GPU: its timed runs are not judged yet"
-    assert "--mode test" in r.doc["load_error"]["hint"]
-
-
 OWN_EVAL_WITHOUT_A_GPU = """\
 import os
 log = os.fdopen(int(os.environ["POPCORN_FD"]), "w")

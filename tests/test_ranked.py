@@ -12,13 +12,14 @@ import pytest
 from conftest import ROOT
 
 from harness.judging.needs import ranks
-from harness.judging.ranks.ranked import hung_rank
+from harness.judging.ranks.ranked import Meeting, RankReference, hung_rank
 from harness.judging.sandbox.procfs import WORKER_NAME, family, name_of, stat_fields
 
 TASK = ROOT / "tasks" / "all_gather"
 SUBS = ROOT / "tests" / "submissions" / "all_gather"
 EXAMPLE = ROOT / "submissions" / "all_gather" / "all_gather_torch.py"
 TWO_RANKS = ["--case", "world_size: 2; size: 64; seed: 11"]
+BENCH_TWO = ["--case", "world_size: 2; size: 4096; seed: 21"]
 
 
 def submit(cli, path, *extra):
@@ -87,21 +88,56 @@ def _no_worker_left(within: float) -> bool:
         time.sleep(0.2)
 
 
-def test_timed_runs_say_they_are_not_judged_yet(cli):
-    r = submit(cli, EXAMPLE, "--mode", "benchmark")
-    assert r.rc == 1 and r.doc["status"] == "cannot run here", r.out
-    assert r.doc["load_error"]["title"] == "the task is multi-GPU: its timed runs are not judged yet"
-    assert "--mode test" in r.doc["load_error"]["hint"]
+@pytest.mark.slow
+def test_a_leaderboard_run_times_every_rank_in_lockstep(cli):
+    """Every timed phase on two ranks: each sampling decision taken by both together, so
+    both make the same calls, each behind a barrier; the case's times are rank 0's."""
+    r = submit(cli, EXAMPLE, "--mode", "leaderboard", "--no-record", *BENCH_TWO)
+    assert r.rc == 0, r.out
+    timed = [c for p in r.doc["phases"] if p["name"] != "test" for c in p["cases"]]
+    assert timed and all(c["status"] == "passed" and c["score_ns"] > 0 for c in timed), timed
+    assert all(c["stats"]["calls"] >= 2 for c in timed)
+    assert r.doc["score_ns"] > 0
 
 
-def test_what_a_multi_gpu_task_needs_by_machine_and_mode():
+@pytest.mark.slow
+def test_a_slow_rank_is_in_rank_0s_time(cli):
+    """Rank 1 sleeps 5 ms before the collective: rank 0 waits for it there, inside its clock."""
+    r = submit(cli, SUBS / "slow_on_rank_1.py", "--mode", "benchmark", *BENCH_TWO)
+    assert r.rc == 0, r.out
+    [case] = cases(r.doc)
+    assert case["status"] == "passed" and case["stats"]["mean"] > 4e6, case["stats"]
+
+
+def test_a_timing_decision_is_taken_by_every_rank_alike():
+    """Each rank says what it wants (one more sample, say); each hears yes only where all
+    said yes, so every rank makes the same calls."""
+    import threading
+
+    meeting = Meeting(group=None, world=3)
+    meeting.deadline = time.perf_counter() + 30  # as once every rank has loaded
+    for wishes, heard in (((True, False, True), False), ((True, True, True), True)):
+        answers: dict[int, bool] = {}
+
+        def one(rank: int, wants: bool, answers: dict[int, bool]) -> None:
+            answers[rank] = RankReference(None, meeting, rank).together(wants)
+
+        threads = [threading.Thread(target=one, args=(r, w, answers))
+                   for r, w in enumerate(wishes)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(10)
+        assert answers == {0: heard, 1: heard, 2: heard}
+
+
+def test_what_a_multi_gpu_task_needs_by_machine():
     eight = [{"world_size": 8}, {"world_size": 2}]
-    assert ranks(False, eight, "cuda", 0, True) is None  # not multi-GPU: nothing
-    assert ranks(True, eight, "cpu", 0, False) is None  # CPU ranks, test mode: judged here
-    assert ranks(True, eight, "cpu", 0, True).title == "is multi-GPU: its timed runs are not judged yet"
-    assert ranks(True, eight, "cuda", 1, False).title == "needs 8 GPUs, this run has 1 GPU"
-    assert ranks(True, eight, "cuda", 0, False).title == "needs 8 GPUs, this run has no GPU"
-    assert ranks(True, eight, "cuda", 8, False).title == "runs 8 ranks, judged on the CPU only so far"
+    assert ranks(False, eight, "cuda", 0) is None  # not multi-GPU: nothing
+    assert ranks(True, eight, "cpu", 0) is None  # CPU ranks, every mode: judged here
+    assert ranks(True, eight, "cuda", 1).title == "needs 8 GPUs, this run has 1 GPU"
+    assert ranks(True, eight, "cuda", 0).title == "needs 8 GPUs, this run has no GPU"
+    assert ranks(True, eight, "cuda", 8).title == "runs 8 ranks, judged on the CPU only so far"
 
 
 def test_the_hung_rank_is_the_one_whose_stacks_are_not_in_a_collective():

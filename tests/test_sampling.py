@@ -137,6 +137,9 @@ class FakeHost:
     def check(self, data, output) -> tuple[bool, str]:
         return True, ""
 
+    def together(self, wants: bool) -> bool:  # one GPU: its own decision
+        return wants
+
     def explain_compile_error(self, message: str) -> str:
         return message
 

@@ -89,7 +89,7 @@ def evaluate(prepared: Prepared, settings: Settings, progress: Progress | None =
     specs = phase_specs(prepared, settings)
     evaluation.load_error = _syntax_error(prepared.source, Path(request.file).name)
     ranks = needs.ranks(task.multi_gpu, [c for s in specs for c in s.cases], device.kind,
-                        _gpu_count(device.kind), request.mode != "test")
+                        _gpu_count(device.kind))
     if ranks is not None and evaluation.load_error is None:
         evaluation.load_error = TaskNeeds(ranks, f"{task.root}/task.yml: multi_gpu: true").verdict()
     if evaluation.load_error is not None:

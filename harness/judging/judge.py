@@ -110,6 +110,14 @@ class Entry:
     seat: RankSeat | None = None
 
 
+def score_phase(phase: PhaseResult, spec: PhaseSpec, ranking_by: str) -> None:
+    """A timed phase's score, its cases' combined as the task ranks them, where every
+    case passed with a score (one GPU's phases and a multi-GPU task's alike)."""
+    scores = [c.score_ns for c in phase.cases]
+    if spec.timed and phase.passed and all(s is not None for s in scores):
+        phase.score_ns = combine(scores, ranking_by)
+
+
 class Judge:
     """Runs phases of cases against a worker that holds the submission (the samples
     themselves: `Sampling`, which reads the judge through `SamplingHost`)."""
@@ -383,9 +391,7 @@ class Judge:
                     stop_reason = "not run: the worker failed too many times"
             phase.cases.append(result)
             self.progress.case_done(spec, result)
-        scores = [c.score_ns for c in phase.cases]
-        if spec.timed and phase.passed and all(s is not None for s in scores):
-            phase.score_ns = combine(scores, self.task.ranking_by)
+        score_phase(phase, spec, self.task.ranking_by)
         phase.wall_seconds = self.clock() - phase_started
         return phase
 
@@ -550,6 +556,13 @@ class Judge:
         """Tell the worker to drop the case's buffers (only while it is healthy)."""
         self.worker.send({"op": "release"})
         self._expect_ack(deadline + 30)
+
+    def together(self, wants: bool) -> bool:
+        """A timed case's decision (one more sample, say): `wants` for one GPU; for a
+        multi-GPU case's rank, True where every rank wants it (ranks/ranked.py), so that
+        every rank makes the same calls."""
+        agree = getattr(self.ref, "together", None)
+        return agree(wants) if agree is not None else wants
 
     def generate(self, case: dict, plan: SeedPlan, call: int) -> Any:
         """The inputs of call number `call` of `case`, made by the task's own code."""

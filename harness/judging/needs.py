@@ -90,13 +90,11 @@ def gpu() -> Need:
                 "and this run has no GPU: run it where one is visible")
 
 
-def ranks(multi_gpu: bool, cases: list[dict], kind: str, gpus: int,
-          timed: bool) -> Need | None:
+def ranks(multi_gpu: bool, cases: list[dict], kind: str, gpus: int) -> Need | None:
     """What a multi-GPU task (`multi_gpu: true`, each case `world_size` ranks, one per
     GPU) needs that this run lacks; None where its ranks are judged here: on the CPU, in
-    test mode (each rank a CPU worker, the group over gloo). On GPUs: the GPUs it needs
-    beside the `gpus` this run has, else that only the CPU route judges it so far; a timed
-    run (any mode but test) is not judged yet anywhere."""
+    every mode (each rank a CPU worker, the group over gloo). On GPUs: the GPUs it needs
+    beside the `gpus` this run has, else that only the CPU route judges it so far."""
     if not multi_gpu:
         return None
     world = max((int(c.get("world_size", 1)) for c in cases), default=1)
@@ -104,16 +102,12 @@ def ranks(multi_gpu: bool, cases: list[dict], kind: str, gpus: int,
         return rank_gpus(Status.CANNOT_RUN, world, gpus,
                          f"a multi-GPU task (multi_gpu: true): each case runs world_size "
                          f"({world}) ranks, one per GPU, with a process group between them; "
-                         "run it where that many GPUs are visible, or its tests on the CPU "
-                         "(--device cpu --mode test), where each rank is a CPU process")
+                         "run it where that many GPUs are visible, or on the CPU "
+                         "(--device cpu), where each rank is a CPU process")
     if kind == "cuda":
         return Need(Status.CANNOT_RUN, f"runs {world} ranks, judged on the CPU only so far",
-                    "the harness judges a multi-GPU task's ranks on the CPU (--device cpu "
-                    "--mode test), not yet on GPUs")
-    if timed:
-        return Need(Status.CANNOT_RUN, "is multi-GPU: its timed runs are not judged yet",
-                    "the harness judges a multi-GPU task's tests (--mode test), each rank a "
-                    "CPU process; not yet its benchmarks or leaderboard runs")
+                    "the harness judges a multi-GPU task's ranks on the CPU (--device cpu), "
+                    "not yet on GPUs")
     return None
 
 

@@ -139,7 +139,7 @@ def check_clocks(
 
 def confirmed_clocks(
     checked: list[dict], per: int, calibration: Calibration, device_kind: str,
-    more: Callable[[], dict | None],
+    more: Callable[[], dict | None], anyone: Callable[[bool], bool] = bool,
 ) -> tuple[ClockCheck | None, list[dict]]:
     """The two-clock check on the `checked` samples (replies with the reported `ns` per
     call and the judge's round trip `rt` for `per` calls), and the samples it ran on.
@@ -149,6 +149,8 @@ def confirmed_clocks(
     host in one of them is a flag, while work outside the timed region shows on every
     probe and stays flagged. So is a suspect check (`ClockCheck.suspect`: low gaps above
     the allowance without the spread, which the low-gap rule reads only on that many).
+    `anyone`: whether more probes are taken, from this judge's wish (for a multi-GPU case's
+    rank: whether any rank wishes so, since every rank makes the same calls).
     """
     def check(samples: list[dict]) -> ClockCheck | None:
         if not samples:
@@ -157,7 +159,7 @@ def confirmed_clocks(
                             calibration, device_kind, per)
 
     clocks = check(checked)
-    if clocks is None or not clocks.suspect or len(checked) >= CONFIRM_PROBES:
+    if not anyone(clocks is not None and clocks.suspect and len(checked) < CONFIRM_PROBES):
         return clocks, checked
     checked = list(checked)
     while len(checked) < CONFIRM_PROBES:

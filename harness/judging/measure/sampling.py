@@ -127,6 +127,10 @@ class SamplingHost(Protocol):
     def generate(self, case: dict, plan: SeedPlan, call: int) -> Any:
         """The inputs of call number `call` of `case`."""
 
+    def together(self, wants: bool) -> bool:
+        """A decision of the timing (one more sample, another attempt) as the judge takes
+        it: `wants` itself, or, for a multi-GPU case's rank, whether every rank wants it."""
+
     def explain_compile_error(self, message: str) -> str:
         """A compile error's message, with what the compiler said in the worker."""
 
@@ -379,7 +383,8 @@ class Sampling:
         for _ in range(NOISE_RETRIES):
             checks = retry_reason(result)
             took = clock() - began
-            if not checks or run.deadline - clock() < RETRY_ROOM * took + RETRY_EXTRA_SECONDS:
+            if not self.judge.together(
+                    bool(checks) and run.deadline - clock() >= RETRY_ROOM * took + RETRY_EXTRA_SECONDS):
                 break
             earlier.append(attempt_record(result, checks))
             self.drop_clock_reading()
@@ -393,6 +398,7 @@ class Sampling:
             moved = moved_into_the_clock(flagged, result, run.box.per)
             if moved:
                 result.flags = [*flagged.flags, moved, *result.flags]
+            if not self.judge.together(not moved):  # every rank stops where one moved
                 break
         if earlier:
             result.integrity["retried"] = earlier
@@ -424,7 +430,8 @@ class Sampling:
         stats = summarize(at.rule.samples)
         clocks, checked = confirmed_clocks(clock_samples(at.window, at.probes, at.timed), per,
                                            calibration, self.judge.device.kind,
-                                           lambda: self._one_more_probe(run, at))
+                                           lambda: self._one_more_probe(run, at),
+                                           lambda wants: not self.judge.together(not wants))
         result.checked_calls += at.call - begun
         self._record(result, at, stats, clocks, checked, per)
         self._note_the_workers_account(result, at, clocks)
@@ -438,7 +445,7 @@ class Sampling:
         sleep's length as the timed samples start."""
         clock, per = self.judge.clock, run.box.per
         warm = WarmUp(self.judge.settings.timing, clock, self.judge.device.kind)
-        while not warm.done() and clock() < run.deadline:
+        while self.judge.together(not warm.done() and clock() < run.deadline):
             at.took(self.sample(run, at.call, self._ahead(at, per), f"warm-up call {at.call}"))
             warm.add(per)
             at.call += per
@@ -454,7 +461,8 @@ class Sampling:
         every = PROBE_EVERY if at.window > 0 else 1
         at.started = clock()
         n = 0
-        while not at.rule.done() and clock() + at.longest < run.deadline - DEADLINE_MARGIN_SECONDS:
+        while self.judge.together(not at.rule.done() and clock() + at.longest
+                                  < run.deadline - DEADLINE_MARGIN_SECONDS):
             probe = every > 0 and n % every == every - 1
             ahead = 0 if probe else self._ahead(at, per)
             reply = self.sample(run, at.call, ahead, f"timed call {at.call}")
@@ -468,8 +476,8 @@ class Sampling:
                 at.timed.append(reply)
             at.call += per
             n += 1
-        if (at.window > 0 and not at.probes and at.rule.samples
-                and clock() + at.longest < run.deadline - DEADLINE_MARGIN_SECONDS):
+        if self.judge.together(at.window > 0 and not at.probes and bool(at.rule.samples)
+                               and clock() + at.longest < run.deadline - DEADLINE_MARGIN_SECONDS):
             # Long samples (15 grouped GEMMs, say) can satisfy the stopping rule before the
             # PROBE_EVERY-th sample: every case still gets one probe, because the clocks
             # are compared only where no GPU sleep hides the launch (a hidden window is
@@ -480,7 +488,8 @@ class Sampling:
     def _one_more_probe(self, run: CaseRun, at: _Attempt) -> dict | None:
         """One more probe for a flag seen on few samples (off the score), where two of
         the longest round trips so far still fit before the phase's deadline."""
-        if self.judge.clock() + 2 * at.longest >= run.deadline - DEADLINE_MARGIN_SECONDS:
+        if not self.judge.together(
+                self.judge.clock() + 2 * at.longest < run.deadline - DEADLINE_MARGIN_SECONDS):
             return None
         reply = self.sample(run, at.call, 0, f"confirming call {at.call}")
         at.call += run.box.per

@@ -10,7 +10,9 @@ turn, then load and run the case together: a submission's collectives need every
 once. A case's verdict is its first failing rank's, named; on that failure every other
 rank's worker is stopped, since it may wait in a collective that will never complete.
 Each case has its own network, group and workers (the cases of one task may have other
-world sizes). Test mode only so far (needs.ranks says so for the other modes).
+world sizes). A timed case's ranks take each sampling decision together (`RankReference.
+together`), each sample starting behind a barrier in the workers; rank 0's times are the
+case's, as the public evaluators' rank 0 decides.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Any
 
 from harness.consts import Status
 from harness.judging import needs
-from harness.judging.judge import Entry, Judge
+from harness.judging.judge import Entry, Judge, score_phase
 from harness.judging.measure.devices import DeviceInfo
 from harness.judging.needs import TaskNeeds
 from harness.judging.phases import PhaseSpec, Progress
@@ -66,7 +68,8 @@ class Meeting:
 
     def ask(self, rank: int, op: str, value: Any) -> Any:
         """Rank `rank`'s answer to `op` ("generate": `value` is the case; "reference";
-        "check": `value` is its output), once every rank has asked."""
+        "check": `value` is its output; "all": `value` is its wish, the answer whether
+        every rank wished so), once every rank has asked."""
         with self.cond:
             if self.apart is not None:
                 raise RanksApart(self.apart)
@@ -92,7 +95,9 @@ class Meeting:
             if len(ops) != 1:
                 raise RankError(0, f"the ranks asked for different things at once: {sorted(ops)}")
             (op,) = ops
-            if op == "generate":
+            if op == "all":  # a decision every rank takes alike: yes where all say yes
+                self.answers = [all(values)] * self.world
+            elif op == "generate":
                 self.answers = self.group.generate(values[0], timeout)
             elif op == "reference":
                 self.answers = self.group.reference(timeout)
@@ -139,6 +144,12 @@ class RankReference:
     def check(self, data: Any, output: Any) -> tuple[bool, str]:
         ok, message = self.meeting.ask(self.rank, "check", output)
         return bool(ok), str(message or "")
+
+    def together(self, wants: bool) -> bool:
+        """A timed case's decision (one more sample, say), taken alike by every rank: True
+        where every rank `wants` it. The ranks then make the same calls, in which the
+        submission's collectives meet."""
+        return bool(self.meeting.ask(self.rank, "all", bool(wants)))
 
     def work(self, case: dict[str, Any]) -> dict[str, float] | None:
         return self.local.work(case)
@@ -193,6 +204,7 @@ class RankedRun:
                     stop = "not run: an earlier case of this phase timed out"
             phase.cases.append(result)
             self.progress.case_done(spec, result)
+        score_phase(phase, spec, self.task.ranking_by)
         phase.wall_seconds = time.perf_counter() - started
         return phase
 

@@ -139,6 +139,9 @@ class Worker:
         # likewise: a submission that replaces time.perf_counter_ns changes its own clock,
         # never the one its calls are timed with.
         self._ns = time.perf_counter_ns
+        # A multi-GPU case's rank: the barrier every timed sample starts behind, taken as
+        # the group is joined, before the import (`load`); None for one GPU.
+        self._barrier: Callable[[], Any] | None = None
         self.mailbox = None
         self.mail_seq = 0
         # Taken before the submission is imported (see _threads_left).
@@ -246,6 +249,9 @@ class Worker:
             if failed:
                 self.send({"event": Event.ERROR, "kind": "group", "message": failed})
                 return
+            import torch.distributed as dist
+
+            self._barrier = dist.barrier
         sys.path.insert(0, str(self.staging))
         try:
             compile(self.submission_path.read_text(), str(self.submission_path), "exec")
@@ -425,6 +431,8 @@ class Worker:
         self._put_back(picks)
         t_in = self._ns()
         try:
+            if self._barrier is not None:  # every rank starts the sample together, as the
+                self._barrier()  # public evaluators' ranks do: the clock starts after it
             if self.cuda:
                 timed = self._timed_on_gpu(fn, data, ahead)
             else:
