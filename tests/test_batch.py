@@ -210,24 +210,24 @@ def test_a_running_jobs_row_shows_its_phase_and_cases_done():
 def test_a_multi_gpu_tasks_job_takes_a_slot_per_rank(tmp_path):
     """--jobs 3 and cases of 2 ranks: each job holds two CPU slots at once, never a slot
     another job holds; with cases of 4 ranks, more than there are slots, one slot each.
-    (Benchmark mode: its judge says at once that timed runs of multi-GPU tasks are not
-    judged yet; the slots are what is looked at.)"""
+    (Files with a syntax error: their judge answers before any rank's worker starts; the
+    slots are what is looked at.)"""
     folder = tmp_path / "subs"
     folder.mkdir()
     for name in ("a", "b"):  # a job of 2 ranks among 3 slots leaves too few for another
-        shutil.copy(ROOT / "submissions" / "all_gather" / "all_gather_torch.py",
-                    folder / f"{name}.py")
+        (folder / f"{name}.py").write_text("#!POPCORN leaderboard all_gather\n"
+                                           "def custom_kernel(data:\n")
     task = "all_gather"
 
     def batch(case: str) -> dict:
         out = tmp_path / "batch.json"
         r = run_cli("batch", str(folder), "--task", task, "--device", "cpu", "--jobs", "3",
-                    "--mode", "benchmark", "--case", case, "--json", str(out))
+                    "--mode", "test", "--case", case, "--json", str(out))
         assert r.rc == 1 and "Traceback" not in r.out, r.out
         return json.loads(out.read_text())
 
     doc = batch("world_size: 2; size: 64; seed: 11")
-    assert {r["status"] for r in doc["results"]} == {"cannot run here"}
+    assert {r["status"] for r in doc["results"]} == {"error"}, doc["results"]  # the syntax
     for result in doc["results"]:
         (where,) = result["where"]
         slots = where.split(" + ")
