@@ -34,18 +34,34 @@ def _request(mode="test", secret=None, wall=300.0, env=CPU, file=ADD) -> JudgeRe
     return JudgeRequest(options, env, wall)
 
 
-def _judge_pid(template: JudgeTemplate, seen: list[int]) -> threading.Thread:
-    """Note the pid of every judge the template forks while the thread runs."""
-    def watch() -> None:
-        while template.proc is None or template.proc.poll() is None:
+class _Watcher(threading.Thread):
+    """Notes the pid of every judge the template forks, until the template it watches ends
+    or `stop()` (a test ends it: no thread of it outlives the test, whose process runs
+    other tests after it)."""
+
+    def __init__(self, template: JudgeTemplate, seen: list[int]) -> None:
+        super().__init__(daemon=True)
+        self.template, self.seen, self.done = template, seen, threading.Event()
+
+    def run(self) -> None:
+        template = self.template
+        while not self.done.is_set() and (template.proc is None or template.proc.poll() is None):
             if template.proc is not None:
                 for pid in _children_of(template.proc.pid):
-                    if pid not in seen:
-                        seen.append(pid)
-            time.sleep(0.01)
-    thread = threading.Thread(target=watch, daemon=True)
-    thread.start()
-    return thread
+                    if pid not in self.seen:
+                        self.seen.append(pid)
+            self.done.wait(0.01)
+
+    def stop(self) -> None:
+        self.done.set()
+        self.join(5)
+
+
+def _judge_pid(template: JudgeTemplate, seen: list[int]) -> _Watcher:
+    """Note the pid of every judge the template forks while the watcher runs."""
+    watcher = _Watcher(template, seen)
+    watcher.start()
+    return watcher
 
 
 def _children_of(pid: int) -> list[int]:
@@ -78,7 +94,7 @@ def test_each_job_gets_a_judge_of_its_own_forked_from_one_template():
         assert len(set(seen)) >= 2 and template_pid not in seen
     finally:
         template.close()
-    watcher.join(5)
+        watcher.stop()
     assert not _children_of(template_pid)
 
 
@@ -89,10 +105,12 @@ def test_a_killed_judge_is_unjudged_and_a_killed_template_is_started_again():
     machine); past its wall limit, a forked judge is killed; a
     submission that kills its own (forked) worker is its verdict, and the next passes."""
     template = JudgeTemplate()
+    watchers: list[_Watcher] = []
     try:
         assert isinstance(run_judge(_request(), template), Judged)
         seen: list[int] = []
         watcher = _judge_pid(template, seen)
+        watchers.append(watcher)
         killer = threading.Thread(target=_kill_first, args=(seen,), daemon=True)
         killer.start()
         killed = run_judge(_request(mode="benchmark"), template)
@@ -109,7 +127,7 @@ def test_a_killed_judge_is_unjudged_and_a_killed_template_is_started_again():
         assert template.proc.pid != old
 
         seen.clear()  # the template killed mid-job: its judge dies with it
-        watcher = _judge_pid(template, seen)
+        watchers.append(_judge_pid(template, seen))
         mid = threading.Thread(target=_kill_first, args=([template.proc.pid],), daemon=True)
         mid.start()
         gone = run_judge(_request(mode="benchmark"), template)
@@ -128,6 +146,8 @@ def test_a_killed_judge_is_unjudged_and_a_killed_template_is_started_again():
         assert isinstance(after, Judged) and after.document["status"] == "passed", after
     finally:
         template.close()
+        for watcher in watchers:
+            watcher.stop()
 
 
 def _all_gone(pids: list[int], seconds: float) -> bool:

@@ -4,6 +4,7 @@ Worker polls a real mailbox in a child process while the test plays the judge.""
 from __future__ import annotations
 
 import multiprocessing
+import threading
 import time
 from dataclasses import replace
 
@@ -326,8 +327,16 @@ def test_the_polling_loop_runs_no_time_function_replaced_after_the_start(tmp_pat
     worker.refresh, worker.shared = [[]], [[]]
     worker.kernel = lambda data: None
     hooked = []
-    monkeypatch.setattr(clock_module, "perf_counter", lambda: hooked.append(1) or 0.0)
-    monkeypatch.setattr(clock_module, "sleep", lambda s: hooked.append(2))
+    real_clock, real_sleep, here = clock_module.perf_counter, clock_module.sleep, threading.get_ident()
+
+    def clock() -> float:  # another thread of this process (a test's) keeps the real ones
+        return hooked.append(1) or 0.0 if threading.get_ident() == here else real_clock()
+
+    def sleep(seconds: float) -> None:
+        return hooked.append(2) if threading.get_ident() == here else real_sleep(seconds)
+
+    monkeypatch.setattr(clock_module, "perf_counter", clock)
+    monkeypatch.setattr(clock_module, "sleep", sleep)
     box.request(1, "rehearse", 0)
     assert worker._wait_mail() and box.reply_seq() == 1
     assert hooked == []
