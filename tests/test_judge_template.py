@@ -34,6 +34,39 @@ def _request(mode="test", secret=None, wall=300.0, env=CPU, file=ADD) -> JudgeRe
     return JudgeRequest(options, env, wall)
 
 
+# Appended to a submission: its first case (size 1) kills its worker, so that the later
+# cases run in a second worker; every worker says whether it is a fork (it has the
+# judge's modules) or a new interpreter. The pauses (s) come before the crash and before
+# each later call.
+CRASH_FIRST = '''
+import ctypes as _ctypes, sys as _sys, time as _time
+print("worker: " + ("forked" if "harness.execution.judge_template" in _sys.modules
+                    else "new interpreter"), flush=True)
+_first_kernel = custom_kernel
+_PAUSE_FIRST, _PAUSE_LATER = {first}, {later}
+
+
+def custom_kernel(data):
+    if data[0].numel() == 1:
+        _time.sleep(_PAUSE_FIRST)
+        _ctypes.string_at(0xDEAD00000000, 64)
+    _time.sleep(_PAUSE_LATER)
+    return _first_kernel(data)
+'''
+
+
+def crashing_first(folder: Path, base: Path = ADD, first: float = 0.0,
+                   later: float = 0.0) -> Path:
+    """`base` with CRASH_FIRST appended, as a file in `folder`."""
+    file = folder / f"crash_first_{base.stem}.py"
+    file.write_text(base.read_text() + CRASH_FIRST.format(first=first, later=later))
+    return file
+
+
+def _statuses(doc: dict) -> list[str]:
+    return [c["status"] for p in doc["phases"] for c in p["cases"]]
+
+
 class _Watcher(threading.Thread):
     """Notes the pid of every judge the template forks, until the template it watches ends
     or `stop()` (a test ends it: no thread of it outlives the test, whose process runs
@@ -253,12 +286,14 @@ def test_a_submission_sees_nothing_of_the_one_before_it_on_the_same_slot(tmp_pat
                     != "full", reason="needs Landlock ABI 6 or later (full containment)")
 @pytest.mark.parametrize("name", ["write_outside", "read_judge_memory", "connect_socket",
                                   "child_attacks", "read_secret"])
-def test_a_forked_worker_is_contained_and_reports_what_it_refused(tmp_path, name):
+@pytest.mark.parametrize("later", [False, True], ids=["first", "later"])
+def test_a_forked_worker_is_contained_and_reports_what_it_refused(tmp_path, name, later):
     """The containment attacks (tests/containment/) in a worker forked from its judge, as
-    test_containment.py runs them in new interpreters: full containment, nothing escapes
-    (no connection accepted, no file planted, the judge's memory, environment and the
-    database's secret unread), and the audit hook that a new interpreter's sitecustomize
-    installs reports the refusals."""
+    test_containment.py runs them in new interpreters, and (`later`: the first worker
+    crashed on the first case) in the next worker, a fork of the judge's zygote: full
+    containment, nothing escapes (no connection accepted, no file planted, the judge's
+    memory, environment and the database's secret unread), and the audit hook that a new
+    interpreter's sitecustomize installs reports the refusals."""
     import socket
 
     from test_containment import materialize
@@ -270,6 +305,7 @@ def test_a_forked_worker_is_contained_and_reports_what_it_refused(tmp_path, name
     db = tmp_path / "results.db"
     db.write_text("SECRET-" + os.urandom(8).hex())
     attack = materialize(name, tmp_path, server.getsockname()[1], db)
+    attack = crashing_first(tmp_path, attack) if later else attack
     template = JudgeTemplate()
     try:
         result = run_judge(_request(file=attack), template)
@@ -279,8 +315,10 @@ def test_a_forked_worker_is_contained_and_reports_what_it_refused(tmp_path, name
     doc = result.document
     assert doc["harness"]["containment"]["level"] == "full"
     assert doc["harness"]["forked_worker"] is True
-    stdout = doc["worker_output"]["stdout"]
+    stdout = doc["worker_output"]["stdout"]  # the last worker's
     assert "ESCAPED 0" in stdout, stdout
+    if later:
+        assert _statuses(doc)[0] == "crashed" and "worker: forked" in stdout, stdout
     for leak in ("JUDGE_ENV", "JUDGE_MEM", "SECRET-"):
         assert leak not in stdout
     refused = [w for w in doc["warnings"] if w.startswith("the sandbox refused")]

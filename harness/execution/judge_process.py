@@ -51,7 +51,7 @@ def evaluate_request(request: dict[str, Any],
 
     from harness.execution.in_process import judge_here
     from harness.judging import DeviceError, HeadStart, UsageError
-    from harness.judging.sandbox import forked
+    from harness.judging.sandbox import forked, zygote
     from harness.loading.cases import CaseError
     from harness.loading.task_folder import TaskError
     from harness.options import RunOptions
@@ -65,16 +65,20 @@ def evaluate_request(request: dict[str, Any],
     with HeadStart.begin(settings, options.device, file, options.mode) or nullcontext() as head:
         from harness.judging import prepare
 
-        forked.allow(False)  # every later worker is a new interpreter
-        if secret is not None:
-            options = RunOptions.from_wire({**request, "secret": secret()})
+        zygote.start()  # a spare fork, without the secret, for every later worker
+        forked.allow(False)  # no later worker is a fork of this process itself
         try:
-            prepared = prepare(options)
-        except DeviceError as exc:
-            return Unjudged(Failure.MACHINE, str(exc))
-        except (UsageError, TaskError, CaseError, ValueError, OSError) as exc:
-            return Unjudged(Failure.TASK, f"the request cannot be run: {exc}")
-        return judge_here(prepared, settings, progress, head=head)
+            if secret is not None:
+                options = RunOptions.from_wire({**request, "secret": secret()})
+            try:
+                prepared = prepare(options)
+            except DeviceError as exc:
+                return Unjudged(Failure.MACHINE, str(exc))
+            except (UsageError, TaskError, CaseError, ValueError, OSError) as exc:
+                return Unjudged(Failure.TASK, f"the request cannot be run: {exc}")
+            return judge_here(prepared, settings, progress, head=head)
+        finally:
+            zygote.stop()
 
 
 def main() -> int:

@@ -96,6 +96,10 @@ class ProcessBound:
         dac = 1 << _CAP_DAC_OVERRIDE
         self._keep = (_CapData * 2)((dac, dac, dac), (0, 0, 0))
 
+    def __reduce__(self) -> tuple:
+        # Sent to the judge's zygote (zygote.py), which builds its system-call buffers anew.
+        return (type(self), (self.tasks, self.uid, self.base))
+
     @property
     def limit(self) -> int:
         """RLIMIT_NPROC of the worker."""

@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, NoReturn
 
@@ -29,6 +29,10 @@ if TYPE_CHECKING:
     from harness.judging.sandbox.sandbox import Limits
 
 _open = False  # whether a worker started now may be a fork of this process
+# Python's start-up variables of a worker's environment that a fork takes as a new
+# interpreter would (`_as_if_exec`), and those it takes where this process started alike.
+_EMULATED = frozenset({"PYTHONPATH", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE"})
+_OWN_START = frozenset({"PYTHONHASHSEED", "PYTHONWARNINGS", "PYTHONPYCACHEPREFIX"})
 
 
 def allow(on: bool) -> None:
@@ -84,7 +88,7 @@ class ForkedProcess:
 
 
 @dataclass(frozen=True)
-class _Start:
+class Start:
     """What exec would give a new worker: its channel's descriptor and device (its
     arguments), working folder, environment, output files and the descriptors it keeps."""
 
@@ -102,19 +106,50 @@ def fork_worker(channel: int, device: str, cwd: Path, env: Mapping[str, str],
     `python -m harness.judging.worker.worker CHANNEL DEVICE` would be started with `env`,
     in `cwd`, its output in `streams`, in a session of its own, under `limits`."""
     keep = {channel} | ({limits.ruleset.fd} if limits.ruleset is not None else set())
-    start = _Start(channel, device, cwd, dict(env),
-                   (streams[0].fileno(), streams[1].fileno()), frozenset(keep))
+    start = Start(channel, device, cwd, dict(env),
+                  (streams[0].fileno(), streams[1].fileno()), frozenset(keep))
+    return ForkedProcess(fork_contained(start, limits))
+
+
+def honours(env: Mapping[str, str]) -> bool:
+    """Whether a fork of this process starts as a new interpreter given `env` would, as far
+    as Python's own start-up variables go: those a fork emulates (`_as_if_exec`) or this
+    process started with alike. Any other (PYTHONMALLOC, say, passed on by the organiser's
+    `worker.env_pass`) is read only by a new interpreter, so its worker must be one."""
+    return all(k in _EMULATED or (k in _OWN_START and os.environ.get(k) == v)
+               for k, v in env.items() if k.startswith("PYTHON"))
+
+
+def fork_contained(start: Start, limits: Limits) -> int:
+    """Fork a worker and return its pid once its limits hold; raise OSError, the child
+    reaped, where they could not be applied (as `subprocess.Popen` raises where its
+    `preexec_fn` fails)."""
+    read, write = os.pipe()
     pid = os.fork()
     if pid == 0:
-        _become_worker(start, limits)
-    return ForkedProcess(pid)
+        os.close(read)
+        become_worker(replace(start, keep=start.keep | {write}), limits, write)
+    os.close(write)
+    with os.fdopen(read, "rb") as said:
+        refusal = said.read()
+    if refusal:
+        os.waitpid(pid, 0)
+        raise OSError(f"its limits could not be applied: {refusal.decode(errors='replace')}")
+    return pid
 
 
-def _become_worker(start: _Start, limits: Limits) -> None:
-    """In the child: what exec would have given it, the containment, then the worker."""
+def become_worker(start: Start, limits: Limits, report: int) -> None:
+    """In the child: what exec would have given it, the containment, then the worker.
+    Where the containment fails, its error is written to `report` and the child ends;
+    else `report` is closed before the worker's first line."""
     def body() -> None:
-        _as_if_exec(start)
-        limits.apply()
+        try:
+            _as_if_exec(start)
+            limits.apply()
+        except BaseException as exc:  # noqa: BLE001 - told to the parent, which raises it
+            os.write(report, f"{type(exc).__name__}: {exc}".encode()[:4000])
+            os._exit(1)
+        os.close(report)
         limits.close()
         from harness.judging.worker.worker import main
 
@@ -147,7 +182,7 @@ def run_child(body: Callable[[], int | None]) -> NoReturn:
         os._exit(code)
 
 
-def _as_if_exec(start: _Start) -> None:
+def _as_if_exec(start: Start) -> None:
     """The state a new interpreter would start in: its own session, folder, standard
     streams (unbuffered, as PYTHONUNBUFFERED asks), descriptors, signal dispositions,
     environment, arguments, import path and the audit hook its sitecustomize installs (the
@@ -159,7 +194,7 @@ def _as_if_exec(start: _Start) -> None:
     os.dup2(null, 0)
     os.dup2(start.streams[0], 1)
     os.dup2(start.streams[1], 2)
-    for fd in _open_descriptors() - {0, 1, 2} - start.keep:
+    for fd in open_descriptors() - {0, 1, 2} - start.keep:
         try:
             os.close(fd)
         except OSError:
@@ -205,5 +240,5 @@ def _unbuffered(fd: int) -> io.TextIOWrapper:
                             encoding="utf-8", errors="backslashreplace", write_through=True)
 
 
-def _open_descriptors() -> set[int]:
+def open_descriptors() -> set[int]:
     return {int(name) for name in os.listdir("/proc/self/fd")}

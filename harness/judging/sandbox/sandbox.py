@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import bytecode
-from harness.judging.sandbox import forked, landlock
+from harness.judging.sandbox import forked, landlock, zygote
 from harness.judging.sandbox.bounds import (
     ProcessBound,
     Quota,
@@ -360,27 +360,33 @@ class WorkerProcess:
         if self.compile_cache is not None:
             env[COMPILE_CACHE_ENV] = str(self.compile_cache)
         try:
-            if forked.possible():  # a judge forked from its template: no new interpreter
-                self.proc = forked.fork_worker(child.fileno(), self.device, self.scratch, env,
-                                               (self._out, self._err), limits)
-            else:
-                self.proc = subprocess.Popen(
-                    [sys.executable, "-m", "harness.judging.worker.worker",
-                     str(child.fileno()), self.device],
-                    pass_fds=[child.fileno()],
-                    cwd=self.scratch,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=self._out,
-                    stderr=self._err,
-                    start_new_session=True,
-                    preexec_fn=limits.apply,
-                )
+            self.proc = self._spawn(child.fileno(), env, limits)
         finally:
             limits.close()
         child.close()
         self.conn = parent
         _LIVE_WORKERS.add(self.proc.pid)
+
+    def _spawn(self, channel: int, env: dict[str, str],
+               limits: Limits) -> subprocess.Popen | forked.ForkedProcess:
+        """The worker's process: a fork of this judge while it may be one (forked.py), else
+        a fork of the judge's zygote (zygote.py), else a new interpreter; each contained
+        alike."""
+        streams = (self._out, self._err)
+        if forked.honours(env) and forked.possible():  # a judge forked from its template
+            return forked.fork_worker(channel, self.device, self.scratch, env, streams, limits)
+        spare = zygote.current() if forked.honours(env) else None
+        if spare is not None:
+            try:
+                return spare.fork_worker(channel, self.device, self.scratch, env, streams,
+                                         limits)
+            except zygote.ZygoteGone:
+                pass  # a new interpreter
+        return subprocess.Popen(
+            [sys.executable, "-m", "harness.judging.worker.worker", str(channel), self.device],
+            pass_fds=[channel], cwd=self.scratch, env=env, stdin=subprocess.DEVNULL,
+            stdout=self._out, stderr=self._err, start_new_session=True,
+            preexec_fn=limits.apply)
 
     @property
     def pid(self) -> int | None:
@@ -526,7 +532,7 @@ class WorkerProcess:
             _LIVE_WORKERS.discard(self.proc.pid)
         if self.conn is not None:
             self.conn.close()
-        strays = kill_strays(keep=set(_LIVE_WORKERS))
+        strays = kill_strays(keep=set(_LIVE_WORKERS) | zygote.pids())
         return strays + [p for p in kill_user(self.bound and self.bound.uid) if p not in strays]
 
     def close(self) -> list[int]:
