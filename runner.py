@@ -109,6 +109,20 @@ def template(task: str, lang: str, output: Path | None) -> None:
 
 
 @cli.command()
+@click.option("--socket", "path", type=click.Path(path_type=Path),
+              help="Listen here (default: $HARNESS_WARM_HOST, else a folder of this user's).")
+def warm(path: Path | None) -> None:
+    """Keep torch imported for this user's commands: submit and compare then borrow a
+    judge template from this process instead of importing torch again. Until Ctrl-C."""
+    from harness.execution.warm_host import host, socket_path
+
+    path = path or socket_path()
+    if path is None:
+        raise click.UsageError("HARNESS_WARM_HOST is off: name a socket with --socket")
+    sys.exit(host(path))
+
+
+@cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--task", help="Task name or folder (default: each file's #!POPCORN directive).")
 @click.option("--mode", type=click.Choice(["test", "benchmark", "leaderboard"]),

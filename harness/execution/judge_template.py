@@ -24,16 +24,20 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
 import sys
 import threading
 from collections.abc import Mapping, Sequence
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from harness.judging.sandbox.forked import freeze_inherited, run_child
 from harness.settings import ROOT
+
+if TYPE_CHECKING:
+    from harness.execution.warm_host import LentTemplate
 
 # What a judge imports on every job, imported once in the template; none touches a GPU.
 PRELOAD = (
@@ -146,7 +150,7 @@ class JudgeTemplate:
 
     def __init__(self) -> None:
         self.env: dict[str, str] = {}  # the whole environment of its judges
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen | LentTemplate | None = None
         self.channel: socket.socket | None = None
         self._ready = False  # its `ready` read
         self._lock = threading.Lock()  # one judge at a time
@@ -218,9 +222,18 @@ class JudgeTemplate:
         self._ready = True
 
     def _spawn(self) -> None:
-        """Start the template process, without waiting for it. It dies with the thread
-        that starts it (PR_SET_PDEATHSIG follows the thread): a slot's own thread."""
+        """Start the template process, without waiting for it; or take one that this
+        user's warm host lends (warm_host.py), ready at once. One started here dies with
+        the thread that starts it (PR_SET_PDEATHSIG follows the thread): a slot's own
+        thread; a lent one when this process closes its end."""
+        from harness.execution.warm_host import borrow
         from harness.judging.sandbox.sandbox import die_with_parent
+
+        lent = borrow(self.env)
+        if lent is not None:
+            self.proc, self.channel = lent
+            self._ready = True
+            return
 
         ours, theirs = socket.socketpair()
         parent = os.getpid()
@@ -269,25 +282,38 @@ def serve(fd: int) -> int:
     """The template's life: preload, say `ready`, then fork a judge for each job sent on
     the socket `fd` and report its pid and, once reaped, its exit status; ends when the
     slot closes its end."""
-    import importlib
-
     from harness.judging.sandbox.procfs import TEMPLATE_NAME, name_self
-    from harness.judging.sandbox.sandbox import die_with_parent
-    from harness.judging.startup.head_start import guess_device
 
     name_self(TEMPLATE_NAME)
     channel = socket.socket(fileno=fd)
-    gpu = guess_device(None) == "cuda"
-    for name in PRELOAD + (GPU_PRELOAD if gpu else ()):
+    if not preload():
+        return 1
+    channel.sendall(b"ready\n")
+    return fork_judges(channel)
+
+
+def preload() -> bool:
+    """Import what every judge imports (PRELOAD, and GPU_PRELOAD where the machine seems
+    to have a GPU); False where that touched the GPU (a fork could not use it)."""
+    import importlib
+
+    from harness.judging.startup.head_start import guess_device
+
+    for name in PRELOAD + (GPU_PRELOAD if guess_device(None) == "cuda" else ()):
         try:
             importlib.import_module(name)
         except ImportError:  # triton where it is not installed: the judge imports it then
             pass
-    torch = sys.modules["torch"]
-    if torch.cuda.is_initialized():  # a fork of it could not use the GPU
-        return 1
+    return not sys.modules["torch"].cuda.is_initialized()
+
+
+def fork_judges(channel: socket.socket) -> int:
+    """Fork a judge for each job sent on `channel` and report its pid and, once reaped,
+    its exit status; return when the other end is closed. A judge still running then is
+    killed: nobody is left to read its answer."""
+    from harness.judging.sandbox.sandbox import die_with_parent
+
     me = os.getpid()
-    channel.sendall(b"ready\n")
     while True:
         try:
             _, fds, _, _ = socket.recv_fds(channel, 16, 2)
@@ -302,11 +328,34 @@ def serve(fd: int) -> int:
         for f in fds:
             os.close(f)
         channel.sendall(f"{pid}\n".encode())
-        _, status = os.waitpid(pid, 0)
+        status = _reap(pid, channel)
+        if status is None:
+            return 0
         try:
             channel.sendall(f"{os.waitstatus_to_exitcode(status)}\n".encode())
         except OSError:
             return 0
+
+
+def _reap(pid: int, channel: socket.socket) -> int | None:
+    """The judge `pid`'s wait status once it ends; None where the other end of `channel`
+    went first (the judge's whole group is killed and reaped then)."""
+    try:
+        ended = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # an old kernel: wait, as a slot's thread is there
+        return os.waitpid(pid, 0)[1]
+    try:
+        ready, _, _ = select.select([ended, channel], [], [])
+        if ended not in ready:  # the other end closed (it never writes during a job)
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            os.waitpid(pid, 0)
+            return None
+        return os.waitpid(pid, 0)[1]
+    finally:
+        os.close(ended)
 
 
 def _be_judge(request: int, log: int, template: int, die) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 from harness.judging.sandbox.containment import expected_containment
@@ -36,13 +37,14 @@ _GPU_NODES = ("/dev/nvidiactl", "/dev/kfd", "/dev/dxg")
 _ON_DEMAND_NODE = "/dev/nvidia-uvm"
 
 
-def guess_device(requested: str | None) -> str:
+def guess_device(requested: str | None, env: Mapping[str, str] | None = None) -> str:
     """The device kind a run will most likely get, without importing torch: the one asked
-    for, else "cuda" when a GPU driver's node exists and CUDA_VISIBLE_DEVICES does not hide
-    every GPU. The judge's own choice (torch's) decides; a wrong guess costs one process."""
+    for, else "cuda" when a GPU driver's node exists and CUDA_VISIBLE_DEVICES (of `env`,
+    this process's where not given) does not hide every GPU. The judge's own choice
+    (torch's) decides; a wrong guess costs one process."""
     if requested:
         return requested
-    hidden = os.environ.get("CUDA_VISIBLE_DEVICES")
+    hidden = (os.environ if env is None else env).get("CUDA_VISIBLE_DEVICES")
     if hidden is not None and hidden.strip() in ("", "-1"):
         return "cpu"
     return "cuda" if any(Path(node).exists() for node in _GPU_NODES) else "cpu"
