@@ -90,6 +90,35 @@ def _session_compile_caches(tmp_path_factory):
         yield
 
 
+_BASE_ENV = dict(os.environ)  # this test process's, before any test changed it
+_WARM: list = []  # the warm host of this test process, once a command asked for it
+
+
+def warm_env() -> dict[str, str]:
+    """The variable that points a command at this test process's `runner.py warm` host
+    (tests/warmkit.py), started on the first call (without waiting: a command that comes
+    before its imports are done starts its own template): the commands and servers the
+    tests start borrow a template from it where their environment lets them, as a user's
+    would, rather than import torch each. {} where HARNESS_WARM_HOST is set already ("off",
+    or a host the developer started), which the commands then follow."""
+    from harness.execution.warm_host import ENV
+
+    if _BASE_ENV.get(ENV):  # "off", or a host of the developer's own: as it says
+        return {}
+    if not _WARM:
+        from warmkit import Host
+
+        _WARM.append(Host(wait=False, env=_BASE_ENV))
+    return _WARM[0].env()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _stop_the_warm_host():
+    yield
+    for host in _WARM:
+        host.stop()
+
+
 @pytest.fixture(autouse=True)
 def compile_caches(tmp_path_factory, monkeypatch) -> Path:
     """Each test's compiler caches in a folder of its own: no test finds what another
@@ -125,8 +154,8 @@ def run_cli(*args: str, json_path: Path | None = None, env: dict | None = None,
     cmd = [sys.executable, *python, str(ROOT / "runner.py"), *args]
     if json_path is not None:
         cmd += ["--json", str(json_path)]
-    full_env = {k: v for k, v in {**os.environ, "COLUMNS": "200", **(env or {})}.items()
-                if v is not None}
+    full_env = {k: v for k, v in {**os.environ, "COLUMNS": "200", **warm_env(),
+                                  **(env or {})}.items() if v is not None}
     began = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env,
                           cwd=cwd)

@@ -16,7 +16,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, run_cli, warm_env
 
 CASE = ["--case", "size: 64; seed: 1"]
 
@@ -92,7 +92,7 @@ class Server:
         self.proc = subprocess.Popen(
             [sys.executable, str(ROOT / "runner.py"), "serve", "--db", self.db, "--port",
              str(self.port), *self.extra], cwd=ROOT, stdout=self.log.open("a"),
-            stderr=subprocess.STDOUT, start_new_session=True)
+            stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, **warm_env()})
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -9,12 +9,12 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_cli
+from warmkit import Host
 
 from harness.execution import warm_host
 from harness.judging.sandbox.procfs import JUDGE_NAME, name_of
@@ -24,39 +24,15 @@ ADD = "submissions/vectoradd/add_torch.py"
 HANG = "tests/submissions/vectoradd/hang.py"
 
 
-class Host:
-    """`runner.py warm` on a socket of its own (a short path: a socket's is limited)."""
-
-    def __init__(self) -> None:
-        self.folder = Path(tempfile.mkdtemp(prefix="wh"))
-        self.path = self.folder / "host" / "w.sock"
-        self.log = self.folder / "host.log"
-        with open(self.log, "wb") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "runner.py", "warm", "--socket", str(self.path)], cwd=ROOT,
-                stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 120
-        while "lent on" not in self.text():
-            assert self.proc.poll() is None and time.monotonic() < deadline, self.text()
-            time.sleep(0.1)
-
-    def text(self) -> str:
-        return self.log.read_text()
-
-    def env(self, **more: str) -> dict[str, str]:
-        return {warm_host.ENV: str(self.path), **more}
-
-    def stop(self) -> None:
-        self.proc.send_signal(signal.SIGTERM)
-        self.proc.wait(timeout=30)
-
-
 @pytest.fixture(scope="module")
 def host():
     running = Host()
     yield running
+    path = running.path
+    running.proc.send_signal(signal.SIGTERM)
+    running.proc.wait(timeout=30)
+    assert not path.exists()  # the host removes its socket as it ends
     running.stop()
-    assert not running.path.exists()  # the host removes its socket as it ends
 
 
 def _submit(host: Host, tmp_path: Path, file: str = ADD, **env: str) -> subprocess.Popen:
@@ -129,7 +105,7 @@ def test_what_is_refused():
     same = {**own, "env": {**own["env"], "CUDA_VISIBLE_DEVICES": ""}}  # read at first use
     assert warm_host._refusal(same, own) == ""
     assert warm_host._refusal({**own, "root": "/elsewhere"}, own) == "another project folder"
-    assert "code changed" in warm_host._refusal({**own, "code": "0"}, own)
+    assert "changed since the host started" in warm_host._refusal({**own, "code": "0"}, own)
     assert warm_host._refusal({**own, "env": {**own["env"], "PATH": "/usr/bin"}}, own) == (
         "another environment (PATH)")
     assert warm_host._refusal({**own, "env": {"PYTHONPATH": str(ROOT)}}, own) == (

@@ -60,15 +60,34 @@ def socket_path() -> Path | None:
 
 
 def fingerprint(root: Path = ROOT) -> str:
-    """The harness's code as it is on disk now: each source file's path, size and time."""
-    entries = []
-    for path in sorted((root / "harness").rglob("*.py")):
+    """The code a template holds as it is on disk now, without importing it: the
+    interpreter, each of the harness's source files and the preloaded packages' own files
+    (an upgrade of torch changes them), each by path, size and time."""
+    files = sorted((root / "harness").rglob("*.py")) + _package_files()
+    entries = [sys.executable, sys.version]
+    for path in files:
         try:
             st = path.stat()
         except OSError:
             continue
-        entries.append(f"{path.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}")
+        entries.append(f"{path}:{st.st_size}:{st.st_mtime_ns}")
     return hashlib.sha256("\n".join(entries).encode()).hexdigest()
+
+
+def _package_files() -> list[Path]:
+    """The files that say which version of each preloaded package is installed."""
+    import importlib.util
+
+    found = []
+    for name in ("torch", "numpy", "triton"):
+        try:
+            spec = importlib.util.find_spec(name)  # a top-level package: not imported
+        except (ImportError, ValueError):
+            continue
+        if spec is not None and spec.origin:
+            folder = Path(spec.origin).parent
+            found += [folder / "__init__.py", folder / "version.py", folder / "_version.py"]
+    return found
 
 
 class LentTemplate(ForkedProcess):
@@ -109,7 +128,8 @@ def borrow(env: Mapping[str, str]) -> tuple[LentTemplate, socket.socket] | None:
         sock.connect(str(path))
         if _peer(sock)[1] != os.getuid():
             raise OSError("the host is another user's")
-        ask = {"root": str(ROOT), "code": fingerprint(), "env": dict(env)}
+        ask = {"root": str(ROOT), "code": fingerprint(), "env": dict(env),
+               "umask": _umask()}
         sock.sendall(json.dumps(ask).encode() + b"\n")
         answer = _line(sock).split()
         if len(answer) != 2 or answer[0] != b"lent" or _line(sock).strip() != b"ready":
@@ -125,9 +145,9 @@ def host(path: Path) -> int:
     """The host's life: the imports, then a template forked for each command that asks
     for one and may have it (see the module's doc); ends on SIGTERM or SIGINT."""
     from harness.execution.judge_template import preload
-    from harness.judging.sandbox.procfs import TEMPLATE_NAME, name_self
+    from harness.judging.sandbox.procfs import WARM_HOST_NAME, name_self
 
-    name_self(TEMPLATE_NAME)
+    name_self(WARM_HOST_NAME)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     if path.parent.stat().st_uid != os.getuid() or path.parent.stat().st_mode & 0o077:
         print(f"error: {path.parent} must be this user's alone (mode 700)", file=sys.stderr)
@@ -172,7 +192,7 @@ def _lend(conn: socket.socket, own: dict, listener: socket.socket) -> None:
         peer, uid = _peer(conn)
         if uid != os.getuid():
             return
-        ask = json.loads(_line(conn, _HANDSHAKE_LIMIT))
+        ask = _request(conn)
         refusal = _refusal(ask, own)
         if refusal:
             print(f"warm: refused pid {peer}: {refusal}", flush=True)
@@ -187,12 +207,17 @@ def _lend(conn: socket.socket, own: dict, listener: socket.socket) -> None:
         from harness.judging.sandbox.forked import run_child
 
         def template() -> int:
+            from harness.judging.sandbox.procfs import TEMPLATE_NAME, name_self
+
+            name_self(TEMPLATE_NAME)
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # it waits for its judges itself
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # the host's Ctrl-C is not its end
             listener.close()
             os.environ.clear()
             os.environ.update(ask["env"])
+            os.chdir(ROOT)  # as a template of the command's own starts
+            os.umask(int(ask.get("umask", 0o022)))
             conn.settimeout(None)
             conn.sendall(f"lent {os.getpid()}\nready\n".encode())
             return fork_judges(conn)
@@ -205,7 +230,7 @@ def _refusal(ask: dict, own: dict) -> str:
     if ask.get("root") != own["root"]:
         return "another project folder"
     if ask.get("code") != own["code"] or fingerprint() != own["code"]:
-        return "the harness's code changed since the host started"
+        return "the code (the harness, Python or its packages) changed since the host started"
     env, host_env = ask.get("env") or {}, own["env"]
     if guess_device(None, env) != guess_device(None, host_env):
         return "another device (what the imports preload differs)"
@@ -227,6 +252,12 @@ def _template_keys(env: Mapping[str, str]) -> set[str]:
     return set(template_env(env))
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _peer(sock: socket.socket) -> tuple[int, int]:
     """The pid and user of the process at the other end of `sock` (SO_PEERCRED)."""
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
@@ -235,6 +266,8 @@ def _peer(sock: socket.socket) -> tuple[int, int]:
 
 
 def _line(sock: socket.socket, limit: int = 256) -> bytes:
+    """One line from `sock`, read a byte at a time (what follows it is the next
+    reader's)."""
     line = bytearray()
     while not line.endswith(b"\n") and len(line) < limit:
         chunk = sock.recv(1)
@@ -242,3 +275,15 @@ def _line(sock: socket.socket, limit: int = 256) -> bytes:
             break
         line += chunk
     return bytes(line)
+
+
+def _request(sock: socket.socket) -> dict:
+    """A command's request: one line of JSON, the only thing it sends before its answer
+    (so read in blocks)."""
+    data = bytearray()
+    while not data.endswith(b"\n") and len(data) < _HANDSHAKE_LIMIT:
+        chunk = sock.recv(1 << 16)
+        if not chunk:
+            break
+        data += chunk
+    return json.loads(data)
