@@ -82,6 +82,15 @@ def test_a_command_killed_mid_job_takes_its_judge_with_it(host, tmp_path):
     assert host.proc.poll() is None  # the host goes on
 
 
+@pytest.mark.slow
+def test_a_second_host_on_the_same_socket_is_refused_and_the_first_goes_on(host, tmp_path):
+    second = run_cli("warm", "--socket", str(host.path), env={warm_host.ENV: "off"})
+    assert second.rc == 2 and "a host listens on" in second.out, second.out
+    proc = _submit(host, tmp_path)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and f"lent a template to pid {proc.pid}" in host.text(), out
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become another user")
 def test_another_user_gets_nothing(host):
     """Another user cannot reach the host's folder, let alone borrow a template."""

@@ -152,6 +152,9 @@ def host(path: Path) -> int:
     if path.parent.stat().st_uid != os.getuid() or path.parent.stat().st_mode & 0o077:
         print(f"error: {path.parent} must be this user's alone (mode 700)", file=sys.stderr)
         return 2
+    if _answers(path):
+        print(f"error: a host listens on {path} already", file=sys.stderr)
+        return 2
     os.environ["PYTHONPATH"] = str(ROOT)  # as every judge's environment has it (judge_env)
     if not preload():
         print("error: the imports touched the GPU: a fork could not use it", file=sys.stderr)
@@ -172,8 +175,18 @@ def host(path: Path) -> int:
         path.unlink(missing_ok=True)
 
 
+def _answers(path: Path) -> bool:
+    """Whether a process listens on the socket `path` now."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(str(path))
+        except OSError:
+            return False
+    return True
+
+
 def _listen(path: Path) -> socket.socket:
-    path.unlink(missing_ok=True)  # a host that died left it
+    path.unlink(missing_ok=True)  # a host that died left it (a live one is refused first)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old = os.umask(0o077)
     try:
