@@ -23,8 +23,7 @@ from test_judge_template import (
 from harness.execution.judge_process import run_judge
 from harness.execution.judge_template import JudgeTemplate
 from harness.execution.protocol import Judged
-from harness.judging.sandbox.procfs import name_of
-from harness.judging.sandbox.zygote import ZYGOTE_NAME
+from harness.judging.sandbox.procfs import ZYGOTE_NAME, name_of
 
 pytestmark = [pytest.mark.slow,  # real templates, judges and workers
               pytest.mark.xdist_group("judge")]

@@ -128,7 +128,7 @@ class ForkedJudge:
         template's lock (held since the fork) is released then."""
         try:
             channel.settimeout(None)
-            line = _read_line(channel)
+            line = read_line(channel)
         except OSError:
             line = b""
         self.returncode = int(line) if line.strip() else -signal.SIGKILL
@@ -200,7 +200,7 @@ class JudgeTemplate:
         except BrokenPipeError:
             pass  # the judge died at once: its exit status says so
         self.channel.settimeout(_START_TIMEOUT_S)
-        line = _read_line(self.channel)
+        line = read_line(self.channel)
         if not line.strip():
             raise ConnectionError("the template ended before it forked")
         return ForkedJudge(int(line), self.channel, self._lock)
@@ -213,7 +213,7 @@ class JudgeTemplate:
         if self._ready:
             return
         try:
-            ready = _read_line(self.channel)
+            ready = read_line(self.channel)
         except OSError:
             ready = b""
         if ready.strip() != b"ready":
@@ -267,8 +267,9 @@ class JudgeTemplate:
             self._drop()
 
 
-def _read_line(sock: socket.socket) -> bytes:
-    """One line from `sock`, read a byte at a time (the next line is the next judge's)."""
+def read_line(sock: socket.socket) -> bytes:
+    """One line from `sock`, read a byte at a time (what follows it is the next reader's:
+    the next judge's, a lent template's first job)."""
     line = bytearray()
     while not line.endswith(b"\n"):
         byte = sock.recv(1)

@@ -35,6 +35,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from harness.execution.judge_template import read_line
 from harness.judging.sandbox.forked import ForkedProcess
 from harness.settings import ROOT
 
@@ -131,8 +132,8 @@ def borrow(env: Mapping[str, str]) -> tuple[LentTemplate, socket.socket] | None:
         ask = {"root": str(ROOT), "code": fingerprint(), "env": dict(env),
                "umask": _umask()}
         sock.sendall(json.dumps(ask).encode() + b"\n")
-        answer = _line(sock).split()
-        if len(answer) != 2 or answer[0] != b"lent" or _line(sock).strip() != b"ready":
+        answer = read_line(sock).split()
+        if len(answer) != 2 or answer[0] != b"lent" or read_line(sock).strip() != b"ready":
             raise OSError(f"no template lent: {b' '.join(answer).decode(errors='replace')}")
         sock.settimeout(None)
         return LentTemplate(int(answer[1])), sock
@@ -242,8 +243,10 @@ def _refusal(ask: dict, own: dict) -> str:
     """Why the host lends no template for `ask` ("" where it does)."""
     if ask.get("root") != own["root"]:
         return "another project folder"
-    if ask.get("code") != own["code"] or fingerprint() != own["code"]:
+    if ask.get("code") != own["code"]:  # the command's, taken as it asked
         return "the code (the harness, Python or its packages) changed since the host started"
+    from harness.judging.startup.head_start import guess_device
+
     env, host_env = ask.get("env") or {}, own["env"]
     if guess_device(None, env) != guess_device(None, host_env):
         return "another device (what the imports preload differs)"
@@ -251,12 +254,6 @@ def _refusal(ask: dict, own: dict) -> str:
         if key not in _READ_LATE and env.get(key) != host_env.get(key):
             return f"another environment ({key})"
     return ""
-
-
-def guess_device(requested: str | None, env: Mapping[str, str]) -> str:
-    from harness.judging.startup.head_start import guess_device as guess
-
-    return guess(requested, env)
 
 
 def _template_keys(env: Mapping[str, str]) -> set[str]:
@@ -276,18 +273,6 @@ def _peer(sock: socket.socket) -> tuple[int, int]:
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     pid, uid, _ = struct.unpack("3i", creds)
     return pid, uid
-
-
-def _line(sock: socket.socket, limit: int = 256) -> bytes:
-    """One line from `sock`, read a byte at a time (what follows it is the next
-    reader's)."""
-    line = bytearray()
-    while not line.endswith(b"\n") and len(line) < limit:
-        chunk = sock.recv(1)
-        if not chunk:
-            break
-        line += chunk
-    return bytes(line)
 
 
 def _request(sock: socket.socket) -> dict:

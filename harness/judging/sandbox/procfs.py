@@ -10,6 +10,7 @@ from pathlib import Path
 # The names (/proc/PID/comm) the harness gives its processes, whether started from scratch or
 # forked from a template (whose command line they share): how a tool or a test tells them.
 TEMPLATE_NAME = "judge-template"
+ZYGOTE_NAME = "harness-zygote"  # a judge's spare fork, which forks its later workers
 WARM_HOST_NAME = "harness-warm"  # runner.py warm, which lends templates (warm_host.py)
 JUDGE_NAME = "harness-judge"
 WORKER_NAME = "harness-worker"

@@ -373,15 +373,17 @@ class WorkerProcess:
         a fork of the judge's zygote (zygote.py), else a new interpreter; each contained
         alike."""
         streams = (self._out, self._err)
-        if forked.honours(env) and forked.possible():  # a judge forked from its template
-            return forked.fork_worker(channel, self.device, self.scratch, env, streams, limits)
-        spare = zygote.current() if forked.honours(env) else None
-        if spare is not None:
-            try:
-                return spare.fork_worker(channel, self.device, self.scratch, env, streams,
-                                         limits)
-            except zygote.ZygoteGone:
-                pass  # a new interpreter
+        if forked.honours(env):
+            if forked.possible():  # a judge forked from its template
+                return forked.fork_worker(channel, self.device, self.scratch, env, streams,
+                                          limits)
+            spare = zygote.current()
+            if spare is not None:
+                try:
+                    return spare.fork_worker(channel, self.device, self.scratch, env, streams,
+                                             limits)
+                except zygote.ZygoteGone:
+                    pass  # a new interpreter
         return subprocess.Popen(
             [sys.executable, "-m", "harness.judging.worker.worker", str(channel), self.device],
             pass_fds=[channel], cwd=self.scratch, env=env, stdin=subprocess.DEVNULL,

@@ -34,7 +34,6 @@ from harness.judging.sandbox import forked
 if TYPE_CHECKING:
     from harness.judging.sandbox.sandbox import Limits
 
-ZYGOTE_NAME = "harness-zygote"
 _MAX_REQUEST = 1 << 20  # a request's pickled bytes: the worker's environment, its limits
 _NO_PIDFD_POLL_S = 0.05  # how often children are reaped where pidfds are missing
 
@@ -177,7 +176,7 @@ def pids() -> set[int]:
 
 def _live(sock: socket.socket, judge: int) -> int:
     """The zygote's life: nothing of the judge's but its socket, then fork on request."""
-    from harness.judging.sandbox.procfs import name_self
+    from harness.judging.sandbox.procfs import ZYGOTE_NAME, name_self
     from harness.judging.sandbox.sandbox import die_with_parent
 
     forked.freeze_inherited()
