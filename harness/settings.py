@@ -30,6 +30,7 @@ class TimingSettings:
     target_rse: float
     host_launch: str
     hidden_window_us: float
+    trace_calls: bool
 
     def __post_init__(self) -> None:
         if self.host_launch not in ("hidden", "counted"):
@@ -144,13 +145,12 @@ class ProfileSettings:
     """What `--mode profile` runs per benchmark case (`profile:`)."""
 
     calls: int
-    rows: int
     ncu: bool
     reports_dir: str
 
     def __post_init__(self) -> None:
-        if min(self.calls, self.rows) < 1:
-            raise ValueError("profile.calls and rows must be at least 1")
+        if self.calls < 1:
+            raise ValueError("profile.calls must be at least 1")
 
 
 @dataclass(frozen=True)
@@ -324,6 +324,7 @@ RETIRED = {
     "integrity.floor_margin": "a score below the physics floor is always rejected",
     "worker.max_restarts": "MAX_RESTARTS in harness/judging/judge.py",
     "web.output_tail_chars": "OUTPUT_TAIL_CHARS in harness/web/app.py",
+    "profile.rows": "ROWS in harness/judging/profile/profiling.py",
 }
 
 

@@ -433,3 +433,50 @@ def test_contest_parity_splits_the_harness_wall_where_runs_say_so(tmp_path):
     assert done.returncode == 0, done.stderr
     assert ("benchmark wall 11.0 s vs 12.0 s (harness: 3.5 s before the evaluation, 7.5 s in "
             "it, 1.0 s after)") in done.stdout
+
+
+@pytest.mark.slow
+def test_call_trace_traces_the_harness_beside_the_public_loop(tmp_path):
+    """benchmarks/call_trace.py on the CPU: the harness's samples with both hosts' accounts,
+    the public loop's calls beside them, the summary and the features, and --read again."""
+    out = tmp_path / "trace"
+    task = BENCH / "tasks" / "empty_call"
+    proc = python("benchmarks/call_trace.py", str(task / "submission.py"), "--task", str(task),
+                  "--device", "cpu", "--public-loop", "--out", str(out))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    traces = json.loads((out / "trace.json").read_text())
+    assert sorted(t["side"] for t in traces) == ["harness", "public"]
+    harness = next(t for t in traces if t["side"] == "harness")
+    assert len(harness["records"]) >= 10
+    for record in harness["records"]:
+        assert record["scored"] and record["ns"] > 0 and record["rt"] >= record["ns"]
+        for side in ("worker", "judge"):
+            assert set(record[side]) == {"vcsw", "ivcsw", "minflt", "gc", "cpu_before",
+                                         "cpu_after"}
+            assert record[side]["cpu_after"] >= 0
+    public = next(t for t in traces if t["side"] == "public")
+    assert len(public["records"]) == 100
+    assert "slow share" in proc.stdout
+    assert "harness: the slow calls against the others" in proc.stdout
+    assert "public: the slow calls against the others" in proc.stdout
+    again = python("benchmarks/call_trace.py", "--read", str(out / "trace.json"))
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == proc.stdout.split("\ndata:")[0].strip()
+
+
+def test_call_trace_summary_counts_what_slow_calls_add():
+    """A case's slow calls (over 1.5x its median) and their share of its sum; probes are
+    traced but not scored on a GPU."""
+    import call_trace
+
+    records = [{"ns": 10.0, "scored": True} for _ in range(8)]
+    records += [{"ns": 40.0, "scored": True}, {"ns": 100.0, "scored": False, "probe": True}]
+    summary = call_trace.case_summary(records)
+    assert summary["calls"] == 9 and summary["slow"] == 1
+    assert summary["median_us"] == pytest.approx(0.01)
+    assert summary["slow_share"] == pytest.approx(30.0 / 120.0)
+    slow, others = call_trace.slow_and_others(records)
+    assert [r["ns"] for r in slow] == [40.0, 100.0] and len(others) == 8
+    rows = dict((label, (s, o)) for label, s, o in call_trace.feature_table(
+        [{"side": "harness", "records": records}], "harness"))
+    assert rows["calls"] == (2.0, 8.0) and rows["probe"] == (0.5, 0.0)

@@ -436,3 +436,19 @@ def test_no_wake_handshake_while_the_worker_still_polls(tmp_path):
     finally:
         mailer.join()
         channel.close()
+
+
+def test_mailbox_carries_a_trace_only_where_the_worker_wrote_one(tmp_path):
+    """timing.trace_calls: the worker's host account crosses the mailbox as numbers; a
+    reply without one has no trace (the judge then records none)."""
+    path = str(tmp_path / "mailbox")
+    judge, worker = Mailbox(path, create=True), Mailbox(path)
+    try:
+        usage = {"vcsw": 1, "ivcsw": 2, "minflt": 3, "gc": 0, "cpu_before": 5, "cpu_after": 0}
+        worker.answer(1, Mailbox.DONE, {"ns": 10.0, "trace": usage})
+        assert judge.reply()["trace"] == usage
+        worker.answer(2, Mailbox.DONE, {"ns": 10.0})
+        assert "trace" not in judge.reply()
+    finally:
+        worker.close()
+        judge.close()

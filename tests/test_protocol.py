@@ -270,8 +270,12 @@ def test_sequence_numbers_are_published_last(tmp_path):
     box.writes.clear()
     box.answer(1, Mailbox.DONE, {"ns": 1.0})
     fields = {Mailbox._REP_STATUS, Mailbox._REP_NS, *Mailbox.BREAKDOWN.values(),
-              *Mailbox.FLAGS.values()}
+              *Mailbox.FLAGS.values(), Mailbox._TRACED}
     assert set(box.writes[:-1]) == fields and box.writes[-1] == Mailbox._REP_SEQ
+    box.writes.clear()
+    box.answer(2, Mailbox.DONE, {"ns": 1.0, "trace": {"vcsw": 1}})
+    assert set(box.writes[:-1]) == fields | set(Mailbox.TRACE.values())
+    assert box.writes[-1] == Mailbox._REP_SEQ
     box.close()
 
 

@@ -289,6 +289,7 @@ class Judge:
             "submission": self.task.submission_name, "shown_name": self.submission.name,
             "gpu_memory_fraction": self.settings.worker.gpu_memory_fraction,
             "spin_seconds": SPIN_SECONDS[self.device.kind],
+            "trace": self.settings.timing.trace_calls,
             "mailbox": self._open_channel(w),
             "memory_limit_bytes": (gb_to_bytes(self.settings.worker.cpu_memory_limit_gb)
                                    if self.device.kind == "cpu" else 0),
@@ -612,7 +613,8 @@ class Judge:
         settings = self.settings.profile
         for i, slot in enumerate(slots):
             fill_slot(slot, self.generate(case, plan, i + 1))
-        self.worker.send({"op": "profile", "calls": settings.calls, "rows": settings.rows})
+        self.worker.send({"op": "profile", "calls": settings.calls,
+                          "rows": profiling.ROWS})
         reply = self.worker.recv(max(deadline - self.clock(), 1.0))
         if reply.get("event") == Event.ERROR:
             raise CaseFailure(STATUS_BY_KIND.get(reply.get("kind"), Status.ERROR),
@@ -620,7 +622,7 @@ class Judge:
         if reply.get("event") != Event.PROFILE:
             raise ProtocolError(f"expected a profile, got {reply.get('event')!r}")
         try:
-            result.profile = profiling.clean(reply.get("profile"), settings.rows)
+            result.profile = profiling.clean(reply.get("profile"), profiling.ROWS)
         except ValueError as exc:
             raise ProtocolError(str(exc)) from exc
         if self.device.kind != "cuda" or not settings.ncu:

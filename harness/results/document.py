@@ -32,7 +32,9 @@ class CaseResult:
     wall_parts: dict[str, float] = field(default_factory=dict)  # seconds per step of it
     host_launch_ns: float | None = None  # the worker's clock around one call (median of probes)
     profile: dict[str, Any] | None = None  # --mode profile: kernels or operators of a few calls
-    samples: dict[str, list[float]] | None = None  # timed cases: "ns", "host_ns" per sample
+    # timed cases: "ns", "host_ns" per scored sample; "trace" (timing.trace_calls): a record
+    # per timed sample, probes too (harness.judging.measure.call_trace)
+    samples: dict[str, list[Any]] | None = None
 
     @property
     def passed(self) -> bool:

@@ -22,6 +22,7 @@ from harness.consts import Status
 from harness.durations import micros
 from harness.judging import needs
 from harness.judging.checking import output_sanity
+from harness.judging.measure.call_trace import HostUsage, sample_record
 from harness.judging.measure.devices import ClockReading, DeviceInfo, Flusher
 from harness.judging.measure.integrity import (
     CONFIRM_PROBES,
@@ -168,6 +169,7 @@ class _Attempt:
     timed: list[dict] = field(default_factory=list)  # the scored samples
     probes: list[dict] = field(default_factory=list)
     replies: list[dict] = field(default_factory=list)  # every timed sample, probes too
+    trace: list[dict] = field(default_factory=list)  # with timing.trace_calls (call_trace.py)
 
     def took(self, reply: dict) -> None:
         """Keep what a sample says about the next ones: its host time and its length."""
@@ -181,6 +183,8 @@ class Sampling:
     def __init__(self, judge: SamplingHost) -> None:
         self.judge = judge
         self.clock_reading: ClockReading | None = None  # the last timed case's, not collected
+        # the judge's host around each round trip, where samples are traced
+        self.usage = HostUsage() if judge.settings.timing.trace_calls else None
 
     # -- what the judge asks ------------------------------------------------------------
     def calibrate_before_import(self, timeout: float) -> Calibration:
@@ -270,8 +274,11 @@ class Sampling:
         self._write_inputs(box, fresh, inputs)
         for k in fresh:
             poison(box.outputs[k])
+        used = self.usage.now() if self.usage is not None else None
         reply, rt = self._roundtrip({"op": "call", "slot": start, "ahead": ahead},
                                     self._left(run.deadline))
+        if used is not None:
+            reply = dict(reply, judge_trace=self.usage.since(used), began=began)
         self.judge.progress.call_done()  # after the round trip: outside every clock
         if reply.get("event") == Event.ERROR:
             self._call_failure(reply, relayout=relayout and first is not None)
@@ -469,9 +476,12 @@ class Sampling:
             reply["ahead"] = ahead  # the GPU sleep it was sent (the judge's own figure)
             at.took(reply)
             at.replies.append(reply)
+            scored = not probe or every == 1
+            if self.usage is not None:
+                at.trace.append(sample_record(reply, at.call, probe, scored, at.started))
             if probe:
                 at.probes.append(reply)
-            if not probe or every == 1:
+            if scored:
                 at.rule.add(float(reply["ns"]))
                 at.timed.append(reply)
             at.call += per
@@ -506,6 +516,8 @@ class Sampling:
         result.samples = {"ns": [round(x, 1) for x in at.rule.samples],
                           "host_ns": [round(_number_or_zero(r.get("host_ns")), 1)
                                       for r in at.timed]}
+        if at.trace:  # every timed sample, probes too, in the order taken
+            result.samples["trace"] = at.trace
         result.score_ns = stats.mean
         result.host_launch_ns = host_launch_ns(at.probes, at.replies)
         result.integrity = {"stopped": at.rule.reason,

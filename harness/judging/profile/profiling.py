@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+ROWS = 20  # kernels (GPU) or operators (CPU) listed per case, longest first
 NAME_LIMIT = 300  # characters of a kernel or operator name kept (C++ templates run long)
 TOOL = "torch.profiler"
 # Lines the profiler's own libraries write to stderr (kineto), not the submission.

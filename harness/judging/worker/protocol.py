@@ -80,7 +80,7 @@ class Mailbox:
     judge still trusts nothing the worker writes. Errors travel on the pipe.
     """
 
-    SIZE = 144
+    SIZE = 192
     _REQ_SEQ, _REQ_OP, _REQ_SLOT, _REP_SEQ, _REP_STATUS, _REP_NS = 0, 8, 12, 16, 24, 32
     _REQ_AHEAD = 88  # GPU sleep (cycles) before the start event: the hidden launch window
     # The worker's own breakdown of a call (diagnostics, never trusted).
@@ -88,6 +88,11 @@ class Mailbox:
                  "pre_ns": 128, "lead_ns": 136}
     # What a sample lacked (the warm-up's memory): in a reply only where set.
     FLAGS = {"unwarmed": 112}
+    # The worker's per-sample account of its host (worker._ThreadUsage), where the judge
+    # asked for a trace: in a reply only where the worker wrote one (TRACED set).
+    TRACE = {"vcsw": 144, "ivcsw": 152, "minflt": 160, "gc": 168, "cpu_before": 176,
+             "cpu_after": 184}
+    _TRACED = 104
     # Before starting its clock the judge makes sure the worker is polling, not asleep.
     _WAKE_REQ, _WAKE_ACK = 72, 80
     OPS = {"call": 1, "noop": 2, "rehearse": 3}
@@ -153,6 +158,9 @@ class Mailbox:
         for key, offset in self.FLAGS.items():
             if self._get("<d", offset):
                 out[key] = True
+        if self._get("<d", self._TRACED):
+            out["trace"] = {key: int(self._get("<d", offset))
+                            for key, offset in self.TRACE.items()}
         return out
 
     # worker side
@@ -180,6 +188,10 @@ class Mailbox:
             self._put("<d", offset, float(reply.get(key, 0.0)))
         for key, offset in self.FLAGS.items():
             self._put("<d", offset, 1.0 if reply.get(key) else 0.0)
+        trace = reply.get("trace") or {}
+        for key, offset in self.TRACE.items() if trace else ():
+            self._put("<d", offset, float(trace.get(key, 0)))
+        self._put("<d", self._TRACED, 1.0 if trace else 0.0)
         self._put("<Q", self._REP_SEQ, seq)
 
     def close(self) -> None:

@@ -21,6 +21,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from harness.judging.measure.call_trace import HostUsage
 from harness.judging.needs import needs_gpu
 from harness.judging.worker.protocol import Event, encode
 
@@ -139,6 +140,9 @@ class Worker:
         # likewise: a submission that replaces time.perf_counter_ns changes its own clock,
         # never the one its calls are timed with.
         self._ns = time.perf_counter_ns
+        # Where the judge traces its samples: this thread's host around each sample (a
+        # diagnostic, the worker's own account, never trusted).
+        self._usage = HostUsage() if init.get("trace") else None
         # A multi-GPU case's rank: the barrier every timed sample starts behind, taken as
         # the group is joined, before the import (`load`); None for one GPU.
         self._barrier: Callable[[], Any] | None = None
@@ -429,6 +433,7 @@ class Worker:
             for shared, mine in self.refresh[i]:
                 calls.copy(mine, shared)
         self._put_back(picks)
+        used = self._usage.now() if self._usage is not None else None
         t_in = self._ns()
         try:
             if self._barrier is not None:  # every rank starts the sample together, as the
@@ -460,6 +465,8 @@ class Worker:
         reply["threads"] = self._threads_left()
         if timed.unwarmed:  # no memory for the warm-up's 1 MiB: this sample ran without it
             reply["unwarmed"] = True
+        if used is not None:
+            reply["trace"] = self._usage.since(used)
         return reply
 
     def _timed_on_gpu(self, fn: Callable[[Any], Any], data: list[Any], ahead: int) -> _Timed:

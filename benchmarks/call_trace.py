@@ -1,0 +1,248 @@
+"""Where a case's slow calls come from: a per-call trace of the harness beside the public
+evaluators' own loop, on the same submission and cases, and what the slowest calls had in
+common.
+
+    python benchmarks/call_trace.py SUBMISSION --task TASK [--device cuda|cpu] [--runs 1]
+        [--public-loop] [--cases 0,1] [--out DIR]
+    python benchmarks/call_trace.py --read DIR/trace.json
+
+The harness side is `runner.py submit --mode benchmark` with `timing.trace_calls` on: each
+timed sample's event time, the judge's round trip, the worker's own breakdown (launch,
+synchronisation, output copy) and both processes' host account around it (context
+switches, page faults, garbage collections, the CPU each ran on; see
+harness/judging/measure/call_trace.py). The public side (`--public-loop`) is the pmpp_v2
+evaluator's benchmark loop in a fresh process, on the same cases: an L2 flush (a 256 MiB
+`fill_`), the start event, one call, the end event, a device synchronise, up to 100 calls,
+with the same host account per call.
+
+Per case and side it prints the mean, the median, the 95th percentile and the largest, the
+slow calls (over SLOW_OVER_MEDIAN times the case's median) and their share of the case's
+mean (what they add over the median, over the sum), then the slow calls' features beside
+the others'. Results go to OUT/trace.json; `--read` prints a saved one again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks._load import run_submit  # noqa: E402
+
+# A call is slow where its time is over this many times its case's median.
+SLOW_OVER_MEDIAN = 1.5
+# The public pmpp_v2 evaluator's loop: at most this many timed calls per case.
+PUBLIC_MAX_REPEATS = 100
+# Features compared between slow calls and the others: (label, how to read one record).
+FEATURES = [
+    ("probe", lambda r: float(r.get("probe", False))),
+    ("host us", lambda r: r.get("host_ns", 0.0) / 1e3),
+    ("lead us", lambda r: r.get("lead_ns", 0.0) / 1e3),
+    ("sync us", lambda r: r.get("sync_ns", 0.0) / 1e3),
+    ("round trip us", lambda r: r.get("rt", 0.0) / 1e3),
+    ("worker csw", lambda r: _usage(r, "worker", "vcsw") + _usage(r, "worker", "ivcsw")),
+    ("worker ivcsw", lambda r: _usage(r, "worker", "ivcsw")),
+    ("worker gc", lambda r: _usage(r, "worker", "gc")),
+    ("worker faults", lambda r: _usage(r, "worker", "minflt")),
+    ("worker moved", lambda r: _moved(r, "worker")),
+    ("judge ivcsw", lambda r: _usage(r, "judge", "ivcsw")),
+    ("same CPU", lambda r: _same_cpu(r)),
+    ("early (first 5)", lambda r: float(r.get("index", 99) < 5)),
+]
+
+
+def _usage(record: dict, side: str, key: str) -> float:
+    return float((record.get(side) or {}).get(key, 0))
+
+
+def _moved(record: dict, side: str) -> float:
+    usage = record.get(side) or {}
+    return float(usage.get("cpu_before", -1) != usage.get("cpu_after", -1))
+
+
+def _same_cpu(record: dict) -> float:
+    """1 where the judge and the worker ended the sample on one CPU."""
+    worker, judge = record.get("worker") or {}, record.get("judge") or {}
+    return float(worker.get("cpu_after", -1) == judge.get("cpu_after", -2))
+
+
+# -- the harness's side -------------------------------------------------------------------
+def harness_traces(submission: Path, task: str, device: str, run: int, out: Path) -> list[dict]:
+    """Run the harness once with its trace on; per case, its records."""
+    config = out / "trace.yaml"
+    config.write_text("timing:\n  trace_calls: true\n")
+    found = []
+    doc, proc, wall = run_submit(submission, out / f"harness{run}.json", "--task", task,
+                                 "--mode", "benchmark", "--device", device,
+                                 "--config", str(config), "--no-record")
+    if not doc:
+        raise SystemExit(f"the harness wrote no result:\n{proc.stdout[-2000:]}"
+                         f"{proc.stderr[-2000:]}")
+    for phase in doc["phases"]:
+        for case in phase["cases"]:
+            trace = (case.get("samples") or {}).get("trace") or []
+            records = [dict(r, index=i) for i, r in enumerate(trace)]
+            found.append({"side": "harness", "run": run, "case": case["index"],
+                          "status": case["status"], "records": records, "wall": wall})
+    return found
+
+
+# -- the public evaluator's loop ----------------------------------------------------------
+def public_traces(submission: Path, task: str, device: str, run: int, out: Path) -> list[dict]:
+    """The public loop (`_public_loop`) once, in a fresh process."""
+    path = out / f"public{run}.json"
+    proc = subprocess.run([sys.executable, __file__, "--_loop", str(submission), "--task",
+                           task, "--device", device, "--out", str(path)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0 or not path.exists():
+        raise SystemExit(f"the public loop failed:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+    return [dict(case, side="public", run=run) for case in json.loads(path.read_text())]
+
+
+def _public_loop(submission: Path, task: str, device: str, out: Path) -> None:
+    """pmpp_v2's `_run_single_benchmark` on every benchmark case, recheck off as in its
+    benchmark mode, each call's host account kept."""
+    import time
+
+    import torch
+
+    from benchmarks._load import load_submission, load_task_modules
+    from harness.judging.measure.call_trace import HostUsage
+
+    reference, _, cases = load_task_modules(task)
+    kernel = load_submission(submission).custom_kernel
+    cuda, usage = device == "cuda", HostUsage()
+    found = []
+    for index, case in enumerate(cases):
+        args = {k: v for k, v in case.items() if k != "name"}
+        if "device" in inspect.signature(reference.generate_input).parameters:
+            args["device"] = device
+        data = reference.generate_input(**args)
+        kernel(data)  # the obligatory first call (checked publicly; timing is what we trace)
+        records = []
+        for i in range(PUBLIC_MAX_REPEATS):
+            before = usage.now()
+            t0 = time.perf_counter_ns()
+            if cuda:
+                torch.cuda.synchronize()
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                dummy = torch.empty((32, 1024, 1024), dtype=torch.int64, device="cuda")
+                dummy.fill_(42)
+                del dummy
+                start.record()
+            h0 = time.perf_counter_ns()
+            output = kernel(data)
+            h1 = time.perf_counter_ns()
+            if cuda:
+                end.record()
+                torch.cuda.synchronize()
+                ns = start.elapsed_time(end) * 1e6
+            else:
+                ns = float(h1 - h0)
+            del output
+            records.append({"index": i, "ns": ns, "host_ns": float(h1 - h0),
+                            "rt": float(time.perf_counter_ns() - t0), "worker": usage.since(before)})
+        found.append({"case": index, "status": "passed", "records": records})
+    out.write_text(json.dumps(found))
+
+
+# -- what the slow calls had in common ----------------------------------------------------
+def case_summary(records: list[dict]) -> dict:
+    """A case's figures over its scored calls (on a GPU no score reads the probes): mean, median, p95, max (µs), the slow calls and their share of the mean."""
+    scored = [r for r in records if r.get("scored", True)]
+    times = sorted(r["ns"] for r in scored)
+    if not times:
+        return {"calls": 0}
+    median = statistics.median(times)
+    slow = [t for t in times if t > SLOW_OVER_MEDIAN * median]
+    return {"calls": len(times), "mean_us": statistics.fmean(times) / 1e3,
+            "median_us": median / 1e3, "p95_us": times[int(0.95 * (len(times) - 1))] / 1e3,
+            "max_us": times[-1] / 1e3, "slow": len(slow),
+            "slow_share": sum(t - median for t in slow) / sum(times)}
+
+
+def slow_and_others(records: list[dict]) -> tuple[list[dict], list[dict]]:
+    """A case's calls over SLOW_OVER_MEDIAN times its median (probes among them, against
+    the scored calls' median), and the others."""
+    scored = [r["ns"] for r in records if r.get("scored", True)] or [r["ns"] for r in records]
+    limit = SLOW_OVER_MEDIAN * statistics.median(scored)
+    return [r for r in records if r["ns"] > limit], [r for r in records if r["ns"] <= limit]
+
+
+def feature_table(traces: list[dict], side: str) -> list[tuple[str, float, float]]:
+    """(feature, its mean over the slow calls, over the others) for one side, all cases."""
+    slow, others = [], []
+    for trace in traces:
+        if trace["side"] == side and trace["records"]:
+            s, o = slow_and_others(trace["records"])
+            slow += s
+            others += o
+    def mean(read, records: list[dict]) -> float:
+        return statistics.fmean(read(r) for r in records) if records else float("nan")
+
+    rows = [(label, mean(read, slow), mean(read, others)) for label, read in FEATURES]
+    return [("calls", float(len(slow)), float(len(others))), *rows]
+
+
+def report(traces: list[dict]) -> str:
+    """The printed summary: per case and side, then the features of the slow calls."""
+    lines = [f"{'side':<8} {'run':>3} {'case':>4} {'calls':>5} {'mean':>9} {'median':>9} "
+             f"{'p95':>9} {'max':>9} {'slow':>4} {'slow share':>10}"]
+    for t in sorted(traces, key=lambda t: (t["case"], t["side"], t["run"])):
+        s = case_summary(t["records"])
+        if not s["calls"]:
+            lines.append(f"{t['side']:<8} {t['run']:>3} {t['case']:>4}  no timed call ({t['status']})")
+            continue
+        lines.append(f"{t['side']:<8} {t['run']:>3} {t['case']:>4} {s['calls']:>5} "
+                     f"{s['mean_us']:>9.2f} {s['median_us']:>9.2f} {s['p95_us']:>9.2f} "
+                     f"{s['max_us']:>9.2f} {s['slow']:>4} {s['slow_share']:>10.1%}")
+    lines.append(f"(µs per call; slow: over {SLOW_OVER_MEDIAN}x the case's median; its share: "
+                 "what the slow calls add over the median, over the case's sum)")
+    for side in sorted({t["side"] for t in traces}):
+        lines.append(f"\n{side}: the slow calls against the others (means per call)")
+        for label, slow, others in feature_table(traces, side):
+            lines.append(f"  {label:<16} {slow:>10.2f} {others:>10.2f}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("submission", nargs="?", type=Path)
+    ap.add_argument("--task", default="vectoradd")
+    ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--public-loop", action="store_true")
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--read", type=Path, help="print a saved trace.json again")
+    ap.add_argument("--_loop", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args._loop:
+        return _public_loop(args.submission, args.task, args.device, args.out)
+    if args.read:
+        print(report(json.loads(args.read.read_text())))
+        return None
+    if args.submission is None:
+        ap.error("a submission (or --read) is needed")
+    out = args.out or Path(tempfile.mkdtemp(prefix="call-trace-"))
+    out.mkdir(parents=True, exist_ok=True)
+    traces = []
+    for run in range(args.runs):  # the two sides alternate
+        traces += harness_traces(args.submission, args.task, args.device, run, out)
+        if args.public_loop:
+            traces += public_traces(args.submission, args.task, args.device, run, out)
+    (out / "trace.json").write_text(json.dumps(traces))
+    print(report(traces))
+    print(f"\ndata: {out / 'trace.json'}")
+    return None
+
+
+if __name__ == "__main__":
+    main()
