@@ -172,6 +172,7 @@ def _server(ev: Evaluation, flags: dict, db: Path) -> None:
         store.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("route", [_submit, _batch, _record, _server],
                          ids=["submit", "batch", "record", "server"])
 def test_every_route_records_what_admission_lets_in(route, tmp_path):

@@ -86,6 +86,7 @@ def test_a_fork_bomb_stops_at_the_bound_and_leaves_nothing(tmp_path):
     assert any("at most 64 processes" in e for e in doc["harness"]["containment"]["enforced"])
 
 
+@pytest.mark.slow
 @root_only
 def test_a_disk_filler_stops_at_the_quota_and_its_scratch_goes(tmp_path):
     """A 64 MiB scratch quota: the writes fail (ENOSPC) once it is full, the verdict names

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 
+import pytest
 import yaml
 from conftest import ROOT
 
@@ -80,6 +81,7 @@ def test_a_pull_request_that_edits_the_judge_is_refused(tmp_path):
     assert taken.returncode == 1 and "submissions/vectoradd/add_torch.py (M)" in taken.stderr
 
 
+@pytest.mark.slow
 def test_an_added_submission_gets_the_base_verdict(tmp_path):
     repo, base = base_repo(tmp_path)
     wrong = "#!POPCORN leaderboard vectoradd\n" + (

@@ -6,6 +6,7 @@ from conftest import MAILBOX_ON_CPU, ROOT, SHARED, cpu_only, needs_shared, patch
 
 
 # Not marked slow: the quick loop (`-m "not slow"`) keeps this one submit end to end.
+@pytest.mark.slow
 def test_test_mode_from_the_directive(cli):
     r = cli("submit", "submissions/vectoradd/add_torch.py", "--mode", "test")
     assert r.rc == 0, r.out

@@ -52,6 +52,7 @@ def test_usage_errors_exit_2(cli, tmp_path):
         assert "Traceback" not in r.out
 
 
+@pytest.mark.slow
 def test_a_file_that_fails_its_tests_is_named_and_nothing_is_timed(cli, tmp_path):
     a = _file(tmp_path, "a.py")
     r = cli("compare", str(a), str(BAD / "wrong_values.py"), *CASE)

@@ -135,6 +135,7 @@ def _sequential(rng: random.Random, change: float, sigma: float, runs: int = 10,
             return compare_pairs(a, b).geomean
 
 
+@pytest.mark.slow
 def test_the_looks_together_keep_the_error_near_five_percent():
     """Copies (no change) over many simulated compares of up to 10 pairs, looking after
     each from the third: about 5% read a difference (95% intervals at every look read

@@ -55,6 +55,7 @@ def _pattern(mode: str) -> tuple[int, int]:
     return int(touched), int(faults)
 
 
+@pytest.mark.slow
 @glibc
 def test_outputs_reuse_the_touched_heap_where_they_would_fault_without_it():
     if _pattern("none")[1] < 10 * 512:  # fresh 2 MiB blocks: 512 faults each (4 KiB pages)

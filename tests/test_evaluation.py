@@ -90,6 +90,7 @@ def test_the_process_age_is_read_from_proc():
     assert age is None or 0 < age < 10 * 24 * 3600
 
 
+@pytest.mark.slow
 def test_one_evaluation_on_the_cpu():
     """A test-mode run of two given cases: the phase's verdicts, the worker's start and
     calibration, the device and the harness in the result."""

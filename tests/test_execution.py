@@ -30,6 +30,7 @@ def _options(file=ADD, task="vectoradd", mode="test") -> RunOptions:
     return RunOptions(file=file, task=task, mode=mode, device="cpu", timeout=30)
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("judge")
 def test_a_judge_process_answers_judged_or_unjudged_and_says_whether_to_retry(tmp_path):
     """One real judge process each: a passing file is Judged (its document whole); a task

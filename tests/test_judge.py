@@ -118,6 +118,7 @@ def custom_kernel(data):
 """
 
 
+@pytest.mark.slow
 def test_a_worker_that_dies_on_one_case_is_replaced_for_the_next(tmp_path):
     """A crash ends its case only: the judge starts a fresh worker, which loads the
     submission again, and the phase goes on."""
@@ -156,6 +157,7 @@ def custom_kernel(data):
 """
 
 
+@pytest.mark.slow
 def test_a_worker_killed_from_outside_runs_its_case_again_in_a_fresh_one(tmp_path):
     """SIGKILL the worker in the middle of a call, as the OOM killer or an operator would:
     nothing the judge can name explains the death, so the case runs again in a fresh
@@ -180,6 +182,7 @@ def test_a_worker_killed_from_outside_runs_its_case_again_in_a_fresh_one(tmp_pat
     assert judge.restarts == 1 and phase.passed
 
 
+@pytest.mark.slow
 def test_a_worker_that_dies_the_same_way_twice_is_the_verdict_and_says_so(tmp_path):
     """A submission that SIGKILLs itself looks, to the judge, like a kill from outside: its
     case runs once more, and the second death is the verdict, which says it died twice."""
@@ -192,6 +195,7 @@ def test_a_worker_that_dies_the_same_way_twice_is_the_verdict_and_says_so(tmp_pa
     assert judge.restarts == 2  # a fresh worker for the case run again, one for size 32
 
 
+@pytest.mark.slow
 def test_a_timed_phase_is_scored_by_the_tasks_combination_of_its_cases(tmp_path):
     judge = _judge(tmp_path, "def custom_kernel(data):\n    a, b = data\n    return a + b\n")
     cases = [{"size": 8, "seed": 1}, {"size": 64, "seed": 2}]
@@ -203,6 +207,7 @@ def test_a_timed_phase_is_scored_by_the_tasks_combination_of_its_cases(tmp_path)
     assert judge.base_calibration is not None and judge.base_calibration.calls > 0
 
 
+@pytest.mark.slow
 def test_a_submission_that_fails_to_import_is_a_load_error(tmp_path):
     judge = _judge(tmp_path, "import not_a_module_anywhere\n")
     try:
@@ -215,6 +220,7 @@ def test_a_submission_that_fails_to_import_is_a_load_error(tmp_path):
     assert judge.worker is None  # stopped: nothing left running
 
 
+@pytest.mark.slow
 def test_a_worker_killed_while_it_loads_the_submission_is_started_once_more(tmp_path):
     """A death while importing the submission that nothing explains (a SIGKILL) starts a
     fresh worker, which imports it again; a second death is the load's verdict."""

@@ -81,6 +81,7 @@ def sse_events(text: str) -> list[tuple[str, dict]]:
     return events
 
 
+@pytest.mark.slow
 def test_popcorn_cli_profile_mode_streams_its_progress_and_result(served):
     """popcorn-cli's `submit_solution_streaming` (its profile mode): POST
     {base}/{leaderboard lowercased}/{gpu}/{mode}, the multipart `file`; a text/event-stream
@@ -109,6 +110,7 @@ def test_popcorn_cli_profile_mode_streams_its_progress_and_result(served):
     assert request(f"{base}/vectoradd/CPU/profile", "POST", None, body, ctype).code == 401
 
 
+@pytest.mark.slow
 def test_popcorn_cli_requests(served):
     """Each step mirrors the popcorn-cli function named, and reads what it reads."""
     base, alice = served["base"], served["tokens"]["alice"]
@@ -298,6 +300,7 @@ def test_deleting_ones_own_uploads_frees_no_quota_an_admins_delete_refunds_one(s
     assert send("c.py").code == 429
 
 
+@pytest.mark.slow
 def test_contest_rules_and_admin(served):
     base, db, tokens = served["base"], served["db"], served["tokens"]
     carol, root = tokens["carol"], tokens["root"]

@@ -20,6 +20,7 @@ pytest.importorskip("flask", reason="the server needs Flask")
 FILE = ROOT / "submissions" / "vectoradd" / "add_torch.py"
 
 
+@pytest.mark.slow
 def test_upload_form_own_submissions_and_queue(tmp_path, db_url):
     executable = need_browser()
     from playwright.sync_api import sync_playwright

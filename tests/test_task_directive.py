@@ -70,6 +70,7 @@ def test_a_directive_that_agrees_warns_of_nothing(tmp_path):
         assert prepared.warnings == []
 
 
+@pytest.mark.slow
 def test_through_runner_a_folder_path_runs_with_a_warning(cli, tmp_path):
     file = _submission(tmp_path, "princeton_vectoradd")
     folder = _public_folder(tmp_path, "add_py")
@@ -80,6 +81,7 @@ def test_through_runner_a_folder_path_runs_with_a_warning(cli, tmp_path):
     assert "warning:" in r.out and "princeton_vectoradd" in r.out
 
 
+@pytest.mark.slow
 def test_through_runner_a_relative_path_under_tasks_is_a_path(cli, tmp_path):
     """`tasks/vectoradd` (from the checkout's root) is a path, even to a task that has a
     name: a file that names another leaderboard is run there, with a warning."""

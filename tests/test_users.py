@@ -7,6 +7,7 @@ import hashlib
 import json
 import sqlite3
 
+import pytest
 from conftest import run_cli
 from serverkit import add_user
 
@@ -14,6 +15,7 @@ from harness.storage.store import Store
 from harness.storage.users import user_for_token
 
 
+@pytest.mark.slow
 def test_add_list_revoke(tmp_path):
     db = str(tmp_path / "u.db")
     token = add_user(db, "alice")

@@ -80,6 +80,7 @@ def test_k_must_be_a_multiple_of_64():
         ref.generate_input(8, 64, 96, seed=1, device="cpu")
 
 
+@pytest.mark.slow
 def test_check_rejections():
     data = ref.generate_input(8, 256, 512, seed=4, device="cpu")
     good = ref.ref_kernel(data)
