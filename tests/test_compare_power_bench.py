@@ -4,11 +4,12 @@ and one real compare of each kind at its smallest on the CPU."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, warm_env
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
@@ -42,7 +43,8 @@ def test_one_compare_of_each_kind_on_the_cpu_then_one_more_resumed(tmp_path):
         [sys.executable, str(ROOT / "benchmarks" / "compare_power.py"), "--compares", "1",
          "--runs", "2", "--min-runs", "2", "--device", "cpu", "--case", "size: 256; seed: 1",
          "--slower", "9", "--out", str(tmp_path)],
-        capture_output=True, text=True, cwd=ROOT, timeout=600)
+        capture_output=True, text=True, cwd=ROOT, timeout=600,
+        env={**os.environ, **warm_env()})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads((tmp_path / "compare_power.json").read_text())
     assert report["b_score_ns"] > 2 * report["a_score_ns"] and report["pad_ns"] > 0
@@ -55,7 +57,8 @@ def test_one_compare_of_each_kind_on_the_cpu_then_one_more_resumed(tmp_path):
         [sys.executable, str(ROOT / "benchmarks" / "compare_power.py"), "--compares", "2",
          "--runs", "2", "--min-runs", "2", "--device", "cpu", "--case", "size: 256; seed: 1",
          "--out", str(tmp_path / "more"), "--resume", str(tmp_path / "compare_power.json")],
-        capture_output=True, text=True, cwd=ROOT, timeout=600)
+        capture_output=True, text=True, cwd=ROOT, timeout=600,
+        env={**os.environ, **warm_env()})
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     more = json.loads((tmp_path / "more" / "compare_power.json").read_text())
     assert more["pad_ns"] == report["pad_ns"] and len(more["rechecks"]) == 1

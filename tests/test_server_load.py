@@ -6,13 +6,14 @@ every accepted submission judged, none twice."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, run_cli, warm_env
 from serverkit import CASE, Server, add_user, request, upload
 
 from harness.storage.store import Store
@@ -125,7 +126,8 @@ def test_latency_benchmark_runs_a_real_server():
     """benchmarks/server_latency.py, at its smallest: a real server, two uploads, one round."""
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "server_latency.py"),
                            "--clients", "2", "--rounds", "1"],
-                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+                          capture_output=True, text=True, timeout=300, cwd=ROOT,
+        env={**os.environ, **warm_env()})
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "2 uploads from 2 clients: upload to job start median" in proc.stdout
 
@@ -137,7 +139,8 @@ def test_api_latency_benchmark_times_uploads_and_pages_of_a_real_server(tmp_path
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "server_api_latency.py"),
                            "--clients", "3", "--requests", "4", "--rounds", "1",
                            "--base-root", str(ROOT), "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+                          capture_output=True, text=True, timeout=300, cwd=ROOT,
+        env={**os.environ, **warm_env()})
     assert proc.returncode == 0, proc.stderr[-2000:]
     report = json.loads((tmp_path / "server_api_latency.json").read_text())
     assert report["this"]["upload"]["n"] == report["base"]["page"]["n"] == 12

@@ -4,11 +4,12 @@ real run at its smallest on the CPU (a server fed by `submit --server`, then a b
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, warm_env
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
@@ -34,7 +35,8 @@ def test_a_small_run_judges_every_file_both_ways_one_at_a_time(tmp_path):
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "server_throughput.py"), "--submissions", "3",
          "--users", "2", "--device", "cpu", "--case", "size: 64; seed: 1", "--out", str(tmp_path)],
-        capture_output=True, text=True, cwd=ROOT, timeout=600)
+        capture_output=True, text=True, cwd=ROOT, timeout=600,
+        env={**os.environ, **warm_env()})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads((tmp_path / "server_throughput.json").read_text())
     assert report["server"]["statuses"] == ["done"] * 3

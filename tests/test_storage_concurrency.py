@@ -5,13 +5,14 @@ own and that submission's runs, whichever process judged it."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, warm_env
 from serverkit import CASE, Server, add_user, upload
 from test_server_load import jobs_of
 
@@ -37,7 +38,8 @@ def test_two_servers_and_a_worker_record_each_job_once(tmp_path, db_url):
     servers = [Server(db_url, log, "--workers", "1", *common).start() for _ in range(2)]
     worker = subprocess.Popen([sys.executable, str(ROOT / "runner.py"), "worker", "--db", db_url,
                                *common], cwd=ROOT, stdout=log.open("a"),
-                              stderr=subprocess.STDOUT, start_new_session=True)
+                              stderr=subprocess.STDOUT, start_new_session=True,
+                              env={**os.environ, **warm_env()})
     try:
         def send(i: int) -> int:
             reply = upload(servers[i % 2].base, tokens[i % 3], "vectoradd", "CPU",

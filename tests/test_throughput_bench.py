@@ -4,11 +4,12 @@ own HEAD, extracted with git archive), where each job's parts add up to its wall
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, warm_env
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
@@ -43,7 +44,8 @@ def test_a_small_run_judges_every_example_in_both_trees(tmp_path):
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "throughput.py"), "--baseline", "HEAD",
          "--device", "cpu", "--modes", "test", "--case", "size: 64; seed: 1",
-         "--out", str(tmp_path)], capture_output=True, text=True, cwd=ROOT, timeout=600)
+         "--out", str(tmp_path)], capture_output=True, text=True, cwd=ROOT, timeout=600,
+        env={**os.environ, **warm_env()})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads((tmp_path / "throughput.json").read_text())
     mode = report["modes"]["test"]
