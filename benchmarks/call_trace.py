@@ -3,7 +3,7 @@ evaluators' own loop, on the same submission and cases, and what the slowest cal
 common.
 
     python benchmarks/call_trace.py SUBMISSION --task TASK [--device cuda|cpu] [--runs 1]
-        [--public-loop] [--cases 0,1] [--out DIR]
+        [--public-loop] [--harness-config FILE] [--out DIR]
     python benchmarks/call_trace.py --read DIR/trace.json
 
 The harness side is `runner.py submit --mode benchmark` with `timing.trace_calls` on: each
@@ -75,10 +75,16 @@ def _same_cpu(record: dict) -> float:
 
 
 # -- the harness's side -------------------------------------------------------------------
-def harness_traces(submission: Path, task: str, device: str, run: int, out: Path) -> list[dict]:
-    """Run the harness once with its trace on; per case, its records."""
+def harness_traces(submission: Path, task: str, device: str, run: int, out: Path,
+                   settings: Path | None = None) -> list[dict]:
+    """Run the harness once with its trace on (and the settings of `settings`, if given);
+    per case, its records."""
+    import yaml
+
+    chosen = yaml.safe_load(settings.read_text()) or {} if settings else {}
+    chosen.setdefault("timing", {})["trace_calls"] = True
     config = out / "trace.yaml"
-    config.write_text("timing:\n  trace_calls: true\n")
+    config.write_text(yaml.safe_dump(chosen))
     found = []
     doc, proc, wall = run_submit(submission, out / f"harness{run}.json", "--task", task,
                                  "--mode", "benchmark", "--device", device,
@@ -220,6 +226,8 @@ def main() -> None:
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--public-loop", action="store_true")
+    ap.add_argument("--harness-config", type=Path,
+                    help="more settings for the harness's runs (runner.py --config layout)")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--read", type=Path, help="print a saved trace.json again")
     ap.add_argument("--_loop", action="store_true", help=argparse.SUPPRESS)
@@ -235,7 +243,8 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     traces = []
     for run in range(args.runs):  # the two sides alternate
-        traces += harness_traces(args.submission, args.task, args.device, run, out)
+        traces += harness_traces(args.submission, args.task, args.device, run, out,
+                                 args.harness_config)
         if args.public_loop:
             traces += public_traces(args.submission, args.task, args.device, run, out)
     (out / "trace.json").write_text(json.dumps(traces))

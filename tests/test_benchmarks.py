@@ -441,13 +441,16 @@ def test_call_trace_traces_the_harness_beside_the_public_loop(tmp_path):
     the public loop's calls beside them, the summary and the features, and --read again."""
     out = tmp_path / "trace"
     task = BENCH / "tasks" / "empty_call"
+    settings = tmp_path / "settings.yaml"  # merged with the trace's own setting
+    settings.write_text("timing:\n  max_calls: 20\n")
     proc = python("benchmarks/call_trace.py", str(task / "submission.py"), "--task", str(task),
-                  "--device", "cpu", "--public-loop", "--out", str(out))
+                  "--device", "cpu", "--public-loop", "--harness-config", str(settings),
+                  "--out", str(out))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     traces = json.loads((out / "trace.json").read_text())
     assert sorted(t["side"] for t in traces) == ["harness", "public"]
     harness = next(t for t in traces if t["side"] == "harness")
-    assert len(harness["records"]) >= 10
+    assert len(harness["records"]) == 20
     for record in harness["records"]:
         assert record["scored"] and record["ns"] > 0 and record["rt"] >= record["ns"]
         for side in ("worker", "judge"):
