@@ -36,7 +36,9 @@ def python(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
                                            ("benchmarks/overhead.py", "--out"),
                                            ("benchmarks/honest_runs.py", "--stop-after"),
                                            ("benchmarks/compile_rerun.py", "--runs"),
-                                           ("benchmarks/host_speed.py", "--variants")])
+                                           ("benchmarks/host_speed.py", "--variants"),
+                                           ("benchmarks/shared_buffers.py", "--sizes"),
+                                           ("benchmarks/call_trace.py", "--public-loop")])
 def test_script_starts(script, option):
     proc = python(script, "--help")
     assert proc.returncode == 0, proc.stderr
@@ -483,3 +485,14 @@ def test_call_trace_summary_counts_what_slow_calls_add():
     rows = dict((label, (s, o)) for label, s, o in call_trace.feature_table(
         [{"side": "harness", "records": records}], "harness"))
     assert rows["calls"] == (2.0, 8.0) and rows["probe"] == (0.5, 0.0)
+
+
+def test_shared_buffers_says_it_needs_a_gpu():
+    """benchmarks/shared_buffers.py without CUDA: a message and exit code 2, no traceback."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is here: the script would measure")
+    proc = python("benchmarks/shared_buffers.py", "--sizes", "64")
+    assert proc.returncode == 2 and "needs a CUDA GPU" in proc.stderr
+    assert "Traceback" not in proc.stderr
