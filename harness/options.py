@@ -39,6 +39,10 @@ class RunOptions:
     # the caller's working directory, which a relative `profile.reports_dir` is read
     # against: a judge process runs in the project's folder, not where its caller was run
     workdir: Path | None = None
+    # When the command that asked for this run started (clock ticks since boot, as /proc
+    # says): the result's `process_age_s` counts from it, so that a judge forked from a
+    # template still reports the command's time before the evaluation. None: the judge's own.
+    started_ticks: int | None = None
 
     @property
     def records(self) -> bool:

@@ -109,6 +109,20 @@ def test_a_run_says_whether_its_worker_had_a_head_start(tmp_path, on):
 
 
 @pytest.mark.slow
+def test_a_forked_judge_reports_the_commands_time_before_the_evaluation(tmp_path):
+    """submit's judge is a fork of a template the command started (here its own, which
+    imports torch): the document's process_age_s counts from the command's start, so
+    that it and the evaluation's wall account for the command's wall, bar its report and
+    exit."""
+    run = run_cli("submit", str(ADD), "--task", "vectoradd", "--mode", "test", "--device", "cpu",
+                  "--no-record", json_path=tmp_path / "r.json", env={"HARNESS_WARM_HOST": "off"})
+    assert run.rc == 0, run.out
+    before, evaluation = run.doc["harness"]["process_age_s"], run.doc["wall_seconds"]
+    assert before > run.doc["startup_seconds"]  # the template's import of torch is in it
+    assert 0 <= run.wall - before - evaluation < 1.5, (run.wall, before, evaluation)
+
+
+@pytest.mark.slow
 def test_process_age_counts_from_the_process_start():
     code = ("import time; time.sleep(0.4); from harness.judging.evaluation import process_age; "
             "print(process_age())")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from harness.consts import ExitCode
+from harness.judging.sandbox.procfs import start_ticks
 from harness.options import RunOptions
 from harness.settings import Settings
 
@@ -41,6 +42,7 @@ def run_submit(opts: RunOptions, console: Console) -> int:
         console.print(f"[red]error:[/] {exc}")
         return ExitCode.USAGE
     opts = _absolute(opts)  # the judge runs in the project's folder
+    opts = replace(opts, started_ticks=start_ticks())  # process_age_s counts from here
     checked = _checked(opts, console)
     if checked is None:
         return ExitCode.USAGE

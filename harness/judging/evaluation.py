@@ -157,7 +157,7 @@ def _new_evaluation(prepared: Prepared, settings: Settings) -> Evaluation:
         harness={"version": __version__, "python": platform.python_version(),
                  "platform": platform.platform(),
                  "containment": expected_containment(settings.worker, device.kind).to_dict(),
-                 "head_start": False, "process_age_s": process_age()},
+                 "head_start": False, "process_age_s": process_age(request.started_ticks)},
     )
 
 
@@ -314,11 +314,14 @@ def _finish(evaluation: Evaluation, started: float) -> Evaluation:
     return evaluation
 
 
-def process_age() -> float | None:
+def process_age(ticks: int | None = None) -> float | None:
     """Seconds since this process started (Linux: its start time in /proc/self/stat, to a
-    clock tick), or None where that cannot be read. At the evaluation's start it is what the
-    process spent before it: the interpreter, the imports, the task's loading."""
-    ticks = start_ticks()  # field 22 of /proc/self/stat
+    clock tick), or since `ticks` (the start of the command that asked for the run, where
+    the judge is a fork made for it), or None where that cannot be read. At the
+    evaluation's start it is what the command spent before it: the interpreter, the
+    imports, the judge's start, the task's loading."""
+    if ticks is None:
+        ticks = start_ticks()  # field 22 of /proc/self/stat
     if ticks is None:
         return None
     try:
