@@ -161,18 +161,27 @@ def _public_loop(submission: Path, task: str, device: str, out: Path) -> None:
 
 
 # -- what the slow calls had in common ----------------------------------------------------
+def slow_share(times: list[float]) -> tuple[int, float]:
+    """How many of a case's call times are slow (over SLOW_OVER_MEDIAN times their
+    median), and what they add over the median, as a share of the case's sum."""
+    if not times:
+        return 0, 0.0
+    median = statistics.median(times)
+    slow = [t for t in times if t > SLOW_OVER_MEDIAN * median]
+    return len(slow), sum(t - median for t in slow) / sum(times)
+
+
 def case_summary(records: list[dict]) -> dict:
     """A case's figures over its scored calls (on a GPU no score reads the probes): mean, median, p95, max (µs), the slow calls and their share of the mean."""
     scored = [r for r in records if r.get("scored", True)]
     times = sorted(r["ns"] for r in scored)
     if not times:
         return {"calls": 0}
-    median = statistics.median(times)
-    slow = [t for t in times if t > SLOW_OVER_MEDIAN * median]
+    slow, share = slow_share(times)
     return {"calls": len(times), "mean_us": statistics.fmean(times) / 1e3,
-            "median_us": median / 1e3, "p95_us": times[int(0.95 * (len(times) - 1))] / 1e3,
-            "max_us": times[-1] / 1e3, "slow": len(slow),
-            "slow_share": sum(t - median for t in slow) / sum(times)}
+            "median_us": statistics.median(times) / 1e3,
+            "p95_us": times[int(0.95 * (len(times) - 1))] / 1e3,
+            "max_us": times[-1] / 1e3, "slow": slow, "slow_share": share}
 
 
 def slow_and_others(records: list[dict]) -> tuple[list[dict], list[dict]]:

@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._load import run_submit  # noqa: E402
+from benchmarks.call_trace import slow_share  # noqa: E402
 from harness.loading.popcorn import run_eval, stage_all  # noqa: E402
 from harness.loading.task_folder import load_task  # noqa: E402
 from harness.scores import geomean  # noqa: E402
@@ -339,11 +340,31 @@ def _summarize(entry: dict) -> None:
         "public_run_spread": _run_spread(entry["public"]),
         "harness_run_spread": _run_spread(entry["harness"]),
         "harness_wall_split_s": wall_split(entry["harness"]),
+        "harness_slow_share": slow_shares(entry["harness"]),
     }
     entry["summary"]["verdict"] = verdict(entry["summary"], entry["public"])
+    shares = entry["summary"]["harness_slow_share"]
     for i, (p, h) in enumerate(zip(pub, har)):
         if p and h:
-            print(f"   case {i}: public {p / 1e3:.2f} µs, harness {h / 1e3:.2f} µs, ratio {h / p:.3f}")
+            share = (f"; harness slow calls {shares[i]:.1%} of its mean"
+                     if i < len(shares) and shares[i] is not None else "")
+            print(f"   case {i}: public {p / 1e3:.2f} µs, harness {h / 1e3:.2f} µs, "
+                  f"ratio {h / p:.3f}{share}")
+
+
+def slow_shares(runs: list[dict]) -> list[float | None]:
+    """Per case, the median over the harness's runs of what its slow samples (over
+    SLOW_OVER_MEDIAN times the case's median) add over the median, as a share of the case's
+    sum (`call_trace.slow_share`, on the scored samples each run kept). The public
+    evaluators report no per-call times: benchmarks/call_trace.py's public loop has them."""
+    per_case: dict[int, list[float]] = {}
+    for run in runs:
+        for i, case in enumerate((run.get("where_time_went") or {}).get("cases", [])):
+            times = (case.get("samples") or {}).get("ns") or []
+            if times:
+                per_case.setdefault(i, []).append(slow_share(times)[1])
+    n = max(per_case, default=-1) + 1
+    return [statistics.median(per_case[i]) if i in per_case else None for i in range(n)]
 
 
 GEOMEAN_TOLERANCE, CASE_TOLERANCE = 0.05, 0.15  # issue 14's criterion

@@ -496,3 +496,18 @@ def test_shared_buffers_says_it_needs_a_gpu():
     proc = python("benchmarks/shared_buffers.py", "--sizes", "64")
     assert proc.returncode == 2 and "needs a CUDA GPU" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_contest_parity_reports_the_harness_slow_calls_share_per_case():
+    """Each case's slow samples (over 1.5x its median) and what they add, median over runs,
+    from the scored samples every harness run keeps; a case no run kept is None."""
+    import contest_parity
+
+    def run(*cases):
+        return {"where_time_went": {"cases": [{"samples": {"ns": ns}} for ns in cases]}}
+
+    steady, spiky = [10.0] * 10, [10.0] * 9 + [40.0]
+    runs = [run(steady, spiky), run(steady, spiky), run(steady, [])]
+    shares = contest_parity.slow_shares(runs)
+    assert shares[0] == 0.0 and shares[1] == pytest.approx(30.0 / 130.0)
+    assert contest_parity.slow_shares([run([], steady)]) == [None, 0.0]
