@@ -3,7 +3,7 @@ evaluators' own loop, on the same submission and cases, and what the slowest cal
 common.
 
     python benchmarks/call_trace.py SUBMISSION --task TASK [--device cuda|cpu] [--runs 1]
-        [--public-loop] [--harness-config FILE] [--out DIR]
+        [--public-loop] [--worker-loop] [--harness-config FILE] [--out DIR]
     python benchmarks/call_trace.py --read DIR/trace.json
 
 The harness side is `runner.py submit --mode benchmark` with `timing.trace_calls` on: each
@@ -13,7 +13,10 @@ switches, page faults, garbage collections, the CPU each ran on; see
 harness/judging/measure/call_trace.py). The public side (`--public-loop`) is the pmpp_v2
 evaluator's benchmark loop in a fresh process, on the same cases: an L2 flush (a 256 MiB
 `fill_`), the start event, one call, the end event, a device synchronise, up to 100 calls,
-with the same host account per call.
+with the same host account per call. `--worker-loop` runs that loop inside the harness's
+worker (its sandbox, its process, the inputs the judge shares with it), at the first call
+of each case of one more harness run: beside the two, it tells the harness's protocol
+from the worker's environment.
 
 Per case and side it prints the mean, the median, the 95th percentile and the largest, the
 slow calls (over SLOW_OVER_MEDIAN times the case's median) and their share of the case's
@@ -113,19 +116,57 @@ def public_traces(submission: Path, task: str, device: str, run: int, out: Path)
     return [dict(case, side="public", run=run) for case in json.loads(path.read_text())]
 
 
-def _public_loop(submission: Path, task: str, device: str, out: Path) -> None:
-    """pmpp_v2's `_run_single_benchmark` on every benchmark case, recheck off as in its
-    benchmark mode, each call's host account kept."""
+def public_calls(kernel, data, reps: int, cuda: bool) -> list[dict]:
+    """pmpp_v2's benchmark loop on one case's `data`: per call a device synchronise, an L2
+    flush (a 256 MiB fill), the start event, the call, the end event and a synchronise;
+    each call's event time, host time around the call and round trip (ns) and the host's
+    account (context switches, minor faults, collections). Self-contained (its imports
+    inside): `--worker-loop` copies its source into a submission."""
+    import gc
+    import resource
     import time
 
     import torch
 
+    def usage() -> tuple[int, int, int]:
+        ru = resource.getrusage(resource.RUSAGE_THREAD)
+        return ru.ru_nvcsw + ru.ru_nivcsw, ru.ru_minflt, sum(s["collections"]
+                                                              for s in gc.get_stats())
+    records = []
+    for i in range(reps):
+        before = usage()
+        t0 = time.perf_counter_ns()
+        if cuda:
+            torch.cuda.synchronize()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            dummy = torch.empty((32, 1024, 1024), dtype=torch.int64, device="cuda")
+            dummy.fill_(42)
+            del dummy
+            start.record()
+        h0 = time.perf_counter_ns()
+        output = kernel(data)
+        h1 = time.perf_counter_ns()
+        ns = float(h1 - h0)
+        if cuda:
+            end.record()
+            torch.cuda.synchronize()
+            ns = start.elapsed_time(end) * 1e6
+        del output
+        after = usage()
+        records.append({"index": i, "ns": ns, "host_ns": float(h1 - h0),
+                        "rt": float(time.perf_counter_ns() - t0),
+                        "worker": {"vcsw": after[0] - before[0], "minflt": after[1] - before[1],
+                                   "gc": after[2] - before[2]}})
+    return records
+
+
+def _public_loop(submission: Path, task: str, device: str, out: Path) -> None:
+    """pmpp_v2's `_run_single_benchmark` on every benchmark case, recheck off as in its
+    benchmark mode (`public_calls`)."""
     from benchmarks._load import load_submission, load_task_modules
-    from harness.judging.measure.call_trace import HostUsage
 
     reference, _, cases = load_task_modules(task)
     kernel = load_submission(submission).custom_kernel
-    cuda, usage = device == "cuda", HostUsage()
     found = []
     for index, case in enumerate(cases):
         args = {k: v for k, v in case.items() if k != "name"}
@@ -133,31 +174,53 @@ def _public_loop(submission: Path, task: str, device: str, out: Path) -> None:
             args["device"] = device
         data = reference.generate_input(**args)
         kernel(data)  # the obligatory first call (checked publicly; timing is what we trace)
-        records = []
-        for i in range(PUBLIC_MAX_REPEATS):
-            before = usage.now()
-            t0 = time.perf_counter_ns()
-            if cuda:
-                torch.cuda.synchronize()
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                dummy = torch.empty((32, 1024, 1024), dtype=torch.int64, device="cuda")
-                dummy.fill_(42)
-                del dummy
-                start.record()
-            h0 = time.perf_counter_ns()
-            output = kernel(data)
-            h1 = time.perf_counter_ns()
-            if cuda:
-                end.record()
-                torch.cuda.synchronize()
-                ns = start.elapsed_time(end) * 1e6
-            else:
-                ns = float(h1 - h0)
-            del output
-            records.append({"index": i, "ns": ns, "host_ns": float(h1 - h0),
-                            "rt": float(time.perf_counter_ns() - t0), "worker": usage.since(before)})
-        found.append({"case": index, "status": "passed", "records": records})
+        found.append({"case": index, "status": "passed",
+                      "records": public_calls(kernel, data, PUBLIC_MAX_REPEATS, device == "cuda")})
     out.write_text(json.dumps(found))
+
+
+# -- the public loop inside the harness's worker ------------------------------------------
+_WORKER_LOOP = """
+
+# call_trace.py --worker-loop: the public loop, run in the harness's worker on the inputs
+# the harness gives the first call of each case (keyed by the first input's shape).
+_calltrace_inner = custom_kernel
+_calltrace_seen = set()
+
+
+def custom_kernel(data):
+    first = data[0] if isinstance(data, (tuple, list)) and data else data
+    key = tuple(getattr(first, "shape", ()))
+    if key not in _calltrace_seen:
+        _calltrace_seen.add(key)
+        import json as _json
+        import torch as _torch
+        records = public_calls(_calltrace_inner, data, {reps}, _torch.cuda.is_available())
+        print("CALLTRACE_INWORKER " + _json.dumps(records), flush=True)
+    return _calltrace_inner(data)
+"""
+
+
+def worker_loop_traces(submission: Path, task: str, device: str, run: int, out: Path,
+                       reps: int = PUBLIC_MAX_REPEATS) -> list[dict]:
+    """The public loop inside the harness's worker (sandbox, shared inputs, its process):
+    a copy of the submission that runs `public_calls` at the first call of each case,
+    judged once in benchmark mode with the harness runs' settings; per case, its records."""
+    wrapped = out / f"worker_loop{run}" / submission.name
+    wrapped.parent.mkdir(parents=True, exist_ok=True)
+    wrapped.write_text(submission.read_text() + "\n\n" + inspect.getsource(public_calls)
+                       + _WORKER_LOOP.replace("{reps}", str(reps)))
+    settings = out / "trace.yaml"  # the harness runs' settings (harness_traces), if written
+    extra = ["--config", str(settings)] if settings.exists() else []
+    doc, proc, _ = run_submit(wrapped, out / f"worker_loop{run}.json", "--task", task,
+                              "--mode", "benchmark", "--device", device, "--no-record", *extra)
+    stdout = (doc.get("worker_output") or {}).get("stdout", "")
+    lines = [line for line in stdout.splitlines() if line.startswith("CALLTRACE_INWORKER ")]
+    if not lines:
+        raise SystemExit(f"the worker loop printed nothing:\n{proc.stdout[-2000:]}"
+                         f"{proc.stderr[-2000:]}")
+    return [{"side": "worker-loop", "run": run, "case": i, "status": "passed",
+             "records": json.loads(line.split(" ", 1)[1])} for i, line in enumerate(lines)]
 
 
 # -- what the slow calls had in common ----------------------------------------------------
@@ -209,14 +272,14 @@ def feature_table(traces: list[dict], side: str) -> list[tuple[str, float, float
 
 def report(traces: list[dict]) -> str:
     """The printed summary: per case and side, then the features of the slow calls."""
-    lines = [f"{'side':<8} {'run':>3} {'case':>4} {'calls':>5} {'mean':>9} {'median':>9} "
+    lines = [f"{'side':<11} {'run':>3} {'case':>4} {'calls':>5} {'mean':>9} {'median':>9} "
              f"{'p95':>9} {'max':>9} {'slow':>4} {'slow share':>10}"]
     for t in sorted(traces, key=lambda t: (t["case"], t["side"], t["run"])):
         s = case_summary(t["records"])
         if not s["calls"]:
-            lines.append(f"{t['side']:<8} {t['run']:>3} {t['case']:>4}  no timed call ({t['status']})")
+            lines.append(f"{t['side']:<11} {t['run']:>3} {t['case']:>4}  no timed call ({t['status']})")
             continue
-        lines.append(f"{t['side']:<8} {t['run']:>3} {t['case']:>4} {s['calls']:>5} "
+        lines.append(f"{t['side']:<11} {t['run']:>3} {t['case']:>4} {s['calls']:>5} "
                      f"{s['mean_us']:>9.2f} {s['median_us']:>9.2f} {s['p95_us']:>9.2f} "
                      f"{s['max_us']:>9.2f} {s['slow']:>4} {s['slow_share']:>10.1%}")
     lines.append(f"(µs per call; slow: over {SLOW_OVER_MEDIAN}x the case's median; its share: "
@@ -235,6 +298,8 @@ def main() -> None:
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--public-loop", action="store_true")
+    ap.add_argument("--worker-loop", action="store_true",
+                    help="also the public loop inside the harness's worker, on its inputs")
     ap.add_argument("--harness-config", type=Path,
                     help="more settings for the harness's runs (runner.py --config layout)")
     ap.add_argument("--out", type=Path)
@@ -256,6 +321,8 @@ def main() -> None:
                                  args.harness_config)
         if args.public_loop:
             traces += public_traces(args.submission, args.task, args.device, run, out)
+        if args.worker_loop:
+            traces += worker_loop_traces(args.submission, args.task, args.device, run, out)
     (out / "trace.json").write_text(json.dumps(traces))
     print(report(traces))
     print(f"\ndata: {out / 'trace.json'}")

@@ -440,17 +440,18 @@ def test_contest_parity_splits_the_harness_wall_where_runs_say_so(tmp_path):
 @pytest.mark.slow
 def test_call_trace_traces_the_harness_beside_the_public_loop(tmp_path):
     """benchmarks/call_trace.py on the CPU: the harness's samples with both hosts' accounts,
-    the public loop's calls beside them, the summary and the features, and --read again."""
+    the public loop's calls beside them (in its own process and in the harness's worker),
+    the summary and the features, and --read again."""
     out = tmp_path / "trace"
     task = BENCH / "tasks" / "empty_call"
     settings = tmp_path / "settings.yaml"  # merged with the trace's own setting
     settings.write_text("timing:\n  max_calls: 20\n")
     proc = python("benchmarks/call_trace.py", str(task / "submission.py"), "--task", str(task),
-                  "--device", "cpu", "--public-loop", "--harness-config", str(settings),
-                  "--out", str(out))
+                  "--device", "cpu", "--public-loop", "--worker-loop", "--harness-config",
+                  str(settings), "--out", str(out))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     traces = json.loads((out / "trace.json").read_text())
-    assert sorted(t["side"] for t in traces) == ["harness", "public"]
+    assert sorted(t["side"] for t in traces) == ["harness", "public", "worker-loop"]
     harness = next(t for t in traces if t["side"] == "harness")
     assert len(harness["records"]) == 20
     for record in harness["records"]:
@@ -459,8 +460,9 @@ def test_call_trace_traces_the_harness_beside_the_public_loop(tmp_path):
             assert set(record[side]) == {"vcsw", "ivcsw", "minflt", "gc", "cpu_before",
                                          "cpu_after"}
             assert record[side]["cpu_after"] >= 0
-    public = next(t for t in traces if t["side"] == "public")
-    assert len(public["records"]) == 100
+    for side in ("public", "worker-loop"):  # the public loop, in its process and the worker
+        loop = next(t for t in traces if t["side"] == side)
+        assert len(loop["records"]) == 100 and all(r["ns"] > 0 for r in loop["records"])
     assert "slow share" in proc.stdout
     assert "harness: the slow calls against the others" in proc.stdout
     assert "public: the slow calls against the others" in proc.stdout
