@@ -24,7 +24,8 @@ from harness.settings import Settings
 
 BENCH = ROOT / "benchmarks"
 sys.path.insert(0, str(BENCH))
-GPU_SCRIPTS = ["benchmarks/gpu/smoke.sh", "benchmarks/gpu/tune.sh", "benchmarks/gpu/multi_gpu.sh"]
+GPU_SCRIPTS = ["benchmarks/gpu/smoke.sh", "benchmarks/gpu/tune.sh", "benchmarks/gpu/multi_gpu.sh",
+               "benchmarks/gpu/slow_calls.sh"]
 
 
 def python(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
