@@ -401,6 +401,7 @@ def test_contest_parity_keeps_a_finished_pair_whole_when_a_later_one_is_cut(monk
     assert b["harness"] == [] and "summary" not in b
 
 
+@pytest.mark.slow
 def test_parity_files_that_cannot_be_read_are_named_not_traced(tmp_path):
     (tmp_path / "bad.json").write_text('{"runs": 1}')
     for script in ("parity_noise.py", "contest_parity.py"):
@@ -490,6 +491,7 @@ def test_call_trace_summary_counts_what_slow_calls_add():
     assert rows["calls"] == (2.0, 8.0) and rows["probe"] == (0.5, 0.0)
 
 
+@pytest.mark.slow
 def test_shared_buffers_says_it_needs_a_gpu():
     """benchmarks/shared_buffers.py without CUDA: a message and exit code 2, no traceback."""
     import torch

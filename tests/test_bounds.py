@@ -105,6 +105,7 @@ def test_a_disk_filler_stops_at_the_quota_and_its_scratch_goes(tmp_path):
     assert not os.path.exists(scratch) and not _mounted(scratch)
 
 
+@pytest.mark.slow
 @root_only
 def test_an_honest_run_holds_both_bounds_and_records_them(tmp_path):
     r = run_cli("submit", str(SUBMISSIONS_ADD_TORCH), "--task", "vectoradd", "--device", "cpu",

@@ -69,6 +69,7 @@ def test_test_and_benchmark_modes_record_nothing(cli):
     assert not cli.db.exists()
 
 
+@pytest.mark.slow
 def test_tasks_and_template(cli, tmp_path):
     r = cli("tasks", want_json=False)
     assert r.rc == 0 and "nvfp4_group_gemm" in r.out and "mxfp4_mm" in r.out and "B200" in r.out

@@ -180,6 +180,7 @@ def test_the_machines_compiler_settings_reach_the_worker(tmp_path, monkeypatch):
     assert {key: env.get(key) for key in names} == names
 
 
+@pytest.mark.slow
 def test_a_submission_that_asks_its_user_name_gets_the_workers(cli, tmp_path, monkeypatch):
     """The worker's user is in no passwd file; getpass.getuser() (torch.compile asks it for
     its caches' folders) reads the name the worker's environment gives, not the judge's
