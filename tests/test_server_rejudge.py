@@ -15,6 +15,7 @@ import pytest
 from conftest import ROOT
 from serverkit import CASE, Server, add_user, request, upload
 
+from harness.consts import Mark
 from harness.results.ranking import program_key
 from harness.storage.store import NewSubmission, Store
 
@@ -120,9 +121,10 @@ def test_a_rejudging_of_ten_through_the_server_judges_each_once(tmp_path):
         server.stop()
     store = Store(db)
     board = store.current_board("vectoradd")
-    ranked = [e for e in store.entries("vectoradd", board["content_hash"])
-              if e["status"] == "ok"]
-    assert len(ranked) == COUNT
+    # Each new result takes the mark admission gave it: `suspicious` where an integrity
+    # check flagged a timing on these loaded cores, a mark that still ranks.
+    marks = [e["status"] for e in store.entries("vectoradd", board["content_hash"])]
+    assert len(marks) == COUNT and set(marks) <= {Mark.OK, Mark.SUSPICIOUS}, marks
     assert store.query("SELECT COUNT(*) AS n FROM submissions")[0]["n"] == 2 * COUNT
     assert {r["status"] for r in store.query(
         "SELECT status FROM submissions WHERE id <= ?", (max(ids),))} == {"superseded"}

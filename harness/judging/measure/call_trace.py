@@ -25,23 +25,32 @@ def _sched_getcpu() -> Callable[[], int]:
         return lambda: -1
 
 
+_collections = [0]  # the interpreter's garbage collections since HostUsage was first made
+
+
+def _count_collection(phase: str, info: dict) -> None:
+    if phase == "stop":
+        _collections[0] += 1
+
+
 class HostUsage:
     """What the calling thread's host did between two points: its voluntary and
     involuntary context switches, minor page faults, the interpreter's garbage
     collections, and the CPU it ran on at each end. Its functions are taken as it is
-    made (in the worker, before the submission is imported)."""
+    made (in the worker, before the submission is imported); collections are counted by a
+    `gc.callbacks` hook, a list index per reading rather than `gc.get_stats`' dicts."""
 
     def __init__(self) -> None:
         self._rusage = resource.getrusage
         self._who = resource.RUSAGE_THREAD
-        self._gc_stats = gc.get_stats
         self._cpu = _sched_getcpu()
+        if _count_collection not in gc.callbacks:
+            gc.callbacks.append(_count_collection)
 
     def now(self) -> tuple[int, ...]:
         """A reading, for `since`."""
         ru = self._rusage(self._who)
-        collections = sum(s["collections"] for s in self._gc_stats())
-        return ru.ru_nvcsw, ru.ru_nivcsw, ru.ru_minflt, collections, self._cpu()
+        return ru.ru_nvcsw, ru.ru_nivcsw, ru.ru_minflt, _collections[0], self._cpu()
 
     def since(self, then: tuple[int, ...]) -> dict[str, int]:
         """What happened since the reading `then`."""
@@ -63,20 +72,20 @@ def sample_record(reply: dict[str, Any], call: int, probe: bool, scored: bool,
               "t": float(reply.get("began", started)) - started,
               "wall": float(reply.get("wall", 0.0))}
     for key in _BREAKDOWN:
-        value = _finite(reply.get(key))
+        value = finite_number(reply.get(key))
         if value is not None:
             record[key] = value
     for side, key in (("worker", "trace"), ("judge", "judge_trace")):
         usage = reply.get(key)
         if isinstance(usage, dict):  # the worker's is its own account: numbers only kept
             record[side] = {k: int(v) for k, v in usage.items()
-                            if isinstance(k, str) and _finite(v) is not None}
+                            if isinstance(k, str) and finite_number(v) is not None}
     return record
 
 
-def _finite(value: Any) -> float | None:
-    """`value` as a finite float, None where it is no number (a bool, an infinity, a NaN,
-    an integer too large for a float)."""
+def finite_number(value: Any) -> float | None:
+    """A number a process reported, as a finite float; None where it is no number (a
+    bool, an infinity, a NaN, an integer too large for a float)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     try:

@@ -11,7 +11,6 @@ case it timed last.
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections import deque
 from collections.abc import Callable
@@ -22,7 +21,7 @@ from harness.consts import Status
 from harness.durations import micros
 from harness.judging import needs
 from harness.judging.checking import output_sanity
-from harness.judging.measure.call_trace import HostUsage, sample_record
+from harness.judging.measure.call_trace import HostUsage, finite_number, sample_record
 from harness.judging.measure.devices import ClockReading, DeviceInfo, Flusher
 from harness.judging.measure.integrity import (
     CONFIRM_PROBES,
@@ -666,14 +665,8 @@ class Sampling:
 
 
 def _number_or_zero(value: Any) -> float:
-    """A number the worker reported, 0 where it sent none or something else (a bool, an
-    integer too large for a float, an infinity or a NaN)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return 0.0
-    try:
-        return float(value) if math.isfinite(value) else 0.0
-    except OverflowError:
-        return 0.0
+    """A number the worker reported, 0 where it sent none or something else."""
+    return finite_number(value) or 0.0
 
 
 def calibration_of(replies: list[dict]) -> Calibration:
