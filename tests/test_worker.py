@@ -82,6 +82,33 @@ def test_the_worker_answers_a_wake_within_a_nap(waiting, spin):
     assert judge_end.poll(10) and judge_end.recv_bytes() == b"pipe"
 
 
+def test_an_idle_worker_naps_longer_until_the_judge_wakes_it(tmp_path):
+    """Past its spin the polling loop naps briefly, then, idle a while, longer (the judge
+    wakes it off the clock before a request after such a gap); a wake brings the short
+    naps back at once."""
+    path = str(tmp_path / "mailbox")
+    judge, judge_end, worker_end = Mailbox(path, create=True), *multiprocessing.Pipe()
+    naps: list[float] = []
+
+    def nap(seconds: float) -> None:
+        naps.append(seconds)
+        time.sleep(seconds)
+        if len(naps) == 80:
+            judge.wake(1)
+        if len(naps) == 90:
+            judge_end.send_bytes(b"next")
+
+    worker = Worker(worker_end, {"device": "cpu", "staging": str(tmp_path),
+                                 "submission": "submission.py", "mailbox": path,
+                                 "spin_seconds": 0.0})
+    worker._nap = nap
+    assert worker._wait_mail() is False  # the pipe's message ended it
+    short, long = min(naps), max(naps)
+    assert short < long and naps[0] == short and naps[79] == long
+    assert naps[80] == short and judge.awake(1)
+    judge.close()
+
+
 @pytest.mark.slow
 def test_a_pipe_message_ends_the_wait(waiting):
     _, judge_end = waiting(0.0)

@@ -27,6 +27,13 @@ from harness.judging.worker.protocol import Event, encode
 
 _TRACE_LIMIT = 12000
 _WARM_ELEMENTS = 1 << 17  # the warm-up before the start event: a 1 MiB tensor of int64
+# The mailbox's polling past its spin: short naps at first (a request comes within
+# microseconds of the judge's wake), long ones once nothing has come for a while, when the
+# judge always wakes the worker off the clock before its next request (Channel._mail): an
+# idle worker then costs a few percent of a core, not half of one.
+_NAP_SECONDS = 0.0001
+_NAP_LONGER_AFTER_SECONDS = 0.005
+_LONG_NAP_SECONDS = 0.002
 _COMPILE_SIGNS = ("PassManager::run failed", "CompilationError", "ptxas", "LLVM ERROR")
 _CUDA_SIGNS = (
     "CUDA error", "illegal memory access", "device-side assert", "misaligned address",
@@ -224,8 +231,9 @@ class Worker:
     def _wait_mail(self) -> bool:
         """Poll the mailbox and the pipe; True once a mailbox call was served.
 
-        Polls without pause for `spin_seconds`, then with short sleeps: a call must
-        never wait for a wake-up from a blocking read."""
+        Polls without pause for `spin_seconds`, then with short sleeps, then, once idle
+        for `_NAP_LONGER_AFTER_SECONDS` more, longer ones: a call must never wait for a
+        wake-up from a blocking read, and the judge wakes a worker that may nap long."""
         clock, nap = self._clock, self._nap
         spin_until = clock() + self.spin_seconds
         n = 0
@@ -241,8 +249,9 @@ class Worker:
             if n % 64 == 0:
                 if self.conn.poll(0):
                     return False
-                if clock() > spin_until:
-                    nap(0.0001)
+                idle = clock() - spin_until
+                if idle > 0:
+                    nap(_NAP_SECONDS if idle < _NAP_LONGER_AFTER_SECONDS else _LONG_NAP_SECONDS)
 
     # -- loading ---------------------------------------------------------------------
     def load(self, message: dict[str, Any]) -> None:
