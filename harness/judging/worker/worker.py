@@ -236,7 +236,7 @@ class Worker:
         wake-up from a blocking read, and the judge wakes a worker that may nap long."""
         clock, nap = self._clock, self._nap
         spin_until = clock() + self.spin_seconds
-        n = 0
+        n, polls = 0, 64  # mailbox polls between looks at the clock and the pipe
         while True:
             pending = self.mailbox.pending(self.mail_seq)
             if pending is not None:
@@ -244,14 +244,16 @@ class Worker:
                 self._mail(*pending)
                 return True
             if self.mailbox.wake_pending():
-                spin_until = clock() + self.spin_seconds
+                spin_until, polls = clock() + self.spin_seconds, 64
             n += 1
-            if n % 64 == 0:
+            if n % polls == 0:
                 if self.conn.poll(0):
                     return False
                 idle = clock() - spin_until
                 if idle > 0:
-                    nap(_NAP_SECONDS if idle < _NAP_LONGER_AFTER_SECONDS else _LONG_NAP_SECONDS)
+                    long = idle >= _NAP_LONGER_AFTER_SECONDS
+                    polls = 1 if long else 64  # one look per long nap
+                    nap(_LONG_NAP_SECONDS if long else _NAP_SECONDS)
 
     # -- loading ---------------------------------------------------------------------
     def load(self, message: dict[str, Any]) -> None:
