@@ -33,7 +33,7 @@ from harness.judging.measure.timing import (
     Laps,
 )
 from harness.judging.needs import TaskNeeds
-from harness.judging.phases import PhaseSpec, Progress
+from harness.judging.phases import PhaseSpec, Progress, run_cases
 from harness.judging.ranks.seat import RankSeat
 from harness.judging.sandbox.memory_cap import gb_to_bytes
 from harness.judging.sandbox.sandbox import (
@@ -372,26 +372,19 @@ class Judge:
         before = self.gpu_watch.look(f"start of the {spec.name} phase ({spec.seeds} seeds)")
         phase_started = self.clock()
         deadline = phase_started + spec.timeout
-        stop_reason = ""
-        for index, case in enumerate(spec.cases):
-            self.progress.case_start(spec, index, case)
-            if stop_reason:
-                result = CaseResult(index, case, Status.SKIPPED, stop_reason)
-            else:
-                case_started = self.clock()
-                result = self._case_or_failure(spec, index, case, deadline)
-                result.wall_seconds = self.clock() - case_started
-                if spec.timed:  # its flags excused where the GPU was shared (gpu_share.py)
-                    self.gpu_watch.after_case(spec.name, result, before)
-                    before = self.gpu_watch.last
-                if result.status == Status.TIMED_OUT:
-                    stop_reason = "not run: an earlier case of this phase timed out"
-                elif result.status in (Status.NEEDS_GPU, Status.CANNOT_RUN):
-                    stop_reason = f"not run: {result.message.split(':')[0]}"
-                elif self.restarts > MAX_RESTARTS:
-                    stop_reason = "not run: the worker failed too many times"
-            phase.cases.append(result)
-            self.progress.case_done(spec, result)
+
+        def after(result: CaseResult) -> str:
+            nonlocal before
+            if spec.timed:  # its flags excused where the GPU was shared (gpu_share.py)
+                self.gpu_watch.after_case(spec.name, result, before)
+                before = self.gpu_watch.last
+            if result.status in (Status.NEEDS_GPU, Status.CANNOT_RUN):
+                return f"not run: {result.message.split(':')[0]}"
+            return "not run: the worker failed too many times" if self.restarts > MAX_RESTARTS else ""
+
+        phase.cases = run_cases(spec, self.progress,
+                                lambda index, case: self.run_case(spec, index, case, deadline),
+                                after, self.clock)
         score_phase(phase, spec, self.task.ranking_by)
         phase.wall_seconds = self.clock() - phase_started
         return phase

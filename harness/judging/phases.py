@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from harness.consts import Status
 from harness.results.document import CaseResult
+
+# Why the cases after a timed-out one are skipped (on one GPU as on several).
+AFTER_TIMEOUT = "not run: an earlier case of this phase timed out"
 
 
 @dataclass
@@ -30,3 +35,25 @@ class Progress:
     def call_done(self) -> None:
         """One more call of the current case (warm-up or timed); called between calls, so
         an implementation must stay cheap (LiveProgress redraws at most every 0.25 s)."""
+
+
+def run_cases(spec: PhaseSpec, progress: Progress, run_one: Callable[[int, dict], CaseResult],
+              after: Callable[[CaseResult], str], clock: Callable[[], float]) -> list[CaseResult]:
+    """Each case of `spec` in turn, between its progress callbacks: `run_one(index, case)`
+    gives its result, whose wall time is set here; after a timed-out case, or once
+    `after(result)` names a reason, the cases left are skipped with that reason."""
+    results: list[CaseResult] = []
+    stop = ""
+    for index, case in enumerate(spec.cases):
+        progress.case_start(spec, index, case)
+        if stop:
+            result = CaseResult(index, case, Status.SKIPPED, stop)
+        else:
+            started = clock()
+            result = run_one(index, case)
+            result.wall_seconds = clock() - started
+            reason = after(result)
+            stop = AFTER_TIMEOUT if result.status == Status.TIMED_OUT else reason
+        results.append(result)
+        progress.case_done(spec, result)
+    return results

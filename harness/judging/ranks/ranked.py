@@ -31,7 +31,7 @@ from harness.judging import needs
 from harness.judging.judge import Entry, Judge, score_phase
 from harness.judging.measure.devices import DeviceInfo
 from harness.judging.needs import TaskNeeds
-from harness.judging.phases import PhaseSpec, Progress
+from harness.judging.phases import PhaseSpec, Progress, run_cases
 from harness.judging.ranks.group import RankError, RankGroup
 from harness.judging.ranks.network import NetworkError, RankNetwork
 from harness.judging.ranks.seat import RankSeat
@@ -190,20 +190,14 @@ class RankedRun:
         self.progress.phase_start(spec)
         started = time.perf_counter()
         used = 0.0
-        stop = ""
-        for index, case in enumerate(spec.cases):
-            self.progress.case_start(spec, index, case)
-            if stop:
-                result = CaseResult(index, case, Status.SKIPPED, stop)
-            else:
-                case_started = time.perf_counter()
-                result = judge_case(self, spec, index, case, spec.timeout - used)
-                result.wall_seconds = time.perf_counter() - case_started
-                used += result.wall_seconds - result.wall_parts.get("startup", 0.0)
-                if result.status == Status.TIMED_OUT:
-                    stop = "not run: an earlier case of this phase timed out"
-            phase.cases.append(result)
-            self.progress.case_done(spec, result)
+
+        def after(result: CaseResult) -> str:
+            nonlocal used
+            used += result.wall_seconds - result.wall_parts.get("startup", 0.0)
+            return ""
+
+        phase.cases = run_cases(spec, self.progress, lambda index, case: judge_case(
+            self, spec, index, case, spec.timeout - used), after, time.perf_counter)
         score_phase(phase, spec, self.task.ranking_by)
         phase.wall_seconds = time.perf_counter() - started
         return phase
