@@ -1,4 +1,5 @@
-"""What a phase runs, and the callbacks for live progress (no torch here: light imports)."""
+"""What a phase runs, the loop over its cases (one GPU or several), and the callbacks for
+live progress (no torch here: light imports)."""
 
 from __future__ import annotations
 
