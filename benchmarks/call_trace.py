@@ -3,7 +3,7 @@ evaluators' own loop, on the same submission and cases, and what the slowest cal
 common.
 
     python benchmarks/call_trace.py SUBMISSION --task TASK [--device cuda|cpu] [--runs 1]
-        [--public-loop] [--worker-loop] [--harness-config FILE] [--out DIR]
+        [--public-loop] [--worker-loop] [--worker-sequences] [--harness-config FILE] [--out DIR]
     python benchmarks/call_trace.py --read DIR/trace.json
 
 The harness side is `runner.py submit --mode benchmark` with `timing.trace_calls` on: each
@@ -16,12 +16,16 @@ evaluator's benchmark loop in a fresh process, on the same cases: an L2 flush (a
 with the same host account per call. `--worker-loop` runs that loop inside the harness's
 worker (its sandbox, its process, the inputs the judge shares with it), at the first call
 of each case of one more harness run: beside the two, it tells the harness's protocol
-from the worker's environment.
+from the worker's environment. `--worker-sequences` times, in the worker at each case's
+first call, the call after each sequence that can lead up to it (the public fill, the
+harness's warm-up, synchronise and GPU sleep; `sequence_times`) on the same inputs every
+call: beside the worker loop, it tells those steps from the harness's fresh input slots.
 
 Per case and side it prints the mean, the median, the 95th percentile and the largest, the
 slow calls (over SLOW_OVER_MEDIAN times the case's median) and their share of the case's
 mean (what they add over the median, over the sum), then the slow calls' features beside
-the others'. Results go to OUT/trace.json; `--read` prints a saved one again.
+the others'. Results go to OUT/trace.json (the sequences' to OUT/sequences.json); `--read`
+prints a saved trace again (and the sequences beside it).
 """
 
 from __future__ import annotations
@@ -44,6 +48,8 @@ from benchmarks._load import run_submit  # noqa: E402
 SLOW_OVER_MEDIAN = 1.5
 # The public pmpp_v2 evaluator's loop: at most this many timed calls per case.
 PUBLIC_MAX_REPEATS = 100
+# --worker-sequences: calls per sequence and case.
+SEQUENCE_REPEATS = 20
 # Features compared between slow calls and the others: (label, how to read one record).
 FEATURES = [
     ("probe", lambda r: float(r.get("probe", False))),
@@ -160,6 +166,69 @@ def public_calls(kernel, data, reps: int, cuda: bool) -> list[dict]:
     return records
 
 
+def sequence_times(kernel, data, reps: int, cuda: bool) -> dict[str, float]:
+    """One case's call timed after each of the sequences that lead to a timed call, `reps`
+    times each on the same `data`, in turn: the median time per sequence (µs; the event
+    time on a GPU, the host clock on the CPU, where the fill is 8 MiB and nothing waits).
+    Told apart by the inputs' reuse, what is left
+    of a gap between the harness and the public loop is in these steps: the public
+    evaluators' 256 MiB fill right before the start event, or the harness's empty kernel,
+    1 MiB warm-up, event synchronise and GPU sleep (worker.py `_timed_on_gpu`).
+    Self-contained: `--worker-sequences` copies its source into a submission."""
+    import statistics
+    import time
+
+    import torch
+
+    device = "cuda" if cuda else "cpu"
+    flush = torch.empty((256 if cuda else 8) << 18, dtype=torch.int32, device=device)
+    warm = torch.cuda.Event() if cuda else None
+
+    def fill(n: int) -> None:
+        scratch = torch.empty(n, dtype=torch.int64, device=device)
+        scratch.fill_(42)
+        del scratch
+
+    def harness(elements: int, cycles: int) -> None:
+        if cuda:
+            torch.cuda._sleep(1)
+        fill(elements)
+        if cuda:
+            warm.record()
+            warm.synchronize()
+            if cycles:
+                torch.cuda._sleep(cycles)
+
+    sleep = 200_000  # about 100 µs of GPU sleep on a 2 GHz SM clock: the hidden window
+    steps = {"public (256 MiB fill)": lambda: flush.fill_(1),
+             "public, synchronised": lambda: (flush.fill_(1), cuda and torch.cuda.synchronize()),
+             "harness": lambda: harness(1 << 17, sleep),
+             "harness, no GPU sleep": lambda: harness(1 << 17, 0),
+             "harness, 256 MiB fill": lambda: harness(flush.numel() // 2, sleep),
+             "nothing before": lambda: None}
+    found = {}
+    for name, before in steps.items():
+        times = []
+        for _ in range(reps):
+            if cuda:
+                torch.cuda.synchronize()
+                start, end = (torch.cuda.Event(enable_timing=True),
+                              torch.cuda.Event(enable_timing=True))
+            before()
+            if cuda:
+                start.record()
+            t0 = time.perf_counter_ns()
+            kernel(data)
+            if cuda:
+                end.record()
+                torch.cuda.synchronize()
+                times.append(start.elapsed_time(end) * 1e3)
+            else:
+                times.append((time.perf_counter_ns() - t0) / 1e3)
+        found[name] = statistics.median(times)
+    return found
+
+
 def _public_loop(submission: Path, task: str, device: str, out: Path) -> None:
     """pmpp_v2's `_run_single_benchmark` on every benchmark case, recheck off as in its
     benchmark mode (`public_calls`)."""
@@ -179,11 +248,11 @@ def _public_loop(submission: Path, task: str, device: str, out: Path) -> None:
     out.write_text(json.dumps(found))
 
 
-# -- the public loop inside the harness's worker ------------------------------------------
-_WORKER_LOOP = """
+# -- the public loop, or the sequences, inside the harness's worker ------------------------
+_IN_WORKER = """
 
-# call_trace.py --worker-loop: the public loop, run in the harness's worker on the inputs
-# the harness gives the first call of each case (keyed by the first input's shape).
+# call_trace.py --worker-loop / --worker-sequences: {fn} at the first call of each case, in
+# the harness's worker on the inputs the harness gives it (keyed by the first input's shape).
 _calltrace_inner = custom_kernel
 _calltrace_seen = set()
 
@@ -195,32 +264,59 @@ def custom_kernel(data):
         _calltrace_seen.add(key)
         import json as _json
         import torch as _torch
-        records = public_calls(_calltrace_inner, data, {reps}, _torch.cuda.is_available())
-        print("CALLTRACE_INWORKER " + _json.dumps(records), flush=True)
+        found = {fn}(_calltrace_inner, data, {reps}, _torch.cuda.is_available())
+        print("{marker} " + _json.dumps(found), flush=True)
     return _calltrace_inner(data)
 """
 
 
-def worker_loop_traces(submission: Path, task: str, device: str, run: int, out: Path,
-                       reps: int = PUBLIC_MAX_REPEATS) -> list[dict]:
-    """The public loop inside the harness's worker (sandbox, shared inputs, its process):
-    a copy of the submission that runs `public_calls` at the first call of each case,
-    judged once in benchmark mode with the harness runs' settings; per case, its records."""
-    wrapped = out / f"worker_loop{run}" / submission.name
+def in_worker(submission: Path, task: str, device: str, out: Path, fn, reps: int) -> list:
+    """`fn(kernel, data, reps, cuda)` inside the harness's worker (sandbox, shared inputs,
+    its process): a copy of the submission that runs it at the first call of each case,
+    judged once in benchmark mode with the harness runs' settings; per case, what it
+    returned."""
+    marker = f"CALLTRACE_{fn.__name__.upper()}"
+    wrapped = out / submission.name
     wrapped.parent.mkdir(parents=True, exist_ok=True)
-    wrapped.write_text(submission.read_text() + "\n\n" + inspect.getsource(public_calls)
-                       + _WORKER_LOOP.replace("{reps}", str(reps)))
-    settings = out / "trace.yaml"  # the harness runs' settings (harness_traces), if written
+    wrapped.write_text(submission.read_text() + "\n\n" + inspect.getsource(fn) + _IN_WORKER
+                       .replace("{fn}", fn.__name__).replace("{reps}", str(reps))
+                       .replace("{marker}", marker))
+    settings = out.parent / "trace.yaml"  # the harness runs' settings (harness_traces), if written
     extra = ["--config", str(settings)] if settings.exists() else []
-    doc, proc, _ = run_submit(wrapped, out / f"worker_loop{run}.json", "--task", task,
+    doc, proc, _ = run_submit(wrapped, out.with_suffix(".json"), "--task", task,
                               "--mode", "benchmark", "--device", device, "--no-record", *extra)
     stdout = (doc.get("worker_output") or {}).get("stdout", "")
-    lines = [line for line in stdout.splitlines() if line.startswith("CALLTRACE_INWORKER ")]
+    lines = [line for line in stdout.splitlines() if line.startswith(marker + " ")]
     if not lines:
-        raise SystemExit(f"the worker loop printed nothing:\n{proc.stdout[-2000:]}"
-                         f"{proc.stderr[-2000:]}")
-    return [{"side": "worker-loop", "run": run, "case": i, "status": "passed",
-             "records": json.loads(line.split(" ", 1)[1])} for i, line in enumerate(lines)]
+        raise SystemExit(f"{fn.__name__} in the worker printed nothing:\n"
+                         f"{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+    return [json.loads(line.split(" ", 1)[1]) for line in lines]
+
+
+def worker_loop_traces(submission: Path, task: str, device: str, run: int, out: Path,
+                       reps: int = PUBLIC_MAX_REPEATS) -> list[dict]:
+    """The public loop (`public_calls`) inside the harness's worker; per case, its records."""
+    found = in_worker(submission, task, device, out / f"worker_loop{run}", public_calls, reps)
+    return [{"side": "worker-loop", "run": run, "case": i, "status": "passed", "records": r}
+            for i, r in enumerate(found)]
+
+
+def worker_sequences(submission: Path, task: str, device: str, run: int, out: Path,
+                     reps: int = SEQUENCE_REPEATS) -> list[dict]:
+    """`sequence_times` inside the harness's worker; per case, each sequence's median."""
+    found = in_worker(submission, task, device, out / f"sequences{run}", sequence_times, reps)
+    return [{"run": run, "case": i, "median_us": medians} for i, medians in enumerate(found)]
+
+
+def sequence_table(rows: list[dict]) -> str:
+    """The sequences' medians (µs), a line per case and run, a column per sequence."""
+    names = list(rows[0]["median_us"]) if rows else []
+    lines = ["sequence medians (µs), the same inputs every call, in the harness's worker:",
+             "run case " + " | ".join(names)]
+    for row in rows:
+        lines.append(f"{row['run']:>3} {row['case']:>4} " + " | ".join(
+            f"{row['median_us'][n]:>{len(n)}.2f}" for n in names))
+    return "\n".join(lines)
 
 
 # -- what the slow calls had in common ----------------------------------------------------
@@ -300,6 +396,8 @@ def main() -> None:
     ap.add_argument("--public-loop", action="store_true")
     ap.add_argument("--worker-loop", action="store_true",
                     help="also the public loop inside the harness's worker, on its inputs")
+    ap.add_argument("--worker-sequences", action="store_true",
+                    help="also the call after each sequence that can lead to it, in the worker")
     ap.add_argument("--harness-config", type=Path,
                     help="more settings for the harness's runs (runner.py --config layout)")
     ap.add_argument("--out", type=Path)
@@ -310,12 +408,15 @@ def main() -> None:
         return _public_loop(args.submission, args.task, args.device, args.out)
     if args.read:
         print(report(json.loads(args.read.read_text())))
+        beside = args.read.with_name("sequences.json")
+        if beside.exists():
+            print("\n" + sequence_table(json.loads(beside.read_text())))
         return None
     if args.submission is None:
         ap.error("a submission (or --read) is needed")
     out = args.out or Path(tempfile.mkdtemp(prefix="call-trace-"))
     out.mkdir(parents=True, exist_ok=True)
-    traces = []
+    traces, sequences = [], []
     for run in range(args.runs):  # the two sides alternate
         traces += harness_traces(args.submission, args.task, args.device, run, out,
                                  args.harness_config)
@@ -323,8 +424,13 @@ def main() -> None:
             traces += public_traces(args.submission, args.task, args.device, run, out)
         if args.worker_loop:
             traces += worker_loop_traces(args.submission, args.task, args.device, run, out)
+        if args.worker_sequences:
+            sequences += worker_sequences(args.submission, args.task, args.device, run, out)
     (out / "trace.json").write_text(json.dumps(traces))
     print(report(traces))
+    if sequences:
+        (out / "sequences.json").write_text(json.dumps(sequences))
+        print("\n" + sequence_table(sequences))
     print(f"\ndata: {out / 'trace.json'}")
     return None
 

@@ -449,9 +449,14 @@ def test_call_trace_traces_the_harness_beside_the_public_loop(tmp_path):
     settings = tmp_path / "settings.yaml"  # merged with the trace's own setting
     settings.write_text("timing:\n  max_calls: 20\n")
     proc = python("benchmarks/call_trace.py", str(task / "submission.py"), "--task", str(task),
-                  "--device", "cpu", "--public-loop", "--worker-loop", "--harness-config",
-                  str(settings), "--out", str(out))
+                  "--device", "cpu", "--public-loop", "--worker-loop", "--worker-sequences",
+                  "--harness-config", str(settings), "--out", str(out))
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    sequences = json.loads((out / "sequences.json").read_text())  # in the worker, per case
+    assert [(s["run"], s["case"]) for s in sequences] == [(0, 0)]
+    assert len(sequences[0]["median_us"]) == 6
+    assert all(v > 0 for v in sequences[0]["median_us"].values())
+    assert "sequence medians (µs)" in proc.stdout and "harness, no GPU sleep" in proc.stdout
     traces = json.loads((out / "trace.json").read_text())
     assert sorted(t["side"] for t in traces) == ["harness", "public", "worker-loop"]
     harness = next(t for t in traces if t["side"] == "harness")
