@@ -25,6 +25,7 @@ from harness.settings import Settings
 BENCH = ROOT / "benchmarks"
 sys.path.insert(0, str(BENCH))
 GPU_SCRIPTS = ["benchmarks/gpu/smoke.sh", "benchmarks/gpu/tune.sh", "benchmarks/gpu/multi_gpu.sh",
+               "benchmarks/gpu/ab_patch.sh",
                "benchmarks/gpu/slow_calls.sh"]
 
 
