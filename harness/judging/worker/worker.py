@@ -30,10 +30,11 @@ _WARM_ELEMENTS = 1 << 17  # the warm-up before the start event: a 1 MiB tensor o
 # The mailbox's polling past its spin: short naps at first (a request comes within
 # microseconds of the judge's wake), long ones once nothing has come for a while, when the
 # judge always wakes the worker off the clock before its next request (Channel._mail): an
-# idle worker then costs a few percent of a core, not half of one.
+# idle worker then wakes rarely instead of keeping a core busy.
 _NAP_SECONDS = 0.0001
 _NAP_LONGER_AFTER_SECONDS = 0.005
 _LONG_NAP_SECONDS = 0.002
+_POLLS_PER_LOOK = 64  # mailbox polls between looks at the clock and the pipe, awake
 _COMPILE_SIGNS = ("PassManager::run failed", "CompilationError", "ptxas", "LLVM ERROR")
 _CUDA_SIGNS = (
     "CUDA error", "illegal memory access", "device-side assert", "misaligned address",
@@ -236,7 +237,7 @@ class Worker:
         wake-up from a blocking read, and the judge wakes a worker that may nap long."""
         clock, nap = self._clock, self._nap
         spin_until = clock() + self.spin_seconds
-        n, polls = 0, 64  # mailbox polls between looks at the clock and the pipe
+        n, polls = 0, _POLLS_PER_LOOK
         while True:
             pending = self.mailbox.pending(self.mail_seq)
             if pending is not None:
@@ -244,7 +245,7 @@ class Worker:
                 self._mail(*pending)
                 return True
             if self.mailbox.wake_pending():
-                spin_until, polls = clock() + self.spin_seconds, 64
+                spin_until, polls = clock() + self.spin_seconds, _POLLS_PER_LOOK
             n += 1
             if n % polls == 0:
                 if self.conn.poll(0):
@@ -252,7 +253,7 @@ class Worker:
                 idle = clock() - spin_until
                 if idle > 0:
                     long = idle >= _NAP_LONGER_AFTER_SECONDS
-                    polls = 1 if long else 64  # one look per long nap
+                    polls = 1 if long else _POLLS_PER_LOOK  # one look per long nap
                     nap(_LONG_NAP_SECONDS if long else _NAP_SECONDS)
 
     # -- loading ---------------------------------------------------------------------
